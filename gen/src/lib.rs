@@ -1,0 +1,14 @@
+//! lifegen-gen: the compiler. Rules, specs, logic networks, verification and lowering.
+//! Pure: no GPU, no universes.
+
+pub mod life;
+pub mod lowering;
+pub mod named;
+pub mod network;
+pub mod rule;
+pub mod spec;
+
+pub use lowering::Basis;
+pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
+pub use rule::{LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec};
+pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};
