@@ -1,1 +1,13 @@
+//! lifegen-runtime: the executor. Universes, RLE and PNG, the reference simulator, the backends.
 
+pub mod backend;
+pub mod cpu;
+pub mod memory;
+pub mod png;
+pub mod reference;
+pub mod rle;
+pub mod universe;
+pub mod window;
+
+pub use backend::{BackendKind, Simulator, create};
+pub use universe::Universe;

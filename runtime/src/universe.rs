@@ -1,0 +1,255 @@
+//! A torus of cells, bit-packed: row-major, 64 cells per word, cell `x` in bit `x % 64` of word
+//! `x / 64`. Bits past the width in a row's last word are always zero. On a little-endian machine
+//! the same bytes read as 32-bit words give the layout the GPU kernels use.
+
+use rayon::prelude::*;
+
+use crate::memory::{self, OutOfMemory};
+
+/// The largest side lifegen accepts (2^31 cells); memory is checked separately.
+pub const MAX_SIDE: u64 = 1 << 31;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum UniverseError {
+    #[error("the universe size {width}x{height} has a zero side; both sides must be at least 1")]
+    ZeroSide { width: u64, height: u64 },
+    #[error("the universe size {width}x{height} is too large: each side must be at most {MAX_SIDE}")]
+    SideTooLarge { width: u64, height: u64 },
+    #[error(transparent)]
+    OutOfMemory(#[from] OutOfMemory),
+    #[error(
+        "the pattern is {pattern_width}x{pattern_height}, larger than the {width}x{height} universe"
+    )]
+    PatternTooLarge {
+        pattern_width: u64,
+        pattern_height: u64,
+        width: u64,
+        height: u64,
+    },
+    #[error("density {0} is outside 0..=1")]
+    BadDensity(f64),
+}
+
+#[derive(Clone, PartialEq, Eq)]
+pub struct Universe {
+    width: usize,
+    height: usize,
+    words_per_row: usize,
+    words: Vec<u64>,
+}
+
+impl std::fmt::Debug for Universe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Universe {}x{} (population {})", self.width, self.height, self.population())?;
+        if self.width <= 128 && self.height <= 64 {
+            for y in 0..self.height {
+                let row: String = (0..self.width)
+                    .map(|x| if self.get(x, y) { 'o' } else { '.' })
+                    .collect();
+                write!(f, "\n{row}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Words per row for a width.
+pub fn words_per_row(width: usize) -> usize {
+    width.div_ceil(64)
+}
+
+impl Universe {
+    /// An empty torus of `width` x `height` cells.
+    pub fn new(width: u64, height: u64) -> Result<Self, UniverseError> {
+        if width == 0 || height == 0 {
+            return Err(UniverseError::ZeroSide { width, height });
+        }
+        if width > MAX_SIDE || height > MAX_SIDE {
+            return Err(UniverseError::SideTooLarge { width, height });
+        }
+        let words_per_row = width.div_ceil(64);
+        let words = memory::zeroed_words(
+            words_per_row * height,
+            &format!("a {width}x{height} universe"),
+        )?;
+        Ok(Universe {
+            width: width as usize,
+            height: height as usize,
+            words_per_row: words_per_row as usize,
+            words,
+        })
+    }
+
+    /// A random soup: each cell alive with probability `density`, the same for the same seed
+    /// whatever the number of threads.
+    pub fn random(width: u64, height: u64, density: f64, seed: u64) -> Result<Self, UniverseError> {
+        if !(0.0..=1.0).contains(&density) {
+            return Err(UniverseError::BadDensity(density));
+        }
+        let mut universe = Universe::new(width, height)?;
+        let (w, wpr) = (universe.width, universe.words_per_row);
+        // Probability of a cell being alive is threshold / 2^64 (1.0 handled apart).
+        let threshold = (density * 2f64.powi(64)) as u64;
+        universe
+            .words
+            .par_chunks_mut(wpr)
+            .enumerate()
+            .for_each(|(y, row)| {
+                let mut rng = SplitMix64::new(seed ^ (y as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                for (i, word) in row.iter_mut().enumerate() {
+                    *word = if density == 0.5 {
+                        rng.next()
+                    } else if density >= 1.0 {
+                        !0
+                    } else {
+                        (0..64).fold(0, |acc, bit| acc | ((rng.next() < threshold) as u64) << bit)
+                    };
+                    let cells_here = w - i * 64;
+                    if cells_here < 64 {
+                        *word &= (1u64 << cells_here) - 1;
+                    }
+                }
+            });
+        Ok(universe)
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn height(&self) -> usize {
+        self.height
+    }
+    pub fn words_per_row(&self) -> usize {
+        self.words_per_row
+    }
+    pub fn cells(&self) -> u64 {
+        self.width as u64 * self.height as u64
+    }
+
+    pub fn get(&self, x: usize, y: usize) -> bool {
+        self.words[y * self.words_per_row + x / 64] >> (x % 64) & 1 == 1
+    }
+
+    pub fn set(&mut self, x: usize, y: usize, alive: bool) {
+        assert!(x < self.width && y < self.height, "cell ({x},{y}) outside the universe");
+        let word = &mut self.words[y * self.words_per_row + x / 64];
+        let bit = 1u64 << (x % 64);
+        if alive {
+            *word |= bit
+        } else {
+            *word &= !bit
+        }
+    }
+
+    pub fn row(&self, y: usize) -> &[u64] {
+        &self.words[y * self.words_per_row..(y + 1) * self.words_per_row]
+    }
+    pub fn words(&self) -> &[u64] {
+        &self.words
+    }
+    /// Every word; a writer must keep the bits past the width zero (see [`Self::last_word_mask`]).
+    pub fn words_mut(&mut self) -> &mut [u64] {
+        &mut self.words
+    }
+
+    /// The bits of a row's last word that hold cells.
+    pub fn last_word_mask(&self) -> u64 {
+        match self.width % 64 {
+            0 => !0,
+            r => (1u64 << r) - 1,
+        }
+    }
+
+    pub fn population(&self) -> u64 {
+        self.words.par_iter().map(|w| w.count_ones() as u64).sum()
+    }
+
+    /// Sets the cells of `runs` (each `(y, x, length)` of live cells), checking that they fit.
+    pub fn place(
+        &mut self,
+        pattern_width: u64,
+        pattern_height: u64,
+        runs: &[(u64, u64, u64)],
+    ) -> Result<(), UniverseError> {
+        if pattern_width > self.width as u64 || pattern_height > self.height as u64 {
+            return Err(UniverseError::PatternTooLarge {
+                pattern_width,
+                pattern_height,
+                width: self.width as u64,
+                height: self.height as u64,
+            });
+        }
+        for &(y, x, length) in runs {
+            for x in x..x + length {
+                self.set(x as usize, y as usize, true);
+            }
+        }
+        Ok(())
+    }
+
+    /// The universe shifted by (dx, dy) on the torus.
+    pub fn translated(&self, dx: i64, dy: i64) -> Universe {
+        let mut out = self.clone();
+        out.words.fill(0);
+        let (w, h) = (self.width as i64, self.height as i64);
+        for y in 0..self.height {
+            for x in 0..self.width {
+                if self.get(x, y) {
+                    let nx = (x as i64 + dx).rem_euclid(w) as usize;
+                    let ny = (y as i64 + dy).rem_euclid(h) as usize;
+                    out.set(nx, ny, true);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Vigna's SplitMix64: small, fast, and good enough for soups.
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn soups_respect_width_and_density() {
+        let u = Universe::random(100, 37, 0.5, 7).unwrap();
+        assert!(u.words.chunks(2).all(|row| row[1] >> 36 == 0));
+        let p = u.population() as f64 / u.cells() as f64;
+        assert!((0.4..0.6).contains(&p), "{p}");
+        let sparse = Universe::random(256, 256, 0.1, 7).unwrap();
+        let p = sparse.population() as f64 / sparse.cells() as f64;
+        assert!((0.08..0.12).contains(&p), "{p}");
+        assert_eq!(Universe::random(70, 3, 1.0, 1).unwrap().population(), 210);
+        assert_eq!(Universe::random(70, 3, 0.0, 1).unwrap().population(), 0);
+        assert_eq!(Universe::random(64, 64, 0.3, 9), Universe::random(64, 64, 0.3, 9));
+    }
+
+    #[test]
+    fn bad_sizes_are_errors() {
+        assert!(matches!(Universe::new(0, 5), Err(UniverseError::ZeroSide { .. })));
+        assert!(matches!(Universe::new(1 << 40, 5), Err(UniverseError::SideTooLarge { .. })));
+        assert!(matches!(
+            Universe::new(1 << 31, 1 << 31),
+            Err(UniverseError::OutOfMemory(_))
+        ));
+        assert!(matches!(Universe::random(8, 8, 1.5, 0), Err(UniverseError::BadDensity(_))));
+        let mut u = Universe::new(4, 4).unwrap();
+        assert!(matches!(u.place(5, 1, &[]), Err(UniverseError::PatternTooLarge { .. })));
+    }
+}
