@@ -1,1 +1,33 @@
-fn main() {}
+//! The lifegen command line.
+
+mod run;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "lifegen",
+    version,
+    about = "Kernel generator and simulator for bit-parallel cellular automata"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a simulation: a pattern from an RLE file, or a random soup.
+    Run(run::RunArgs),
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+    };
+    if let Err(error) = result {
+        eprintln!("error: {error:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,216 @@
+//! `lifegen run`: set up a universe, advance it, report and write the result.
+
+use std::fs::File;
+use std::io::{BufWriter, IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lifegen_gen::rule::{self, RuleSpec};
+use lifegen_runtime::rle::{self, Pattern};
+use lifegen_runtime::{BackendKind, Simulator, Universe};
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The rule: B3/S23, b3s23, 23/3, R5,C2,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
+    /// torus size. Default: the RLE file's rule, else B3/S23.
+    #[arg(long)]
+    rule: Option<String>,
+    /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0).
+    #[arg(long, value_name = "FILE.rle")]
+    input: Option<PathBuf>,
+    /// The torus size, WxH (or one number for a square). Default: the rule's :T size, else the
+    /// pattern's x by y, else 4096x4096.
+    #[arg(long, value_name = "WxH")]
+    size: Option<String>,
+    /// Fraction of live cells in a random soup (when no --input is given).
+    #[arg(long, default_value_t = 0.5)]
+    density: f64,
+    /// Seed of the random soup.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Generations to run.
+    #[arg(long, default_value_t = 1000)]
+    gens: u64,
+    /// auto (the fastest available), cpu, or reference (the plain oracle).
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Write the final universe as RLE.
+    #[arg(long, value_name = "FILE.rle")]
+    output: Option<PathBuf>,
+    /// Write the final universe as a 1-bit PNG (live cells white).
+    #[arg(long, value_name = "FILE.png")]
+    png: Option<PathBuf>,
+}
+
+const DEFAULT_SIDE: u64 = 4096;
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let threads = match args.threads {
+        Some(0) => bail!("--threads must be at least 1"),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .context("cannot start the worker threads")?;
+    pool.install(|| run_in_pool(args))
+}
+
+/// Parses `WxH` or `N`.
+fn parse_size(text: &str) -> Result<(u64, u64)> {
+    let side = |s: &str| -> Result<u64> {
+        s.trim()
+            .parse::<u64>()
+            .with_context(|| format!("bad size {text:?}: expected WxH, like 4096x4096"))
+    };
+    match text.split_once(['x', 'X']) {
+        Some((w, h)) => Ok((side(w)?, side(h)?)),
+        None => {
+            let s = side(text)?;
+            Ok((s, s))
+        }
+    }
+}
+
+fn read_pattern(path: &PathBuf) -> Result<Pattern> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    rle::parse(&text).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// Opens an output file now, so a bad path fails before a long run rather than after it.
+fn create_output(path: &Option<PathBuf>) -> Result<Option<(PathBuf, BufWriter<File>)>> {
+    path.as_ref()
+        .map(|p| {
+            let file = File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
+            Ok((p.clone(), BufWriter::new(file)))
+        })
+        .transpose()
+}
+
+fn run_in_pool(args: RunArgs) -> Result<()> {
+    if !(0.0..=1.0).contains(&args.density) {
+        bail!("--density {} is outside 0..1", args.density);
+    }
+    let pattern = args.input.as_ref().map(read_pattern).transpose()?;
+    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(|p| p.rule)) {
+        (Some(text), _) => rule::parse(text)?,
+        (None, Some(from_file)) => from_file,
+        (None, None) => RuleSpec {
+            rule: lifegen_gen::Rule::CONWAY,
+            torus: None,
+        },
+    };
+    let size = args.size.as_deref().map(parse_size).transpose()?;
+    let explicit_torus = rule_spec.torus.filter(|_| args.rule.is_some());
+    if let (Some(size), Some(torus)) = (size, explicit_torus)
+        && size != torus
+    {
+        bail!(
+            "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
+            size.0,
+            size.1,
+            torus.0,
+            torus.1
+        );
+    }
+    let (width, height) = size
+        .or(rule_spec.torus)
+        .or(pattern.as_ref().map(|p| (p.width, p.height)))
+        .unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
+    let mut outputs = (create_output(&args.output)?, create_output(&args.png)?);
+
+    let (mut universe, origin) = match &pattern {
+        Some(p) => {
+            let mut u = Universe::new(width, height)?;
+            u.place(p.width, p.height, &p.runs)?;
+            let name = args.input.as_ref().expect("pattern came from --input");
+            (u, format!("pattern {}", name.display()))
+        }
+        None => (
+            Universe::random(width, height, args.density, args.seed)?,
+            format!("random soup, density {}, seed {}", args.density, args.seed),
+        ),
+    };
+    let rule = rule_spec.rule;
+    let mut simulator = lifegen_runtime::create(args.backend, &rule, width, height)?;
+    println!("rule: {rule}");
+    println!("universe: {width}x{height} torus, {origin}");
+    println!("backend: {}", simulator.describe());
+
+    let elapsed = advance_with_progress(simulator.as_mut(), &mut universe, args.gens);
+    let seconds = elapsed.as_secs_f64();
+    println!("generations: {} in {seconds:.3} s", args.gens);
+    println!("population: {}", universe.population());
+    let updates = universe.cells() as f64 * args.gens as f64;
+    let rate = if seconds > 0.0 { updates / seconds } else { 0.0 };
+    println!("cell updates/s: {rate:.3e}");
+
+    if let Some((path, mut sink)) = outputs.0.take() {
+        let text = rle::write(&universe, &rule);
+        sink.write_all(text.as_bytes())
+            .and_then(|_| sink.flush())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some((path, sink)) = outputs.1.take() {
+        lifegen_runtime::png::write(&universe, sink)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
+/// once the run has taken a second. Returns the time spent simulating.
+fn advance_with_progress(
+    simulator: &mut dyn Simulator,
+    universe: &mut Universe,
+    gens: u64,
+) -> Duration {
+    let show_progress = std::io::stderr().is_terminal();
+    let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {elapsed} (eta {eta})")
+            .expect("the template is valid"),
+    );
+    let start = Instant::now();
+    let mut done = 0;
+    let mut slice = 1;
+    while done < gens {
+        let n = slice.min(gens - done);
+        let slice_start = Instant::now();
+        simulator.advance(universe, n);
+        done += n;
+        let took = slice_start.elapsed().as_secs_f64();
+        if took < 0.05 {
+            slice *= 2;
+        } else if took > 0.2 && slice > 1 {
+            slice /= 2;
+        }
+        if show_progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        bar.set_position(done);
+    }
+    let elapsed = start.elapsed();
+    bar.finish_and_clear();
+    elapsed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("640x480").unwrap(), (640, 480));
+        assert_eq!(parse_size("64").unwrap(), (64, 64));
+        assert!(parse_size("axb").unwrap_err().to_string().contains("expected WxH"));
+    }
+}

@@ -1,0 +1,166 @@
+//! Every backend against the reference simulator, and known patterns on every backend.
+
+use lifegen_gen::rule::{self, LifeLike};
+use lifegen_gen::{LargerThanLife, Neighbourhood, Rule};
+use lifegen_runtime::universe::SplitMix64;
+use lifegen_runtime::{BackendKind, Universe, reference, rle};
+
+const FAST_BACKENDS: [BackendKind; 2] = [BackendKind::Cpu, BackendKind::Auto];
+
+fn advance(kind: BackendKind, rule: &Rule, universe: &Universe, gens: u64) -> Universe {
+    let mut u = universe.clone();
+    let mut sim = lifegen_runtime::create(kind, rule, u.width() as u64, u.height() as u64).unwrap();
+    sim.advance(&mut u, gens);
+    u
+}
+
+fn check_all_backends(rule: &Rule, start: &Universe, gens: u64) {
+    let expected = reference::run(start, rule, gens);
+    for kind in FAST_BACKENDS {
+        let got = advance(kind, rule, start, gens);
+        assert!(
+            got == expected,
+            "{kind:?} differs from the reference: rule {rule}, {}x{}, {gens} generations\n\
+             got {got:?}\nexpected {expected:?}",
+            start.width(),
+            start.height()
+        );
+    }
+}
+
+/// 60 random life-like rules (B0 rules among them), each on several torus shapes.
+#[test]
+fn random_life_like_rules_match_the_reference() {
+    let mut rng = SplitMix64::new(2026);
+    let sizes = [(64, 64), (32, 48), (100, 37), (7, 200), (300, 5), (65, 9), (1, 1), (2, 3), (129, 17)];
+    let gens = [7, 13, 3, 23, 11, 5, 9, 17, 1];
+    for rule_index in 0..60 {
+        let bits = rng.next();
+        let rule = Rule::LifeLike(LifeLike {
+            birth: (bits & 0x1FF) as u16,
+            survival: (bits >> 9 & 0x1FF) as u16,
+        });
+        for (k, &(w, h)) in sizes.iter().enumerate() {
+            let density = [0.5, 0.2, 0.8][(rule_index + k) % 3];
+            let start = Universe::random(w, h, density, bits ^ k as u64).unwrap();
+            check_all_backends(&rule, &start, gens[(rule_index + k) % gens.len()]);
+        }
+    }
+}
+
+#[test]
+fn named_rules_match_the_reference_on_larger_tori() {
+    for text in ["B3/S23", "B36/S23", "B3678/S34678", "B2/S", "B1357/S1357", "B368/S245", "B34/S34", "B345/S5", "B0/S8"] {
+        let rule = rule::parse(text).unwrap().rule;
+        let start = Universe::random(200, 130, 0.4, 99).unwrap();
+        check_all_backends(&rule, &start, 31);
+    }
+}
+
+#[test]
+fn larger_than_life_matches_the_reference() {
+    let rules = [
+        "R5,C0,M1,S34..58,B34..45,NM",
+        "R2,C2,M0,S3..6,B4..5,NN",
+        "R3,C2,M1,S6..12,B7..9,NM",
+        "R1,C2,M0,S2..3,B3..3,NM",
+    ];
+    // Sizes below 2r + 1 make windows wrap more than once.
+    for (k, text) in rules.into_iter().enumerate() {
+        let rule = rule::parse(text).unwrap().rule;
+        for (w, h) in [(40, 33), (9, 50), (5, 4)] {
+            let start = Universe::random(w, h, 0.45, k as u64).unwrap();
+            check_all_backends(&rule, &start, 6);
+        }
+    }
+}
+
+#[test]
+fn ltl_of_radius_one_is_life() {
+    let life = rule::parse("B3/S23").unwrap().rule;
+    let start = Universe::random(50, 40, 0.5, 3).unwrap();
+    for text in ["R1,C2,M0,S2..3,B3..3,NM", "R1,C0,M1,S3..4,B3..3,NM"] {
+        let ltl = rule::parse(text).unwrap().rule;
+        assert_eq!(reference::run(&start, &ltl, 20), reference::run(&start, &life, 20), "{text}");
+    }
+    let Rule::LargerThanLife(LargerThanLife { neighbourhood, .. }) =
+        rule::parse("R1,C2,M0,S2..3,B3..3,NM").unwrap().rule
+    else {
+        unreachable!()
+    };
+    assert_eq!(neighbourhood, Neighbourhood::Moore);
+}
+
+fn universe_from(width: u64, height: u64, cells: &[(usize, usize)]) -> Universe {
+    let mut u = Universe::new(width, height).unwrap();
+    for &(x, y) in cells {
+        u.set(x, y, true);
+    }
+    u
+}
+
+fn all_backends() -> [BackendKind; 3] {
+    [BackendKind::Reference, BackendKind::Cpu, BackendKind::Auto]
+}
+
+#[test]
+fn blinker_has_period_two() {
+    let blinker = universe_from(16, 16, &[(5, 6), (6, 6), (7, 6)]);
+    for kind in all_backends() {
+        let one = advance(kind, &Rule::CONWAY, &blinker, 1);
+        assert_eq!(one, universe_from(16, 16, &[(6, 5), (6, 6), (6, 7)]), "{kind:?}");
+        assert_eq!(advance(kind, &Rule::CONWAY, &blinker, 2), blinker, "{kind:?}");
+    }
+}
+
+#[test]
+fn block_is_still_across_the_seam() {
+    // The block straddles both wrap-around edges.
+    let block = universe_from(70, 10, &[(69, 9), (0, 9), (69, 0), (0, 0)]);
+    for kind in all_backends() {
+        assert_eq!(advance(kind, &Rule::CONWAY, &block, 5), block, "{kind:?}");
+    }
+}
+
+#[test]
+fn glider_moves_one_cell_diagonally_every_four_generations() {
+    let text = std::fs::read_to_string("tests/data/glider_cxrle.rle").unwrap();
+    let pattern = rle::parse(&text).unwrap();
+    for w in [32u64, 64, 96] {
+        let mut glider = Universe::new(w, w).unwrap();
+        glider.place(pattern.width, pattern.height, &pattern.runs).unwrap();
+        for kind in all_backends() {
+            let after4 = advance(kind, &Rule::CONWAY, &glider, 4);
+            assert_eq!(after4, glider.translated(1, 1), "{kind:?} {w}");
+            if kind != BackendKind::Reference || w == 32 {
+                assert_eq!(advance(kind, &Rule::CONWAY, &glider, 4 * w), glider, "{kind:?} {w}");
+            }
+        }
+    }
+}
+
+#[test]
+fn b0_rule_flashes_on_an_empty_torus() {
+    let rule = rule::parse("B0/S").unwrap().rule;
+    let empty = Universe::new(100, 30).unwrap();
+    for kind in all_backends() {
+        assert_eq!(advance(kind, &rule, &empty, 1).population(), 3000, "{kind:?}");
+        assert_eq!(advance(kind, &rule, &empty, 2).population(), 0, "{kind:?}");
+        assert_eq!(advance(kind, &rule, &empty, 7).population(), 3000, "{kind:?}");
+    }
+}
+
+#[test]
+fn gosper_gun_emits_a_glider_every_thirty_generations() {
+    let text = std::fs::read_to_string("tests/data/gosper_glider_gun.rle").unwrap();
+    let pattern = rle::parse(&text).unwrap();
+    assert_eq!(pattern.population(), 36);
+    let mut gun = Universe::new(128, 128).unwrap();
+    gun.place(pattern.width, pattern.height, &pattern.runs).unwrap();
+    let populations: Vec<u64> = [0, 30, 60, 90]
+        .iter()
+        .map(|&g| advance(BackendKind::Cpu, &Rule::CONWAY, &gun, g).population())
+        .collect();
+    assert_eq!(populations, vec![36, 41, 46, 51]);
+    check_all_backends(&Rule::CONWAY, &gun, 120);
+}
