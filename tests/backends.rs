@@ -3,6 +3,7 @@
 use lifegen_gen::rule::{self, LifeLike};
 use lifegen_gen::{LargerThanLife, Neighbourhood, Rule};
 use lifegen_runtime::universe::SplitMix64;
+use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
 use lifegen_runtime::{BackendKind, Universe, reference, rle};
 
 const FAST_BACKENDS: [BackendKind; 2] = [BackendKind::Cpu, BackendKind::Auto];
@@ -14,8 +15,25 @@ fn advance(kind: BackendKind, rule: &Rule, universe: &Universe, gens: u64) -> Un
     u
 }
 
+/// Every instruction-set path this CPU has, whatever `auto` would choose.
+fn supported_isas() -> Vec<Isa> {
+    ["portable", "avx2", "avx512"]
+        .into_iter()
+        .filter_map(|name| Isa::from_name(name).ok())
+        .collect()
+}
+
 fn check_all_backends(rule: &Rule, start: &Universe, gens: u64) {
     let expected = reference::run(start, rule, gens);
+    if let Rule::LifeLike(life) = rule {
+        for isa in supported_isas() {
+            let (w, h) = (start.width() as u64, start.height() as u64);
+            let mut stepper = NetworkStepper::new(best_program(life), isa, w, h).unwrap();
+            let mut got = start.clone();
+            stepper.advance(&mut got, gens);
+            assert!(got == expected, "{isa:?} differs: rule {rule}, {w}x{h}, {gens} generations");
+        }
+    }
     for kind in FAST_BACKENDS {
         let got = advance(kind, rule, start, gens);
         assert!(
@@ -46,6 +64,12 @@ fn random_life_like_rules_match_the_reference() {
             check_all_backends(&rule, &start, gens[(rule_index + k) % gens.len()]);
         }
     }
+}
+
+#[test]
+fn the_portable_path_always_exists() {
+    assert!(supported_isas().contains(&Isa::Portable));
+    assert!(Isa::from_name("sse9").unwrap_err().to_string().contains("unknown instruction set"));
 }
 
 #[test]

@@ -2,7 +2,7 @@
 
 use lifegen_gen::Rule;
 
-use crate::cpu::{NetworkStepper, best_program};
+use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
 use crate::memory::OutOfMemory;
 use crate::reference;
 use crate::universe::Universe;
@@ -36,6 +36,8 @@ impl std::str::FromStr for BackendKind {
 pub enum BackendError {
     #[error(transparent)]
     OutOfMemory(#[from] OutOfMemory),
+    #[error(transparent)]
+    UnsupportedIsa(#[from] UnsupportedIsa),
 }
 
 /// A simulator bound to one rule and one universe size.
@@ -60,8 +62,9 @@ impl Simulator for NetworkStepper {
     fn describe(&self) -> String {
         let threads = rayon::current_num_threads();
         format!(
-            "cpu (bit-parallel network {}, {threads} thread{})",
+            "cpu (bit-parallel network {}, {}, {threads} thread{})",
             self.program().name(),
+            self.isa().name(),
             if threads == 1 { "" } else { "s" }
         )
     }
@@ -89,7 +92,8 @@ pub fn create(
     Ok(match (kind, rule) {
         (BackendKind::Reference, _) => Box::new(Reference(*rule)),
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
-            Box::new(NetworkStepper::new(best_program(life), width, height)?)
+            let isa = Isa::from_environment()?;
+            Box::new(NetworkStepper::new(best_program(life), isa, width, height)?)
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LargerThanLife(ltl)) => {
             Box::new(WindowStepper::new(*ltl, width, height)?)

@@ -14,8 +14,74 @@ use rayon::prelude::*;
 use crate::memory::{self, OutOfMemory};
 use crate::universe::Universe;
 
-/// Words per evaluation chunk: 2048 cells, small enough that every node's chunk stays in L1.
-const CHUNK: usize = 32;
+/// Words per evaluation chunk: 4096 cells; every gate's chunk of a small network stays in L1.
+const CHUNK: usize = 64;
+
+/// The vector instruction set the word loops are compiled for, chosen once per stepper.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Isa {
+    Portable,
+    Avx2,
+    Avx512,
+}
+
+/// Environment variable that forces an instruction set: `portable`, `avx2` or `avx512`.
+pub const ISA_VARIABLE: &str = "LIFEGEN_CPU_ISA";
+
+impl Isa {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2",
+            Isa::Avx512 => "avx512",
+        }
+    }
+
+    fn supported(&self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The widest instruction set this CPU has.
+    pub fn detect() -> Isa {
+        [Isa::Avx512, Isa::Avx2]
+            .into_iter()
+            .find(Isa::supported)
+            .unwrap_or(Isa::Portable)
+    }
+
+    /// The named instruction set, if this CPU has it.
+    pub fn from_name(name: &str) -> Result<Isa, UnsupportedIsa> {
+        let isa = [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .find(|isa| isa.name() == name)
+            .ok_or_else(|| UnsupportedIsa(format!("unknown instruction set {name:?}; use portable, avx2 or avx512")))?;
+        if !isa.supported() {
+            return Err(UnsupportedIsa(format!("this CPU does not have {name}")));
+        }
+        Ok(isa)
+    }
+
+    /// [`ISA_VARIABLE`] when set, else the widest the CPU has.
+    pub fn from_environment() -> Result<Isa, UnsupportedIsa> {
+        match std::env::var(ISA_VARIABLE) {
+            Ok(name) if !name.is_empty() => Isa::from_name(&name)
+                .map_err(|e| UnsupportedIsa(format!("{ISA_VARIABLE}={name}: {}", e.0))),
+            _ => Ok(Isa::detect()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct UnsupportedIsa(pub String);
 
 /// One compiled instruction: an operation on earlier slots, writing the next slot.
 #[derive(Clone, Copy, Debug)]
@@ -106,30 +172,29 @@ impl CellProgram {
         self.instrs.iter().map(Instr::cost).sum()
     }
 
-    /// Runs the program on one chunk; `slots[..9]` hold the inputs.
-    fn eval(&self, slots: &mut [[u64; CHUNK]]) {
+    /// Runs the program on one chunk: `inputs` are the 9 input words, gate `k` writes `temps[k]`.
+    #[inline(always)]
+    fn eval_chunk<'a>(
+        &self,
+        inputs: &[&'a [u64; CHUNK]; 9],
+        temps: &'a mut [[u64; CHUNK]],
+    ) -> &'a [u64; CHUNK] {
         for (k, instr) in self.instrs.iter().enumerate() {
-            let (before, after) = slots.split_at_mut(9 + k);
+            let (before, after) = temps.split_at_mut(k);
             let out = &mut after[0];
+            let wire = |w: usize| if w < 9 { inputs[w] } else { &before[w - 9] };
+            // Through functions, so the output is known not to alias the operands (LLVM keeps
+            // argument `noalias` when inlining) and the loops vectorise.
             macro_rules! each {
-                (|$x:ident = $a:ident| $e:expr) => {{
-                    let $x = &before[$a];
-                    for i in 0..CHUNK {
-                        out[i] = { let $x = $x[i]; $e };
-                    }
-                }};
-                (|$x:ident = $a:ident, $y:ident = $b:ident| $e:expr) => {{
-                    let ($x, $y) = (&before[$a], &before[$b]);
-                    for i in 0..CHUNK {
-                        out[i] = { let ($x, $y) = ($x[i], $y[i]); $e };
-                    }
-                }};
-                (|$x:ident = $a:ident, $y:ident = $b:ident, $z:ident = $c:ident| $e:expr) => {{
-                    let ($x, $y, $z) = (&before[$a], &before[$b], &before[$c]);
-                    for i in 0..CHUNK {
-                        out[i] = { let ($x, $y, $z) = ($x[i], $y[i], $z[i]); $e };
-                    }
-                }};
+                (|$x:ident = $a:ident| $e:expr) => {
+                    map1(out, wire($a), |$x| $e)
+                };
+                (|$x:ident = $a:ident, $y:ident = $b:ident| $e:expr) => {
+                    map2(out, wire($a), wire($b), |$x, $y| $e)
+                };
+                (|$x:ident = $a:ident, $y:ident = $b:ident, $z:ident = $c:ident| $e:expr) => {
+                    map3(out, wire($a), wire($b), wire($c), |$x, $y, $z| $e)
+                };
             }
             match *instr {
                 Instr::Not(a) => each!(|x = a| !x),
@@ -145,6 +210,34 @@ impl CellProgram {
                 Instr::Table3(t, a, b, c) => each!(|x = a, y = b, z = c| eval_table3(t, x, y, z)),
             }
         }
+        if self.output < 9 {
+            inputs[self.output]
+        } else {
+            &temps[self.output - 9]
+        }
+    }
+}
+
+type Words = [u64; CHUNK];
+
+#[inline(always)]
+fn map1(out: &mut Words, x: &Words, f: impl Fn(u64) -> u64) {
+    for i in 0..CHUNK {
+        out[i] = f(x[i]);
+    }
+}
+
+#[inline(always)]
+fn map2(out: &mut Words, x: &Words, y: &Words, f: impl Fn(u64, u64) -> u64) {
+    for i in 0..CHUNK {
+        out[i] = f(x[i], y[i]);
+    }
+}
+
+#[inline(always)]
+fn map3(out: &mut Words, x: &Words, y: &Words, z: &Words, f: impl Fn(u64, u64, u64) -> u64) {
+    for i in 0..CHUNK {
+        out[i] = f(x[i], y[i], z[i]);
     }
 }
 
@@ -184,29 +277,34 @@ impl ShiftedRow {
         }
     }
 
+    #[inline(always)]
     fn load(&mut self, row: &[u64], width: usize) {
         let n = row.len();
-        let last_bit = |x: usize| row[x / 64] >> (x % 64) & 1;
         self.centre[..n].copy_from_slice(row);
-        for i in 0..n {
-            let before = if i == 0 { last_bit(width - 1) } else { row[i - 1] >> 63 };
-            self.west[i] = row[i] << 1 | before;
-            let after = if i + 1 < n { row[i + 1] << 63 } else { 0 };
-            self.east[i] = row[i] >> 1 | after;
+        for ((west, pair), east) in self.west[1..n]
+            .iter_mut()
+            .zip(row.windows(2))
+            .zip(self.east[..n - 1].iter_mut())
+        {
+            *west = pair[1] << 1 | pair[0] >> 63;
+            *east = pair[0] >> 1 | pair[1] << 63;
         }
-        // The cell east of the last one is cell 0.
-        self.east[n - 1] |= (row[0] & 1) << ((width - 1) % 64);
+        // The cell west of cell 0 is the last one, and the cell east of the last one is cell 0.
+        let last = width - 1;
+        self.west[0] = row[0] << 1 | row[last / 64] >> (last % 64) & 1;
+        self.east[n - 1] = row[n - 1] >> 1 | (row[0] & 1) << (last % 64);
     }
 }
 
 /// Advances universes by a cell program, double-buffered.
 pub struct NetworkStepper {
     program: CellProgram,
+    isa: Isa,
     spare: Universe,
 }
 
 impl NetworkStepper {
-    pub fn new(program: CellProgram, width: u64, height: u64) -> Result<Self, OutOfMemory> {
+    pub fn new(program: CellProgram, isa: Isa, width: u64, height: u64) -> Result<Self, OutOfMemory> {
         let spare = Universe::new(width, height).map_err(|e| match e {
             crate::universe::UniverseError::OutOfMemory(oom) => oom,
             other => OutOfMemory {
@@ -215,11 +313,15 @@ impl NetworkStepper {
                 available: memory::available_bytes().unwrap_or(0),
             },
         })?;
-        Ok(NetworkStepper { program, spare })
+        Ok(NetworkStepper { program, isa, spare })
     }
 
     pub fn program(&self) -> &CellProgram {
         &self.program
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
     }
 
     pub fn advance(&mut self, universe: &mut Universe, gens: u64) {
@@ -229,16 +331,21 @@ impl NetworkStepper {
             "the stepper was made for another size"
         );
         for _ in 0..gens {
-            step(&self.program, universe, &mut self.spare);
+            step(&self.program, self.isa, universe, &mut self.spare);
             std::mem::swap(universe, &mut self.spare);
         }
     }
 }
 
-/// One generation from `src` into `dst`.
-fn step(program: &CellProgram, src: &Universe, dst: &mut Universe) {
-    let (width, height, n) = (src.width(), src.height(), src.words_per_row());
-    let mask = src.last_word_mask();
+/// Per-thread scratch: a ring of three loaded rows and the gates' chunk outputs.
+struct Scratch {
+    ring: [ShiftedRow; 3],
+    temps: Vec<[u64; CHUNK]>,
+}
+
+/// One generation from `src` into `dst`, bands of rows in parallel.
+fn step(program: &CellProgram, isa: Isa, src: &Universe, dst: &mut Universe) {
+    let (height, n) = (src.height(), src.words_per_row());
     let band = height
         .div_ceil(rayon::current_num_threads() * 4)
         .clamp(1, 64);
@@ -247,42 +354,79 @@ fn step(program: &CellProgram, src: &Universe, dst: &mut Universe) {
         .par_chunks_mut(band * n)
         .enumerate()
         .for_each_init(
-            || {
-                let slots = vec![[0u64; CHUNK]; 9 + program.instrs.len()];
-                (slots, vec![ShiftedRow::new(padded); 3])
+            || Scratch {
+                ring: std::array::from_fn(|_| ShiftedRow::new(padded)),
+                temps: vec![[0u64; CHUNK]; program.instrs.len()],
             },
-            |(slots, ring), (band_index, out)| {
-                let y0 = band_index * band;
-                let source_row = |y: isize| src.row(y.rem_euclid(height as isize) as usize);
-                // ring[(y + 1) % 3] holds source row y (for y from y0 - 1).
-                let slot_of = |y: isize| (y + 1).rem_euclid(3) as usize;
-                for y in y0 as isize - 1..=y0 as isize {
-                    ring[slot_of(y)].load(source_row(y), width);
-                }
-                for (dy, out_row) in out.chunks_mut(n).enumerate() {
-                    let y = (y0 + dy) as isize;
-                    ring[slot_of(y + 1)].load(source_row(y + 1), width);
-                    let (above, here, below) =
-                        (&ring[slot_of(y - 1)], &ring[slot_of(y)], &ring[slot_of(y + 1)]);
-                    let inputs: [&[u64]; 9] = [
-                        &above.west, &above.centre, &above.east,
-                        &here.west, &here.east,
-                        &below.west, &below.centre, &below.east,
-                        &here.centre,
-                    ];
-                    debug_assert_eq!(CENTRE, 8);
-                    for start in (0..n).step_by(CHUNK) {
-                        for (slot, input) in slots.iter_mut().zip(inputs) {
-                            slot.copy_from_slice(&input[start..start + CHUNK]);
-                        }
-                        program.eval(slots);
-                        let len = CHUNK.min(n - start);
-                        out_row[start..start + len].copy_from_slice(&slots[program.output][..len]);
-                    }
-                    out_row[n - 1] &= mask;
-                }
+            |scratch, (band_index, out)| {
+                advance_band(isa, program, src, band_index * band, out, scratch)
             },
         );
+}
+
+/// Computes output rows `y0..` (as many as `out` holds), compiled for `isa`.
+fn advance_band(
+    isa: Isa,
+    program: &CellProgram,
+    src: &Universe,
+    y0: usize,
+    out: &mut [u64],
+    scratch: &mut Scratch,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        fn avx512(p: &CellProgram, src: &Universe, y0: usize, out: &mut [u64], s: &mut Scratch) {
+            band_rows(p, src, y0, out, s)
+        }
+        #[target_feature(enable = "avx2")]
+        fn avx2(p: &CellProgram, src: &Universe, y0: usize, out: &mut [u64], s: &mut Scratch) {
+            band_rows(p, src, y0, out, s)
+        }
+        match isa {
+            // SAFETY: `Isa::detect` and `Isa::from_name` only hand out instruction sets this
+            // CPU has.
+            Isa::Avx512 => return unsafe { avx512(program, src, y0, out, scratch) },
+            Isa::Avx2 => return unsafe { avx2(program, src, y0, out, scratch) },
+            Isa::Portable => {}
+        }
+    }
+    let _ = isa;
+    band_rows(program, src, y0, out, scratch)
+}
+
+#[inline(always)]
+fn band_rows(program: &CellProgram, src: &Universe, y0: usize, out: &mut [u64], scratch: &mut Scratch) {
+    let (width, height, n) = (src.width(), src.height(), src.words_per_row());
+    let mask = src.last_word_mask();
+    let source_row = |y: isize| src.row(y.rem_euclid(height as isize) as usize);
+    // ring[(y + 1) % 3] holds source row y (for y from y0 - 1).
+    let slot_of = |y: isize| (y + 1).rem_euclid(3) as usize;
+    let ring = &mut scratch.ring;
+    for y in y0 as isize - 1..=y0 as isize {
+        ring[slot_of(y)].load(source_row(y), width);
+    }
+    for (dy, out_row) in out.chunks_mut(n).enumerate() {
+        let y = (y0 + dy) as isize;
+        ring[slot_of(y + 1)].load(source_row(y + 1), width);
+        let (above, here, below) = (&ring[slot_of(y - 1)], &ring[slot_of(y)], &ring[slot_of(y + 1)]);
+        debug_assert_eq!(CENTRE, 8);
+        for start in (0..n).step_by(CHUNK) {
+            fn chunk(v: &[u64], start: usize) -> &[u64; CHUNK] {
+                v[start..start + CHUNK].try_into().expect("rows are padded to whole chunks")
+            }
+            let inputs = [
+                chunk(&above.west, start), chunk(&above.centre, start), chunk(&above.east, start),
+                chunk(&here.west, start), chunk(&here.east, start),
+                chunk(&below.west, start), chunk(&below.centre, start), chunk(&below.east, start),
+                chunk(&here.centre, start),
+            ];
+            let result = program.eval_chunk(&inputs, &mut scratch.temps);
+            let len = CHUNK.min(n - start);
+            out_row[start..start + len].copy_from_slice(&result[..len]);
+        }
+        out_row[n - 1] &= mask;
+    }
 }
 
 #[cfg(test)]
