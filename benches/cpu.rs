@@ -14,7 +14,10 @@ fn network_stepper(c: &mut Criterion) {
     group.throughput(Throughput::Elements(SIDE * SIDE * GENS));
     group.sample_size(10);
     let start = Universe::random(SIDE, SIDE, 0.5, 1).expect("fits in memory");
-    for isa in ["portable", "avx2", "avx512"].into_iter().filter_map(|n| Isa::from_name(n).ok()) {
+    for isa in ["portable", "avx2", "avx512"]
+        .into_iter()
+        .filter_map(|n| Isa::from_name(n).ok())
+    {
         let program = best_program(&LifeLike::CONWAY);
         let mut stepper = NetworkStepper::new(program, isa, SIDE, SIDE).expect("fits in memory");
         group.bench_function(isa.name(), |b| {

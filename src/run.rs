@@ -150,7 +150,11 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("generations: {} in {seconds:.3} s", args.gens);
     println!("population: {}", universe.population());
     let updates = universe.cells() as f64 * args.gens as f64;
-    let rate = if seconds > 0.0 { updates / seconds } else { 0.0 };
+    let rate = if seconds > 0.0 {
+        updates / seconds
+    } else {
+        0.0
+    };
     println!("cell updates/s: {rate:.3e}");
 
     if let Some((path, mut sink)) = outputs.0.take() {
@@ -211,6 +215,11 @@ mod tests {
     fn sizes() {
         assert_eq!(parse_size("640x480").unwrap(), (640, 480));
         assert_eq!(parse_size("64").unwrap(), (64, 64));
-        assert!(parse_size("axb").unwrap_err().to_string().contains("expected WxH"));
+        assert!(
+            parse_size("axb")
+                .unwrap_err()
+                .to_string()
+                .contains("expected WxH")
+        );
     }
 }

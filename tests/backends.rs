@@ -2,8 +2,8 @@
 
 use lifegen_gen::rule::{self, LifeLike};
 use lifegen_gen::{LargerThanLife, Neighbourhood, Rule};
-use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
+use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendKind, Universe, reference, rle};
 
 const FAST_BACKENDS: [BackendKind; 2] = [BackendKind::Cpu, BackendKind::Auto];
@@ -31,7 +31,10 @@ fn check_all_backends(rule: &Rule, start: &Universe, gens: u64) {
             let mut stepper = NetworkStepper::new(best_program(life), isa, w, h).unwrap();
             let mut got = start.clone();
             stepper.advance(&mut got, gens);
-            assert!(got == expected, "{isa:?} differs: rule {rule}, {w}x{h}, {gens} generations");
+            assert!(
+                got == expected,
+                "{isa:?} differs: rule {rule}, {w}x{h}, {gens} generations"
+            );
         }
     }
     for kind in FAST_BACKENDS {
@@ -50,7 +53,17 @@ fn check_all_backends(rule: &Rule, start: &Universe, gens: u64) {
 #[test]
 fn random_life_like_rules_match_the_reference() {
     let mut rng = SplitMix64::new(2026);
-    let sizes = [(64, 64), (32, 48), (100, 37), (7, 200), (300, 5), (65, 9), (1, 1), (2, 3), (129, 17)];
+    let sizes = [
+        (64, 64),
+        (32, 48),
+        (100, 37),
+        (7, 200),
+        (300, 5),
+        (65, 9),
+        (1, 1),
+        (2, 3),
+        (129, 17),
+    ];
     let gens = [7, 13, 3, 23, 11, 5, 9, 17, 1];
     for rule_index in 0..60 {
         let bits = rng.next();
@@ -69,12 +82,27 @@ fn random_life_like_rules_match_the_reference() {
 #[test]
 fn the_portable_path_always_exists() {
     assert!(supported_isas().contains(&Isa::Portable));
-    assert!(Isa::from_name("sse9").unwrap_err().to_string().contains("unknown instruction set"));
+    assert!(
+        Isa::from_name("sse9")
+            .unwrap_err()
+            .to_string()
+            .contains("unknown instruction set")
+    );
 }
 
 #[test]
 fn named_rules_match_the_reference_on_larger_tori() {
-    for text in ["B3/S23", "B36/S23", "B3678/S34678", "B2/S", "B1357/S1357", "B368/S245", "B34/S34", "B345/S5", "B0/S8"] {
+    for text in [
+        "B3/S23",
+        "B36/S23",
+        "B3678/S34678",
+        "B2/S",
+        "B1357/S1357",
+        "B368/S245",
+        "B34/S34",
+        "B345/S5",
+        "B0/S8",
+    ] {
         let rule = rule::parse(text).unwrap().rule;
         let start = Universe::random(200, 130, 0.4, 99).unwrap();
         check_all_backends(&rule, &start, 31);
@@ -105,7 +133,11 @@ fn ltl_of_radius_one_is_life() {
     let start = Universe::random(50, 40, 0.5, 3).unwrap();
     for text in ["R1,C2,M0,S2..3,B3..3,NM", "R1,C0,M1,S3..4,B3..3,NM"] {
         let ltl = rule::parse(text).unwrap().rule;
-        assert_eq!(reference::run(&start, &ltl, 20), reference::run(&start, &life, 20), "{text}");
+        assert_eq!(
+            reference::run(&start, &ltl, 20),
+            reference::run(&start, &life, 20),
+            "{text}"
+        );
     }
     let Rule::LargerThanLife(LargerThanLife { neighbourhood, .. }) =
         rule::parse("R1,C2,M0,S2..3,B3..3,NM").unwrap().rule
@@ -132,8 +164,16 @@ fn blinker_has_period_two() {
     let blinker = universe_from(16, 16, &[(5, 6), (6, 6), (7, 6)]);
     for kind in all_backends() {
         let one = advance(kind, &Rule::CONWAY, &blinker, 1);
-        assert_eq!(one, universe_from(16, 16, &[(6, 5), (6, 6), (6, 7)]), "{kind:?}");
-        assert_eq!(advance(kind, &Rule::CONWAY, &blinker, 2), blinker, "{kind:?}");
+        assert_eq!(
+            one,
+            universe_from(16, 16, &[(6, 5), (6, 6), (6, 7)]),
+            "{kind:?}"
+        );
+        assert_eq!(
+            advance(kind, &Rule::CONWAY, &blinker, 2),
+            blinker,
+            "{kind:?}"
+        );
     }
 }
 
@@ -152,12 +192,18 @@ fn glider_moves_one_cell_diagonally_every_four_generations() {
     let pattern = rle::parse(&text).unwrap();
     for w in [32u64, 64, 96] {
         let mut glider = Universe::new(w, w).unwrap();
-        glider.place(pattern.width, pattern.height, &pattern.runs).unwrap();
+        glider
+            .place(pattern.width, pattern.height, &pattern.runs)
+            .unwrap();
         for kind in all_backends() {
             let after4 = advance(kind, &Rule::CONWAY, &glider, 4);
             assert_eq!(after4, glider.translated(1, 1), "{kind:?} {w}");
             if kind != BackendKind::Reference || w == 32 {
-                assert_eq!(advance(kind, &Rule::CONWAY, &glider, 4 * w), glider, "{kind:?} {w}");
+                assert_eq!(
+                    advance(kind, &Rule::CONWAY, &glider, 4 * w),
+                    glider,
+                    "{kind:?} {w}"
+                );
             }
         }
     }
@@ -168,9 +214,17 @@ fn b0_rule_flashes_on_an_empty_torus() {
     let rule = rule::parse("B0/S").unwrap().rule;
     let empty = Universe::new(100, 30).unwrap();
     for kind in all_backends() {
-        assert_eq!(advance(kind, &rule, &empty, 1).population(), 3000, "{kind:?}");
+        assert_eq!(
+            advance(kind, &rule, &empty, 1).population(),
+            3000,
+            "{kind:?}"
+        );
         assert_eq!(advance(kind, &rule, &empty, 2).population(), 0, "{kind:?}");
-        assert_eq!(advance(kind, &rule, &empty, 7).population(), 3000, "{kind:?}");
+        assert_eq!(
+            advance(kind, &rule, &empty, 7).population(),
+            3000,
+            "{kind:?}"
+        );
     }
 }
 
@@ -180,7 +234,8 @@ fn gosper_gun_emits_a_glider_every_thirty_generations() {
     let pattern = rle::parse(&text).unwrap();
     assert_eq!(pattern.population(), 36);
     let mut gun = Universe::new(128, 128).unwrap();
-    gun.place(pattern.width, pattern.height, &pattern.runs).unwrap();
+    gun.place(pattern.width, pattern.height, &pattern.runs)
+        .unwrap();
     let populations: Vec<u64> = [0, 30, 60, 90]
         .iter()
         .map(|&g| advance(BackendKind::Cpu, &Rule::CONWAY, &gun, g).population())

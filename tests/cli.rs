@@ -34,12 +34,29 @@ fn soup_run_reports_population_and_rate() {
     assert!(field(&text, "population").parse::<u64>().unwrap() > 0);
     assert!(field(&text, "cell updates/s").parse::<f64>().unwrap() > 0.0);
     // Not a terminal: no progress bar on stderr.
-    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The same seed gives the same soup on every backend and thread count.
     let reference = lifegen(&[
-        "run", "--size", "256x128", "--gens", "50", "--seed", "5", "--backend", "reference", "--threads", "1",
+        "run",
+        "--size",
+        "256x128",
+        "--gens",
+        "50",
+        "--seed",
+        "5",
+        "--backend",
+        "reference",
+        "--threads",
+        "1",
     ]);
-    assert_eq!(field(&stdout(&reference), "population"), field(&text, "population"));
+    assert_eq!(
+        field(&stdout(&reference), "population"),
+        field(&text, "population")
+    );
 }
 
 #[test]
@@ -47,18 +64,33 @@ fn glider_file_runs_and_writes_rle_and_png() {
     let rle_path = scratch("glider-out.rle");
     let png_path = scratch("glider-out.png");
     let out = lifegen(&[
-        "run", "--input", "tests/data/glider_cxrle.rle", "--size", "20x10", "--gens", "8",
-        "--output", rle_path.to_str().unwrap(), "--png", png_path.to_str().unwrap(),
+        "run",
+        "--input",
+        "tests/data/glider_cxrle.rle",
+        "--size",
+        "20x10",
+        "--gens",
+        "8",
+        "--output",
+        rle_path.to_str().unwrap(),
+        "--png",
+        png_path.to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{out:?}");
     assert_eq!(field(&stdout(&out), "population"), "5");
     let written = std::fs::read_to_string(&rle_path).unwrap();
-    assert_eq!(written, "x = 20, y = 10, rule = B3/S23:T20,10\n2$3bo$4bo$2b3o!\n");
+    assert_eq!(
+        written,
+        "x = 20, y = 10, rule = B3/S23:T20,10\n2$3bo$4bo$2b3o!\n"
+    );
     let png = std::fs::read(&png_path).unwrap();
     assert_eq!(&png[1..4], b"PNG");
     // The written file runs again, its torus size taken from the rule suffix.
     let again = lifegen(&["run", "--input", rle_path.to_str().unwrap(), "--gens", "4"]);
-    assert!(stdout(&again).contains("universe: 20x10 torus"), "{again:?}");
+    assert!(
+        stdout(&again).contains("universe: 20x10 torus"),
+        "{again:?}"
+    );
 }
 
 #[test]
@@ -66,7 +98,15 @@ fn rule_suffix_sets_the_size_and_ltl_runs() {
     let out = lifegen(&["run", "--rule", "b36s23:T100,60", "--gens", "3"]);
     assert!(stdout(&out).contains("universe: 100x60 torus"), "{out:?}");
     assert!(stdout(&out).contains("rule: B36/S23"));
-    let ltl = lifegen(&["run", "--input", "tests/data/ltl_disc.rle", "--size", "64x64", "--gens", "5"]);
+    let ltl = lifegen(&[
+        "run",
+        "--input",
+        "tests/data/ltl_disc.rle",
+        "--size",
+        "64x64",
+        "--gens",
+        "5",
+    ]);
     assert!(ltl.status.success(), "{ltl:?}");
     assert!(stdout(&ltl).contains("rule: R5,C2,M1,S34..58,B34..45,NM"));
 }
@@ -76,9 +116,16 @@ fn assert_clean_error(args: &[&str], needle: &str) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
     assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    assert_eq!(stderr.trim_end().lines().count(), 1, "{args:?}: one line expected: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?}: one line expected: {stderr}"
+    );
     assert!(stderr.starts_with("error: "), "{stderr}");
-    assert!(stderr.contains(needle), "{args:?}: {stderr:?} lacks {needle:?}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
 }
 
 #[test]
@@ -86,25 +133,59 @@ fn bad_inputs_get_one_line_errors() {
     let malformed = scratch("malformed.rle");
     std::fs::write(&malformed, "x = 3, y = 3\nbo$2bo$3z!\n").unwrap();
     let truncated = scratch("truncated.rle");
-    std::fs::write(&truncated, "x = 36, y = 9, rule = B3/S23\n24bo$22bobo$12b2o6b2o12b2o$11bo3bo4b").unwrap();
+    std::fs::write(
+        &truncated,
+        "x = 36, y = 9, rule = B3/S23\n24bo$22bobo$12b2o6b2o12b2o$11bo3bo4b",
+    )
+    .unwrap();
     let binary = scratch("binary.rle");
     std::fs::write(&binary, [0u8, 159, 146, 150, 255, 10, 33]).unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["run", "--input", malformed.to_str().unwrap()], "unexpected character 'z'"),
-        (vec!["run", "--input", truncated.to_str().unwrap()], "truncated"),
+        (
+            vec!["run", "--input", malformed.to_str().unwrap()],
+            "unexpected character 'z'",
+        ),
+        (
+            vec!["run", "--input", truncated.to_str().unwrap()],
+            "truncated",
+        ),
         (vec!["run", "--input", binary.to_str().unwrap()], "RLE line"),
-        (vec!["run", "--input", "no/such/file.rle"], "cannot read no/such/file.rle"),
-        (vec!["run", "--input", "tests/data/gosper_glider_gun.rle", "--size", "20x20"], "larger than the 20x20 universe"),
+        (
+            vec!["run", "--input", "no/such/file.rle"],
+            "cannot read no/such/file.rle",
+        ),
+        (
+            vec![
+                "run",
+                "--input",
+                "tests/data/gosper_glider_gun.rle",
+                "--size",
+                "20x20",
+            ],
+            "larger than the 20x20 universe",
+        ),
         (vec!["run", "--rule", "B3/S23V"], "bad rule \"B3/S23V\""),
         (vec!["run", "--size", "0x10"], "zero side"),
         (vec!["run", "--size", "ax10"], "expected WxH"),
         (vec!["run", "--size", "99999999999x10"], "too large"),
-        (vec!["run", "--size", "2000000x2000000", "--gens", "1"], "of memory is available"),
-        (vec!["run", "--size", "64x64", "--output", "/no/such/dir/out.rle"], "cannot write /no/such/dir/out.rle"),
-        (vec!["run", "--size", "64x64", "--png", "/no/such/dir/out.png"], "cannot write /no/such/dir/out.png"),
+        (
+            vec!["run", "--size", "2000000x2000000", "--gens", "1"],
+            "of memory is available",
+        ),
+        (
+            vec!["run", "--size", "64x64", "--output", "/no/such/dir/out.rle"],
+            "cannot write /no/such/dir/out.rle",
+        ),
+        (
+            vec!["run", "--size", "64x64", "--png", "/no/such/dir/out.png"],
+            "cannot write /no/such/dir/out.png",
+        ),
         (vec!["run", "--density", "1.5"], "outside 0..1"),
         (vec!["run", "--threads", "0"], "at least 1"),
-        (vec!["run", "--rule", "B3/S23:T64,64", "--size", "32x32"], "disagrees"),
+        (
+            vec!["run", "--rule", "B3/S23:T64,64", "--size", "32x32"],
+            "disagrees",
+        ),
     ];
     for (args, needle) in cases {
         assert_clean_error(&args, needle);

@@ -14,15 +14,26 @@ fn golly_files_read() {
     let gun = read("gosper_glider_gun.rle");
     assert_eq!((gun.width, gun.height, gun.population()), (36, 9, 36));
     let rows = read("trailing_rows.rle");
-    assert_eq!(rows.runs, vec![(0, 0, 1), (0, 11, 1), (2, 3, 3), (2, 9, 1), (6, 0, 12)]);
+    assert_eq!(
+        rows.runs,
+        vec![(0, 0, 1), (0, 11, 1), (2, 3, 3), (2, 9, 1), (6, 0, 12)]
+    );
     assert_eq!(rows.rule.unwrap().rule.to_string(), "B3/S23");
     let disc = read("ltl_disc.rle");
-    assert_eq!(disc.rule.unwrap().rule.to_string(), "R5,C2,M1,S34..58,B34..45,NM");
+    assert_eq!(
+        disc.rule.unwrap().rule.to_string(),
+        "R5,C2,M1,S34..58,B34..45,NM"
+    );
 }
 
 #[test]
 fn golly_files_round_trip() {
-    for name in ["gosper_glider_gun.rle", "glider_cxrle.rle", "trailing_rows.rle", "ltl_disc.rle"] {
+    for name in [
+        "gosper_glider_gun.rle",
+        "glider_cxrle.rle",
+        "trailing_rows.rle",
+        "ltl_disc.rle",
+    ] {
         let pattern = read(name);
         let universe = rle::to_universe(&pattern).unwrap();
         let rule = pattern.rule.unwrap().rule;

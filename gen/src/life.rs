@@ -41,14 +41,8 @@ pub fn double_word_spec(rule: &LifeLike) -> Spec {
         let bit = |i: usize| row >> i & 1;
         let count = |ns: &[usize]| ns.iter().map(|&i| bit(i) as u32).sum::<u32>();
         vec![
-            Some(rule.next(
-                bit(DOUBLE_WORD_K) == 1,
-                count(&DOUBLE_WORD_K_NEIGHBOURS),
-            )),
-            Some(rule.next(
-                bit(DOUBLE_WORD_L) == 1,
-                count(&DOUBLE_WORD_L_NEIGHBOURS),
-            )),
+            Some(rule.next(bit(DOUBLE_WORD_K) == 1, count(&DOUBLE_WORD_K_NEIGHBOURS))),
+            Some(rule.next(bit(DOUBLE_WORD_L) == 1, count(&DOUBLE_WORD_L_NEIGHBOURS))),
         ]
     })
 }

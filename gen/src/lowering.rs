@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use crate::life::{CENTRE, cell_input_names};
-use crate::network::{LUT3_A, LUT3_B, LUT3_C, Network, NetworkBuilder, Wire, eval_table3, lut3, op2};
+use crate::network::{
+    LUT3_A, LUT3_B, LUT3_C, Network, NetworkBuilder, Wire, eval_table3, lut3, op2,
+};
 use crate::rule::LifeLike;
 
 /// The instruction set a network may use.
@@ -65,12 +67,7 @@ fn truth_table(vars: usize, f: impl Fn(usize) -> bool) -> u64 {
 }
 
 /// Builds `table` over `vars` with the variable order (of all orders) that needs fewest gates.
-pub fn decompose_smallest(
-    b: &mut NetworkBuilder,
-    basis: Basis,
-    vars: &[Wire],
-    table: u64,
-) -> Wire {
+pub fn decompose_smallest(b: &mut NetworkBuilder, basis: Basis, vars: &[Wire], table: u64) -> Wire {
     assert!(vars.len() <= 6, "decomposition takes at most 6 variables");
     let mut best: Option<(usize, NetworkBuilder, Wire)> = None;
     for order in permutations(vars.len()) {
@@ -132,7 +129,11 @@ impl Decomposer<'_> {
     fn cofactor(&self, table: u64, v: usize, value: bool) -> u64 {
         let mask = self.var_mask(v);
         let shift = 1u32 << v;
-        let kept = if value { table & mask } else { table & !mask & self.full_mask() };
+        let kept = if value {
+            table & mask
+        } else {
+            table & !mask & self.full_mask()
+        };
         if value {
             kept | kept >> shift
         } else {
@@ -289,9 +290,21 @@ mod tests {
 
     #[test]
     fn adder_networks_verify_for_every_kind_of_rule() {
-        let rules = ["B3/S23", "B36/S23", "B2/S", "B/S", "B012345678/S012345678", "B0/S8", "B1357/S1357"];
+        let rules = [
+            "B3/S23",
+            "B36/S23",
+            "B2/S",
+            "B/S",
+            "B012345678/S012345678",
+            "B0/S8",
+            "B1357/S1357",
+        ];
         for text in rules {
-            let rule = *crate::rule::parse(text).unwrap().rule.as_life_like().unwrap();
+            let rule = *crate::rule::parse(text)
+                .unwrap()
+                .rule
+                .as_life_like()
+                .unwrap();
             for basis in [Basis::Lut3, Basis::Gate2] {
                 let network = adder_network(&rule, basis);
                 verify(&network, &cell_spec(&rule))
@@ -308,7 +321,10 @@ mod tests {
         assert_eq!(lut.gate2 + lut.not, lut.total() - lut.lut3);
         assert!(lut.total() <= 13, "{lut}");
         assert_eq!(gates.lut3, 0);
-        assert!(gates.total() <= 34, "no worse than BPBC SINGLE-WORD: {gates}");
+        assert!(
+            gates.total() <= 34,
+            "no worse than BPBC SINGLE-WORD: {gates}"
+        );
     }
 
     #[test]

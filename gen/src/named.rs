@@ -4,9 +4,7 @@
 //! - BPBC DOUBLE-WORD: 59 operations for two vertically adjacent words.
 //! - The blog's hand-made 11-LOP3 sequence and its SAT-found 10-LOP3 sequence.
 
-use crate::life::{
-    DOUBLE_WORD_K, DOUBLE_WORD_L, cell_input_names, double_word_input_names,
-};
+use crate::life::{DOUBLE_WORD_K, DOUBLE_WORD_L, cell_input_names, double_word_input_names};
 use crate::network::{Network, NetworkBuilder, Wire, lut3};
 
 /// A 2-bit sum `(high, low)`: `(x & y, x ^ y)`.

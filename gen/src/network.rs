@@ -45,7 +45,12 @@ pub enum Gate {
     /// Any function of two inputs; `table` holds 4 bits, bit `2a + b` is the output.
     Gate2 { table: u8, a: Wire, b: Wire },
     /// Any function of three inputs; bit `4a + 2b + c` of `table` is the output (PTX `lop3`).
-    Lut3 { table: u8, a: Wire, b: Wire, c: Wire },
+    Lut3 {
+        table: u8,
+        a: Wire,
+        b: Wire,
+        c: Wire,
+    },
 }
 
 impl Gate {

@@ -362,7 +362,11 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
                 };
                 neighbourhood.replace(kind).is_some()
             }
-            _ => return Err(format!("unknown field {field:?}; expected R, C, M, S, B or N")),
+            _ => {
+                return Err(format!(
+                    "unknown field {field:?}; expected R, C, M, S, B or N"
+                ));
+            }
         };
         if slot_taken {
             return Err(format!("field {} given twice", &field[..1]));
@@ -416,7 +420,9 @@ mod tests {
 
     #[test]
     fn conway_in_every_notation() {
-        for s in ["B3/S23", "b3/s23", "b3s23", "B3S23", "23/3", "S23/B3", " B3/S23 "] {
+        for s in [
+            "B3/S23", "b3/s23", "b3s23", "B3S23", "23/3", "S23/B3", " B3/S23 ",
+        ] {
             assert_eq!(life_like(s), LifeLike::CONWAY, "{s}");
         }
         assert_eq!(LifeLike::CONWAY.to_string(), "B3/S23");
@@ -429,7 +435,13 @@ mod tests {
         assert_eq!((seeds.birth, seeds.survival), (1 << 2, 0));
         let b0 = life_like("B0123478/S01234678");
         assert_eq!(b0.birth & 1, 1);
-        assert_eq!(life_like("/3"), LifeLike { birth: 8, survival: 0 });
+        assert_eq!(
+            life_like("/3"),
+            LifeLike {
+                birth: 8,
+                survival: 0
+            }
+        );
         assert_eq!(life_like("B/S").to_string(), "B/S");
     }
 

@@ -27,7 +27,9 @@ impl std::str::FromStr for BackendKind {
             "cpu" => Ok(BackendKind::Cpu),
             "reference" => Ok(BackendKind::Reference),
             "gpu" => Err("the GPU backend is not built yet; use auto, cpu or reference".into()),
-            other => Err(format!("unknown backend {other:?}; use auto, cpu or reference")),
+            other => Err(format!(
+                "unknown backend {other:?}; use auto, cpu or reference"
+            )),
         }
     }
 }
@@ -75,7 +77,10 @@ impl Simulator for NetworkStepper {
 
 impl Simulator for WindowStepper {
     fn describe(&self) -> String {
-        format!("cpu (window sums, {} threads)", rayon::current_num_threads())
+        format!(
+            "cpu (window sums, {} threads)",
+            rayon::current_num_threads()
+        )
     }
     fn advance(&mut self, universe: &mut Universe, gens: u64) {
         WindowStepper::advance(self, universe, gens)

@@ -62,7 +62,11 @@ impl Isa {
         let isa = [Isa::Portable, Isa::Avx2, Isa::Avx512]
             .into_iter()
             .find(|isa| isa.name() == name)
-            .ok_or_else(|| UnsupportedIsa(format!("unknown instruction set {name:?}; use portable, avx2 or avx512")))?;
+            .ok_or_else(|| {
+                UnsupportedIsa(format!(
+                    "unknown instruction set {name:?}; use portable, avx2 or avx512"
+                ))
+            })?;
         if !isa.supported() {
             return Err(UnsupportedIsa(format!("this CPU does not have {name}")));
         }
@@ -124,7 +128,9 @@ impl Instr {
     /// Rough machine operations per word, to choose between networks.
     fn cost(&self) -> usize {
         match self {
-            Instr::Not(_) | Instr::And(..) | Instr::Or(..) | Instr::Xor(..) | Instr::AndNot(..) => 1,
+            Instr::Not(_) | Instr::And(..) | Instr::Or(..) | Instr::Xor(..) | Instr::AndNot(..) => {
+                1
+            }
             Instr::OrNot(..) | Instr::Xor3(..) => 2,
             Instr::Mux(..) => 3,
             Instr::Maj(..) => 4,
@@ -304,7 +310,12 @@ pub struct NetworkStepper {
 }
 
 impl NetworkStepper {
-    pub fn new(program: CellProgram, isa: Isa, width: u64, height: u64) -> Result<Self, OutOfMemory> {
+    pub fn new(
+        program: CellProgram,
+        isa: Isa,
+        width: u64,
+        height: u64,
+    ) -> Result<Self, OutOfMemory> {
         let spare = Universe::new(width, height).map_err(|e| match e {
             crate::universe::UniverseError::OutOfMemory(oom) => oom,
             other => OutOfMemory {
@@ -313,7 +324,11 @@ impl NetworkStepper {
                 available: memory::available_bytes().unwrap_or(0),
             },
         })?;
-        Ok(NetworkStepper { program, isa, spare })
+        Ok(NetworkStepper {
+            program,
+            isa,
+            spare,
+        })
     }
 
     pub fn program(&self) -> &CellProgram {
@@ -396,7 +411,13 @@ fn advance_band(
 }
 
 #[inline(always)]
-fn band_rows(program: &CellProgram, src: &Universe, y0: usize, out: &mut [u64], scratch: &mut Scratch) {
+fn band_rows(
+    program: &CellProgram,
+    src: &Universe,
+    y0: usize,
+    out: &mut [u64],
+    scratch: &mut Scratch,
+) {
     let (width, height, n) = (src.width(), src.height(), src.words_per_row());
     let mask = src.last_word_mask();
     let source_row = |y: isize| src.row(y.rem_euclid(height as isize) as usize);
@@ -409,16 +430,27 @@ fn band_rows(program: &CellProgram, src: &Universe, y0: usize, out: &mut [u64], 
     for (dy, out_row) in out.chunks_mut(n).enumerate() {
         let y = (y0 + dy) as isize;
         ring[slot_of(y + 1)].load(source_row(y + 1), width);
-        let (above, here, below) = (&ring[slot_of(y - 1)], &ring[slot_of(y)], &ring[slot_of(y + 1)]);
+        let (above, here, below) = (
+            &ring[slot_of(y - 1)],
+            &ring[slot_of(y)],
+            &ring[slot_of(y + 1)],
+        );
         debug_assert_eq!(CENTRE, 8);
         for start in (0..n).step_by(CHUNK) {
             fn chunk(v: &[u64], start: usize) -> &[u64; CHUNK] {
-                v[start..start + CHUNK].try_into().expect("rows are padded to whole chunks")
+                v[start..start + CHUNK]
+                    .try_into()
+                    .expect("rows are padded to whole chunks")
             }
             let inputs = [
-                chunk(&above.west, start), chunk(&above.centre, start), chunk(&above.east, start),
-                chunk(&here.west, start), chunk(&here.east, start),
-                chunk(&below.west, start), chunk(&below.centre, start), chunk(&below.east, start),
+                chunk(&above.west, start),
+                chunk(&above.centre, start),
+                chunk(&above.east, start),
+                chunk(&here.west, start),
+                chunk(&here.east, start),
+                chunk(&below.west, start),
+                chunk(&below.centre, start),
+                chunk(&below.east, start),
                 chunk(&here.centre, start),
             ];
             let result = program.eval_chunk(&inputs, &mut scratch.temps);
@@ -441,7 +473,11 @@ mod tests {
             row.load(u.row(0), width);
             for x in 0..width {
                 let bit = |v: &[u64]| v[x / 64] >> (x % 64) & 1 == 1;
-                assert_eq!(bit(&row.west), u.get((x + width - 1) % width, 0), "w{width} x{x}");
+                assert_eq!(
+                    bit(&row.west),
+                    u.get((x + width - 1) % width, 0),
+                    "w{width} x{x}"
+                );
                 assert_eq!(bit(&row.east), u.get((x + 1) % width, 0), "w{width} x{x}");
             }
         }
@@ -450,6 +486,11 @@ mod tests {
     #[test]
     fn conway_picks_a_cheap_program() {
         let program = best_program(&LifeLike::CONWAY);
-        assert!(program.cost() <= 34, "{} costs {}", program.name(), program.cost());
+        assert!(
+            program.cost() <= 34,
+            "{} costs {}",
+            program.name(),
+            program.cost()
+        );
     }
 }

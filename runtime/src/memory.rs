@@ -65,7 +65,11 @@ mod tests {
     #[test]
     fn absurd_requests_fail_with_a_message() {
         let err = zeroed_words(1 << 40, "a test universe").unwrap_err();
-        assert!(err.to_string().starts_with("a test universe needs 8.0 TiB, but only"), "{err}");
+        assert!(
+            err.to_string()
+                .starts_with("a test universe needs 8.0 TiB, but only"),
+            "{err}"
+        );
         assert_eq!(zeroed_words(3, "x").unwrap(), vec![0; 3]);
         assert_eq!(human_bytes(1536), "1.5 KiB");
     }

@@ -16,8 +16,14 @@ pub enum PngError {
 pub fn write(universe: &Universe, sink: impl Write) -> Result<(), PngError> {
     let (w, h) = (universe.width(), universe.height());
     let too_large = || PngError::TooLarge(w, h);
-    let width = u32::try_from(w).ok().filter(|&v| v < 1 << 31).ok_or_else(too_large)?;
-    let height = u32::try_from(h).ok().filter(|&v| v < 1 << 31).ok_or_else(too_large)?;
+    let width = u32::try_from(w)
+        .ok()
+        .filter(|&v| v < 1 << 31)
+        .ok_or_else(too_large)?;
+    let height = u32::try_from(h)
+        .ok()
+        .filter(|&v| v < 1 << 31)
+        .ok_or_else(too_large)?;
     let mut encoder = png::Encoder::new(sink, width, height);
     encoder.set_color(png::ColorType::Grayscale);
     encoder.set_depth(png::BitDepth::One);

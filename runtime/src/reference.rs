@@ -36,7 +36,10 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
             let count = offsets
                 .iter()
                 .filter(|(dx, dy)| {
-                    universe.get((x + dx).rem_euclid(w) as usize, (y + dy).rem_euclid(h) as usize)
+                    universe.get(
+                        (x + dx).rem_euclid(w) as usize,
+                        (y + dy).rem_euclid(h) as usize,
+                    )
                 })
                 .count() as u32;
             let alive = universe.get(x as usize, y as usize);
@@ -66,9 +69,13 @@ mod tests {
     #[test]
     fn neighbourhood_sizes() {
         assert_eq!(offsets(&Rule::CONWAY).len(), 8);
-        let ltl = lifegen_gen::rule::parse("R2,C2,M1,S1..2,B1..1,NN").unwrap().rule;
+        let ltl = lifegen_gen::rule::parse("R2,C2,M1,S1..2,B1..1,NN")
+            .unwrap()
+            .rule;
         assert_eq!(offsets(&ltl).len(), 13);
-        let moore = lifegen_gen::rule::parse("R5,C2,M0,S34..58,B34..45,NM").unwrap().rule;
+        let moore = lifegen_gen::rule::parse("R5,C2,M0,S34..58,B34..45,NM")
+            .unwrap()
+            .rule;
         assert_eq!(offsets(&moore).len(), 120);
     }
 }

@@ -90,7 +90,9 @@ fn parse_header(header: &str) -> Result<(u64, u64, Option<RuleSpec>), String> {
     let mut rest = header;
     while !rest.trim().is_empty() {
         let (key, after) = rest.split_once('=').ok_or_else(|| {
-            format!("expected the header 'x = <width>, y = <height>[, rule = <rule>]', found {header:?}")
+            format!(
+                "expected the header 'x = <width>, y = <height>[, rule = <rule>]', found {header:?}"
+            )
         })?;
         let key = key.trim();
         // The rule comes last and may itself hold a comma (`:T100,80`).
@@ -297,7 +299,10 @@ mod tests {
             ("x = 3, y = 3\no?o!", "unexpected character"),
             ("x = -3, y = 3\no!", "not a non-negative"),
             ("x = 3, y = 3, rule = B9/S\no!", "at most 8"),
-            ("x = 99999999999999999999999, y = 3\no!", "not a non-negative"),
+            (
+                "x = 99999999999999999999999, y = 3\no!",
+                "not a non-negative",
+            ),
         ];
         for (text, needle) in cases {
             let err = parse(text).unwrap_err().to_string();
@@ -316,7 +321,10 @@ mod tests {
             }
         }
         let text = write(&u, &lifegen_gen::Rule::CONWAY);
-        assert!(text.lines().all(|l| l.len() <= LINE_LIMIT || l.starts_with("x =")));
+        assert!(
+            text.lines()
+                .all(|l| l.len() <= LINE_LIMIT || l.starts_with("x ="))
+        );
         let p = parse(&text).unwrap();
         assert_eq!(p.rule.unwrap().torus, Some((150, 40)));
         assert_eq!(to_universe(&p).unwrap(), u);

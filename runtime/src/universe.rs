@@ -13,7 +13,9 @@ pub const MAX_SIDE: u64 = 1 << 31;
 pub enum UniverseError {
     #[error("the universe size {width}x{height} has a zero side; both sides must be at least 1")]
     ZeroSide { width: u64, height: u64 },
-    #[error("the universe size {width}x{height} is too large: each side must be at most {MAX_SIDE}")]
+    #[error(
+        "the universe size {width}x{height} is too large: each side must be at most {MAX_SIDE}"
+    )]
     SideTooLarge { width: u64, height: u64 },
     #[error(transparent)]
     OutOfMemory(#[from] OutOfMemory),
@@ -40,7 +42,13 @@ pub struct Universe {
 
 impl std::fmt::Debug for Universe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Universe {}x{} (population {})", self.width, self.height, self.population())?;
+        write!(
+            f,
+            "Universe {}x{} (population {})",
+            self.width,
+            self.height,
+            self.population()
+        )?;
         if self.width <= 128 && self.height <= 64 {
             for y in 0..self.height {
                 let row: String = (0..self.width)
@@ -95,7 +103,8 @@ impl Universe {
             .par_chunks_mut(wpr)
             .enumerate()
             .for_each(|(y, row)| {
-                let mut rng = SplitMix64::new(seed ^ (y as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
+                let mut rng =
+                    SplitMix64::new(seed ^ (y as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
                 for (i, word) in row.iter_mut().enumerate() {
                     *word = if density == 0.5 {
                         rng.next()
@@ -131,14 +140,13 @@ impl Universe {
     }
 
     pub fn set(&mut self, x: usize, y: usize, alive: bool) {
-        assert!(x < self.width && y < self.height, "cell ({x},{y}) outside the universe");
+        assert!(
+            x < self.width && y < self.height,
+            "cell ({x},{y}) outside the universe"
+        );
         let word = &mut self.words[y * self.words_per_row + x / 64];
         let bit = 1u64 << (x % 64);
-        if alive {
-            *word |= bit
-        } else {
-            *word &= !bit
-        }
+        if alive { *word |= bit } else { *word &= !bit }
     }
 
     pub fn row(&self, y: usize) -> &[u64] {
@@ -237,19 +245,34 @@ mod tests {
         assert!((0.08..0.12).contains(&p), "{p}");
         assert_eq!(Universe::random(70, 3, 1.0, 1).unwrap().population(), 210);
         assert_eq!(Universe::random(70, 3, 0.0, 1).unwrap().population(), 0);
-        assert_eq!(Universe::random(64, 64, 0.3, 9), Universe::random(64, 64, 0.3, 9));
+        assert_eq!(
+            Universe::random(64, 64, 0.3, 9),
+            Universe::random(64, 64, 0.3, 9)
+        );
     }
 
     #[test]
     fn bad_sizes_are_errors() {
-        assert!(matches!(Universe::new(0, 5), Err(UniverseError::ZeroSide { .. })));
-        assert!(matches!(Universe::new(1 << 40, 5), Err(UniverseError::SideTooLarge { .. })));
+        assert!(matches!(
+            Universe::new(0, 5),
+            Err(UniverseError::ZeroSide { .. })
+        ));
+        assert!(matches!(
+            Universe::new(1 << 40, 5),
+            Err(UniverseError::SideTooLarge { .. })
+        ));
         assert!(matches!(
             Universe::new(1 << 31, 1 << 31),
             Err(UniverseError::OutOfMemory(_))
         ));
-        assert!(matches!(Universe::random(8, 8, 1.5, 0), Err(UniverseError::BadDensity(_))));
+        assert!(matches!(
+            Universe::random(8, 8, 1.5, 0),
+            Err(UniverseError::BadDensity(_))
+        ));
         let mut u = Universe::new(4, 4).unwrap();
-        assert!(matches!(u.place(5, 1, &[]), Err(UniverseError::PatternTooLarge { .. })));
+        assert!(matches!(
+            u.place(5, 1, &[]),
+            Err(UniverseError::PatternTooLarge { .. })
+        ));
     }
 }

@@ -23,7 +23,11 @@ impl WindowStepper {
             needed: 0,
             available: memory::available_bytes().unwrap_or(0),
         })?;
-        Ok(WindowStepper { rule, prefix, spare })
+        Ok(WindowStepper {
+            rule,
+            prefix,
+            spare,
+        })
     }
 
     pub fn advance(&mut self, universe: &mut Universe, gens: u64) {
