@@ -6,7 +6,10 @@ pub mod lowering;
 pub mod named;
 pub mod network;
 pub mod rule;
+pub mod sat;
+pub mod shapes;
 pub mod spec;
+pub mod synth;
 
 pub use lowering::Basis;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};

@@ -1,0 +1,75 @@
+//! A small interface to SAT solvers, so the encoder does not depend on one. varisat is the default.
+
+/// A literal in DIMACS style: variable `v >= 1` is `v`, its negation `-v`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Lit(pub i32);
+
+impl std::ops::Not for Lit {
+    type Output = Lit;
+    fn not(self) -> Lit {
+        Lit(-self.0)
+    }
+}
+
+pub trait SatSolver {
+    fn new_var(&mut self) -> Lit;
+    fn add_clause(&mut self, clause: &[Lit]);
+    /// `Some(true)`: satisfiable, `Some(false)`: unsatisfiable, `None`: the solver failed.
+    fn solve(&mut self) -> Option<bool>;
+    /// The value of `lit` in the last model.
+    fn value(&self, lit: Lit) -> bool;
+}
+
+use varisat::ExtendFormula;
+
+/// varisat, a CDCL solver in pure Rust.
+pub struct Varisat {
+    solver: varisat::Solver<'static>,
+    vars: i32,
+    model: Vec<bool>,
+}
+
+impl Default for Varisat {
+    fn default() -> Self {
+        Varisat {
+            solver: varisat::Solver::new(),
+            vars: 0,
+            model: Vec::new(),
+        }
+    }
+}
+
+impl SatSolver for Varisat {
+    fn new_var(&mut self) -> Lit {
+        self.vars += 1;
+        Lit(self.vars)
+    }
+
+    fn add_clause(&mut self, clause: &[Lit]) {
+        let lits: Vec<varisat::Lit> = clause
+            .iter()
+            .map(|l| varisat::Lit::from_dimacs(l.0 as isize))
+            .collect();
+        self.solver.add_clause(&lits);
+    }
+
+    fn solve(&mut self) -> Option<bool> {
+        let satisfiable = self.solver.solve().ok()?;
+        if satisfiable {
+            let model = self.solver.model()?;
+            self.model = vec![false; self.vars as usize + 1];
+            for lit in model {
+                let v = lit.to_dimacs();
+                if v > 0 && (v as usize) < self.model.len() {
+                    self.model[v as usize] = true;
+                }
+            }
+        }
+        Some(satisfiable)
+    }
+
+    fn value(&self, lit: Lit) -> bool {
+        let v = self.model.get(lit.0.unsigned_abs() as usize).copied().unwrap_or(false);
+        if lit.0 > 0 { v } else { !v }
+    }
+}
