@@ -1,6 +1,7 @@
 //! The lifegen command line.
 
 mod run;
+mod search;
 
 use clap::{Parser, Subcommand};
 
@@ -19,12 +20,15 @@ struct Cli {
 enum Command {
     /// Run a simulation: a pattern from an RLE file, or a random soup.
     Run(run::RunArgs),
+    /// Find the smallest network for a rule's cell update in a kernel shape, and prove it smallest.
+    Search(search::SearchArgs),
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Search(args) => search::search(args),
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");

@@ -191,3 +191,45 @@ fn bad_inputs_get_one_line_errors() {
         assert_clean_error(&args, needle);
     }
 }
+
+#[test]
+fn search_proves_the_blog_shape_needs_four_luts() {
+    let out = lifegen(&[
+        "search", "--rule", "B3/S23", "--shape", "blog", "--basis", "lut3",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    for line in [
+        "size  3: UNSAT",
+        "size  4: SAT",
+        "per word: 6 fixed + 4 searched = 10 ops",
+    ] {
+        assert!(text.contains(line), "{line:?} missing:\n{text}");
+    }
+    assert_eq!(text.lines().last(), Some("result: 4 gates, proven optimal"));
+    assert_eq!(text.lines().filter(|l| l.contains("lop3.b32")).count(), 4);
+}
+
+#[test]
+fn search_says_plainly_when_the_budget_runs_out() {
+    let out = lifegen(&[
+        "search",
+        "--shape",
+        "monolithic",
+        "--min",
+        "8",
+        "--max",
+        "8",
+        "--timeout",
+        "1",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("size  8: timeout"), "{text}");
+    assert_eq!(text.lines().last(), Some("result: none within budget"));
+    assert_clean_error(&["search", "--shape", "hexagonal"], "unknown shape");
+    assert_clean_error(
+        &["search", "--rule", "R2,C2,M0,S1..2,B1..1,NM"],
+        "life-like",
+    );
+}

@@ -69,7 +69,11 @@ impl SatSolver for Varisat {
     }
 
     fn value(&self, lit: Lit) -> bool {
-        let v = self.model.get(lit.0.unsigned_abs() as usize).copied().unwrap_or(false);
+        let v = self
+            .model
+            .get(lit.0.unsigned_abs() as usize)
+            .copied()
+            .unwrap_or(false);
         if lit.0 > 0 { v } else { !v }
     }
 }

@@ -47,13 +47,23 @@ impl Shape {
         let named = |names: &[&str]| names.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         match self {
             Shape::Monolithic => cell_spec(rule),
-            Shape::Blog => Spec::from_fn(named(&["aA", "a9", "b0", "b1", "b2", "centre"]), 1, |row| {
-                let bit = |i: usize| (row >> i & 1) as u32;
-                let count = bit(0) + bit(1) + 2 * (bit(2) + bit(3) + bit(4));
-                vec![Some(rule.next(bit(5) == 1, count))]
-            }),
+            Shape::Blog => {
+                Spec::from_fn(named(&["aA", "a9", "b0", "b1", "b2", "centre"]), 1, |row| {
+                    let bit = |i: usize| (row >> i & 1) as u32;
+                    let count = bit(0) + bit(1) + 2 * (bit(2) + bit(3) + bit(4));
+                    vec![Some(rule.next(bit(5) == 1, count))]
+                })
+            }
             Shape::RowShared => Spec::from_fn(
-                named(&["upper_sum", "upper_carry", "lower_sum", "lower_carry", "l", "x", "r"]),
+                named(&[
+                    "upper_sum",
+                    "upper_carry",
+                    "lower_sum",
+                    "lower_carry",
+                    "l",
+                    "x",
+                    "r",
+                ]),
                 1,
                 |row| {
                     let bit = |i: usize| (row >> i & 1) as u32;

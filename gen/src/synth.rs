@@ -45,7 +45,13 @@ fn arity(basis: Basis) -> usize {
 
 /// All sorted `k`-tuples of `0..limit`, in co-lexicographic order.
 fn tuples(limit: usize, k: usize) -> Vec<Vec<usize>> {
-    fn extend(prefix: &mut Vec<usize>, start: usize, limit: usize, k: usize, out: &mut Vec<Vec<usize>>) {
+    fn extend(
+        prefix: &mut Vec<usize>,
+        start: usize,
+        limit: usize,
+        k: usize,
+        out: &mut Vec<Vec<usize>>,
+    ) {
         if prefix.len() == k {
             out.push(prefix.clone());
             return;
@@ -104,7 +110,11 @@ impl<'a> Encoding<'a> {
                 vars
             })
             .collect();
-        let complemented = spec.outputs().iter().map(|t| t.value(0) == Some(true)).collect();
+        let complemented = spec
+            .outputs()
+            .iter()
+            .map(|t| t.value(0) == Some(true))
+            .collect();
         let mut encoding = Encoding {
             spec,
             k,
@@ -146,7 +156,10 @@ impl<'a> Encoding<'a> {
                 let mut differs = Vec::new();
                 for row in (0..1usize << self.k).filter(|r| r & flip == 0) {
                     let d = self.solver.new_var();
-                    let (a, b) = (bit(&self.tables[gate], row), bit(&self.tables[gate], row | flip));
+                    let (a, b) = (
+                        bit(&self.tables[gate], row),
+                        bit(&self.tables[gate], row | flip),
+                    );
                     match (a, b) {
                         (None, Some(b)) => self.solver.add_clause(&[!d, b]),
                         (Some(a), Some(b)) => {
@@ -168,7 +181,11 @@ impl<'a> Encoding<'a> {
         let values: Vec<Lit> = (0..self.gates).map(|_| self.solver.new_var()).collect();
         // A node's value on this row: a constant for inputs, a variable for gates.
         let node = |v: usize| -> Result<bool, Lit> {
-            if v < n { Ok(row >> v & 1 == 1) } else { Err(values[v - n]) }
+            if v < n {
+                Ok(row >> v & 1 == 1)
+            } else {
+                Err(values[v - n])
+            }
         };
         for gate in 0..self.gates {
             let out = values[gate];
@@ -202,7 +219,8 @@ impl<'a> Encoding<'a> {
                 let target = value != self.complemented[h];
                 for gate in 0..self.gates {
                     let v = values[gate];
-                    self.solver.add_clause(&[!self.drivers[h][gate], if target { v } else { !v }]);
+                    self.solver
+                        .add_clause(&[!self.drivers[h][gate], if target { v } else { !v }]);
                 }
             }
         }
@@ -243,7 +261,8 @@ impl<'a> Encoding<'a> {
                 if let Some(m) = fan_ins[later].iter().position(|&v| v == n + gate) {
                     let flip = 1 << (self.k - 1 - m);
                     let old = tables[later];
-                    tables[later] = (0..1 << self.k).fold(0u8, |t, p| t | (old >> (p ^ flip) & 1) << p);
+                    tables[later] =
+                        (0..1 << self.k).fold(0u8, |t, p| t | (old >> (p ^ flip) & 1) << p);
                 }
             }
         }
@@ -253,9 +272,18 @@ impl<'a> Encoding<'a> {
             .map(|(t, &table)| {
                 let w = |m: usize| t[m] as Wire;
                 if self.k == 3 {
-                    Gate::Lut3 { table, a: w(0), b: w(1), c: w(2) }
+                    Gate::Lut3 {
+                        table,
+                        a: w(0),
+                        b: w(1),
+                        c: w(2),
+                    }
                 } else {
-                    Gate::Gate2 { table, a: w(0), b: w(1) }
+                    Gate::Gate2 {
+                        table,
+                        a: w(0),
+                        b: w(1),
+                    }
                 }
             })
             .collect();
@@ -295,9 +323,8 @@ pub fn solve_size(
 ) -> Result<SizeAnswer, SynthError> {
     for (h, table) in spec.outputs().iter().enumerate() {
         let rows = 1usize << spec.num_inputs();
-        let is = |f: &dyn Fn(usize) -> bool| {
-            (0..rows).all(|r| table.value(r).is_none_or(|v| v == f(r)))
-        };
+        let is =
+            |f: &dyn Fn(usize) -> bool| (0..rows).all(|r| table.value(r).is_none_or(|v| v == f(r)));
         let trivial = is(&|_| false)
             || is(&|_| true)
             || (0..spec.num_inputs()).any(|i| is(&|r| r >> i & 1 == 1) || is(&|r| r >> i & 1 == 0));
@@ -328,6 +355,26 @@ pub fn solve_size(
             Err(other) => unreachable!("decoded network has the spec's shape: {other}"),
         }
     }
+}
+
+/// [`solve_size`] on a worker thread, so one long SAT call cannot overrun the deadline. A solve
+/// still running at the deadline is abandoned: its thread ends when the solver returns or the
+/// process exits.
+fn solve_size_within(
+    spec: &Spec,
+    basis: Basis,
+    gates: usize,
+    deadline: Instant,
+) -> Result<SizeAnswer, SynthError> {
+    let (send, receive) = std::sync::mpsc::channel();
+    let spec = spec.clone();
+    std::thread::spawn(move || {
+        let _ = send.send(solve_size(&spec, basis, gates, deadline));
+    });
+    let wait = deadline.saturating_duration_since(Instant::now());
+    receive
+        .recv_timeout(wait)
+        .unwrap_or(Ok(SizeAnswer::Timeout))
 }
 
 /// One size tried by [`search`].
@@ -362,7 +409,7 @@ pub fn search(
     let mut best = None;
     for gates in min.max(1)..=max {
         let start = Instant::now();
-        let answer = solve_size(spec, basis, gates, deadline)?;
+        let answer = solve_size_within(spec, basis, gates, deadline)?;
         let attempt = Attempt {
             gates,
             answer,
@@ -416,7 +463,17 @@ mod tests {
 
     #[test]
     fn colex_tuples() {
-        assert_eq!(tuples(4, 2), vec![vec![0, 1], vec![0, 2], vec![1, 2], vec![0, 3], vec![1, 3], vec![2, 3]]);
+        assert_eq!(
+            tuples(4, 2),
+            vec![
+                vec![0, 1],
+                vec![0, 2],
+                vec![1, 2],
+                vec![0, 3],
+                vec![1, 3],
+                vec![2, 3]
+            ]
+        );
     }
 
     #[test]
@@ -433,6 +490,17 @@ mod tests {
             vec![Some(row != 7), Some(row.count_ones() % 2 == 0)]
         });
         assert_eq!(gates_needed(&spec, Basis::Lut3), (2, true));
+    }
+
+    #[test]
+    fn the_budget_holds_even_inside_one_solve() {
+        // Monolithic Life at 8 LUT3 is a long solve; a 1 s budget must end the search in time.
+        let spec = crate::life::cell_spec(&crate::rule::LifeLike::CONWAY);
+        let start = Instant::now();
+        let result = search(&spec, Basis::Lut3, 8, 8, Duration::from_secs(1), |_| {}).unwrap();
+        assert!(start.elapsed() < Duration::from_secs(3));
+        assert_eq!(result.attempts[0].answer, SizeAnswer::Timeout);
+        assert!(result.best.is_none() && !result.proven_optimal);
     }
 
     #[test]
