@@ -187,8 +187,7 @@ impl<'a> Encoding<'a> {
                 Err(values[v - n])
             }
         };
-        for gate in 0..self.gates {
-            let out = values[gate];
+        for (gate, &out) in values.iter().enumerate() {
             for (tuple, select) in &self.selections[gate] {
                 'assignment: for p in 0..1usize << self.k {
                     let mut clause = vec![!*select];
@@ -217,10 +216,9 @@ impl<'a> Encoding<'a> {
         for (h, table) in self.spec.outputs().iter().enumerate() {
             if let Some(value) = table.value(row) {
                 let target = value != self.complemented[h];
-                for gate in 0..self.gates {
-                    let v = values[gate];
+                for (&driver, &v) in self.drivers[h].iter().zip(&values) {
                     self.solver
-                        .add_clause(&[!self.drivers[h][gate], if target { v } else { !v }]);
+                        .add_clause(&[!driver, if target { v } else { !v }]);
                 }
             }
         }
