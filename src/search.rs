@@ -4,7 +4,6 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use lifegen_gen::network::Gate;
 use lifegen_gen::shapes::Shape;
 use lifegen_gen::synth::{self, SizeAnswer};
 use lifegen_gen::{Basis, Rule, rule};
@@ -80,33 +79,7 @@ pub fn search(args: SearchArgs) -> Result<()> {
     })?;
     match &result.best {
         Some(network) => {
-            for (k, gate) in network.gates().iter().enumerate() {
-                let name = |w| network.wire_name(w);
-                let dest = name((network.num_inputs() + k) as u32);
-                match *gate {
-                    Gate::Lut3 { table, a, b, c } => {
-                        println!(
-                            "{dest} = lop3.b32 {}, {}, {}, 0x{table:02x}",
-                            name(a),
-                            name(b),
-                            name(c)
-                        )
-                    }
-                    Gate::Gate2 { table, a, b } => println!(
-                        "{dest} = {} {}, {}",
-                        lifegen_gen::network::op2_name(table),
-                        name(a),
-                        name(b)
-                    ),
-                    Gate::Not(a) => println!("{dest} = not {}", name(a)),
-                }
-            }
-            let outputs: Vec<String> = network
-                .outputs()
-                .iter()
-                .map(|&w| network.wire_name(w))
-                .collect();
-            println!("output: {}", outputs.join(", "));
+            println!("{network}");
             let n = network.gates().len();
             let fixed = shape.fixed_lut3_per_word();
             if fixed > 0 {

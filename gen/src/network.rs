@@ -241,7 +241,7 @@ impl fmt::Display for Network {
                 }
                 Gate::Lut3 { table, a, b, c } => writeln!(
                     f,
-                    "{dest} = lop3 {}, {}, {}, 0x{table:02x}",
+                    "{dest} = lop3.b32 {}, {}, {}, 0x{table:02x}",
                     n(a),
                     n(b),
                     n(c)

@@ -3,9 +3,8 @@
 use lifegen_gen::Rule;
 
 use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
-use crate::memory::OutOfMemory;
 use crate::reference;
-use crate::universe::Universe;
+use crate::universe::{Universe, UniverseError};
 use crate::window::WindowStepper;
 
 /// The backends a user can ask for.
@@ -37,7 +36,7 @@ impl std::str::FromStr for BackendKind {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum BackendError {
     #[error(transparent)]
-    OutOfMemory(#[from] OutOfMemory),
+    Universe(#[from] UniverseError),
     #[error(transparent)]
     UnsupportedIsa(#[from] UnsupportedIsa),
 }

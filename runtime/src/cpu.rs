@@ -11,8 +11,7 @@ use lifegen_gen::network::{Gate, eval_table2, eval_table3, lut3, op2};
 use lifegen_gen::{LifeLike, VerifiedNetwork};
 use rayon::prelude::*;
 
-use crate::memory::{self, OutOfMemory};
-use crate::universe::Universe;
+use crate::universe::{Universe, UniverseError};
 
 /// Words per evaluation chunk: 4096 cells; every gate's chunk of a small network stays in L1.
 const CHUNK: usize = 64;
@@ -315,15 +314,8 @@ impl NetworkStepper {
         isa: Isa,
         width: u64,
         height: u64,
-    ) -> Result<Self, OutOfMemory> {
-        let spare = Universe::new(width, height).map_err(|e| match e {
-            crate::universe::UniverseError::OutOfMemory(oom) => oom,
-            other => OutOfMemory {
-                what: other.to_string(),
-                needed: 0,
-                available: memory::available_bytes().unwrap_or(0),
-            },
-        })?;
+    ) -> Result<Self, UniverseError> {
+        let spare = Universe::new(width, height)?;
         Ok(NetworkStepper {
             program,
             isa,

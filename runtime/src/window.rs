@@ -4,8 +4,8 @@
 use lifegen_gen::{LargerThanLife, Neighbourhood};
 use rayon::prelude::*;
 
-use crate::memory::{self, OutOfMemory};
-use crate::universe::Universe;
+use crate::memory;
+use crate::universe::{Universe, UniverseError};
 
 pub struct WindowStepper {
     rule: LargerThanLife,
@@ -15,14 +15,10 @@ pub struct WindowStepper {
 }
 
 impl WindowStepper {
-    pub fn new(rule: LargerThanLife, width: u64, height: u64) -> Result<Self, OutOfMemory> {
+    pub fn new(rule: LargerThanLife, width: u64, height: u64) -> Result<Self, UniverseError> {
         let what = format!("window sums for a {width}x{height} universe");
         let prefix = memory::zeroed((width + 1).saturating_mul(height), &what)?;
-        let spare = Universe::new(width, height).map_err(|e| OutOfMemory {
-            what: e.to_string(),
-            needed: 0,
-            available: memory::available_bytes().unwrap_or(0),
-        })?;
+        let spare = Universe::new(width, height)?;
         Ok(WindowStepper {
             rule,
             prefix,
