@@ -4,8 +4,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use lifegen_gen::sat::SolverKind;
 use lifegen_gen::shapes::Shape;
-use lifegen_gen::synth::{self, SizeAnswer};
+use lifegen_gen::synth::{self, SearchOptions, SizeAnswer};
 use lifegen_gen::{Basis, Rule, rule};
 
 #[derive(Args, Debug)]
@@ -25,6 +26,9 @@ pub struct SearchArgs {
     /// Largest size to try.
     #[arg(long, default_value_t = 40)]
     max: usize,
+    /// The SAT solver: varisat, or cadical in a build with `--features cadical`.
+    #[arg(long, default_value = "varisat")]
+    solver: String,
     /// Wall-clock budget in seconds for the whole search.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
@@ -55,6 +59,7 @@ pub fn search(args: SearchArgs) -> Result<()> {
     if args.min > args.max {
         bail!("--min {} is above --max {}", args.min, args.max);
     }
+    let solver = SolverKind::from_name(&args.solver).map_err(anyhow::Error::msg)?;
     let spec = shape.spec(&rule);
     println!(
         "rule {rule}, shape {}, basis {}: {} inputs, sizes {}..={}",
@@ -65,7 +70,15 @@ pub fn search(args: SearchArgs) -> Result<()> {
         args.max
     );
     let budget = Duration::from_secs_f64(args.timeout);
-    let result = synth::search(&spec, basis, args.min, args.max, budget, |attempt| {
+    let options = SearchOptions {
+        basis,
+        solver,
+        min: args.min,
+        max: args.max,
+        budget,
+        known: Some(shape.lowered(&rule, basis)),
+    };
+    let result = synth::search(&spec, &options, |attempt| {
         let answer = match attempt.answer {
             SizeAnswer::Sat(_) => "SAT",
             SizeAnswer::Unsat => "UNSAT",
@@ -81,7 +94,7 @@ pub fn search(args: SearchArgs) -> Result<()> {
         Some(network) => {
             println!("{network}");
             let n = network.gates().len();
-            let fixed = shape.fixed_lut3_per_word();
+            let fixed = shape.fixed_ops_per_word(basis);
             if fixed > 0 {
                 println!("per word: {fixed} fixed + {n} searched = {} ops", fixed + n);
             }

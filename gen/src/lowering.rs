@@ -10,6 +10,12 @@ use crate::network::{
 };
 use crate::rule::LifeLike;
 
+/// A truth table over at most [`MAX_DECOMPOSE_VARS`] variables, bit `row` = value on `row`.
+pub type Table = u128;
+
+/// The most variables [`decompose_smallest`] takes.
+pub const MAX_DECOMPOSE_VARS: usize = 7;
+
 /// The instruction set a network may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Basis {
@@ -62,13 +68,21 @@ pub fn adder_network(rule: &LifeLike, basis: Basis) -> Network {
 }
 
 /// The truth table of `f` over `vars` variables, bit `row` = `f(row)`.
-fn truth_table(vars: usize, f: impl Fn(usize) -> bool) -> u64 {
-    (0..1usize << vars).fold(0, |t, row| t | (f(row) as u64) << row)
+fn truth_table(vars: usize, f: impl Fn(usize) -> bool) -> Table {
+    (0..1usize << vars).fold(0, |t, row| t | (f(row) as Table) << row)
 }
 
 /// Builds `table` over `vars` with the variable order (of all orders) that needs fewest gates.
-pub fn decompose_smallest(b: &mut NetworkBuilder, basis: Basis, vars: &[Wire], table: u64) -> Wire {
-    assert!(vars.len() <= 6, "decomposition takes at most 6 variables");
+pub fn decompose_smallest(
+    b: &mut NetworkBuilder,
+    basis: Basis,
+    vars: &[Wire],
+    table: Table,
+) -> Wire {
+    assert!(
+        vars.len() <= MAX_DECOMPOSE_VARS,
+        "decomposition takes at most 7 variables"
+    );
     let mut best: Option<(usize, NetworkBuilder, Wire)> = None;
     for order in permutations(vars.len()) {
         let mut trial = b.clone();
@@ -112,21 +126,25 @@ struct Decomposer<'a> {
     basis: Basis,
     vars: &'a [Wire],
     order: &'a [usize],
-    memo: HashMap<u64, Wire>,
+    memo: HashMap<Table, Wire>,
 }
 
 impl Decomposer<'_> {
-    fn full_mask(&self) -> u64 {
+    fn full_mask(&self) -> Table {
         let rows = 1u32 << self.vars.len();
-        if rows == 64 { !0 } else { (1u64 << rows) - 1 }
+        if rows == Table::BITS {
+            !0
+        } else {
+            (1 << rows) - 1
+        }
     }
 
     /// Rows where variable `v` is 1.
-    fn var_mask(&self, v: usize) -> u64 {
+    fn var_mask(&self, v: usize) -> Table {
         truth_table(self.vars.len(), |row| row >> v & 1 == 1)
     }
 
-    fn cofactor(&self, table: u64, v: usize, value: bool) -> u64 {
+    fn cofactor(&self, table: Table, v: usize, value: bool) -> Table {
         let mask = self.var_mask(v);
         let shift = 1u32 << v;
         let kept = if value {
@@ -141,11 +159,11 @@ impl Decomposer<'_> {
         }
     }
 
-    fn depends_on(&self, table: u64, v: usize) -> bool {
+    fn depends_on(&self, table: Table, v: usize) -> bool {
         self.cofactor(table, v, true) != self.cofactor(table, v, false)
     }
 
-    fn support(&self, table: u64) -> Vec<usize> {
+    fn support(&self, table: Table) -> Vec<usize> {
         self.order
             .iter()
             .copied()
@@ -154,7 +172,7 @@ impl Decomposer<'_> {
     }
 
     /// The table of `table` as a function of `support` only (bit `k` of a row = `support[k]`).
-    fn project(&self, table: u64, support: &[usize]) -> u8 {
+    fn project(&self, table: Table, support: &[usize]) -> u8 {
         let mut projected = 0u8;
         for row in 0..1usize << support.len() {
             let full_row: usize = support
@@ -167,7 +185,7 @@ impl Decomposer<'_> {
         projected
     }
 
-    fn build(&mut self, table: u64) -> Wire {
+    fn build(&mut self, table: Table) -> Wire {
         if let Some(&wire) = self.memo.get(&table) {
             return wire;
         }
@@ -176,7 +194,7 @@ impl Decomposer<'_> {
         wire
     }
 
-    fn build_new(&mut self, table: u64) -> Wire {
+    fn build_new(&mut self, table: Table) -> Wire {
         let support = self.support(table);
         let max_leaf = match self.basis {
             Basis::Lut3 => 3,
@@ -190,7 +208,7 @@ impl Decomposer<'_> {
         let high = self.cofactor(table, v, true);
         let low = self.cofactor(table, v, false);
         let full = self.full_mask();
-        let is_const = |t: u64| t == 0 || t == full;
+        let is_const = |t: Table| t == 0 || t == full;
         if high ^ low == full {
             let low = self.build(low);
             return self.b.xor(var, low);
@@ -223,7 +241,7 @@ impl Decomposer<'_> {
             },
             Basis::Lut3 => {
                 // One LUT3 `var ? high : low`, with constant branches folded into the table.
-                let signal = |d: &mut Self, t: u64, pattern: u8| -> (Wire, u8) {
+                let signal = |d: &mut Self, t: Table, pattern: u8| -> (Wire, u8) {
                     if is_const(t) {
                         (var, if t == 0 { 0 } else { 0xFF })
                     } else {
@@ -239,7 +257,7 @@ impl Decomposer<'_> {
     }
 
     /// A function of at most one gate's inputs.
-    fn leaf(&mut self, table: u64, support: &[usize]) -> Wire {
+    fn leaf(&mut self, table: Table, support: &[usize]) -> Wire {
         let wires: Vec<Wire> = support.iter().map(|&v| self.vars[v]).collect();
         let projected = self.project(table, support);
         let first = *wires.first().unwrap_or(&self.vars[0]);

@@ -77,3 +77,69 @@ impl SatSolver for Varisat {
         if lit.0 > 0 { v } else { !v }
     }
 }
+
+/// CaDiCaL (C++), behind the `cadical` cargo feature.
+#[cfg(feature = "cadical")]
+pub struct Cadical {
+    solver: cadical::Solver,
+    vars: i32,
+}
+
+#[cfg(feature = "cadical")]
+impl Default for Cadical {
+    fn default() -> Self {
+        Cadical {
+            solver: cadical::Solver::new(),
+            vars: 0,
+        }
+    }
+}
+
+#[cfg(feature = "cadical")]
+impl SatSolver for Cadical {
+    fn new_var(&mut self) -> Lit {
+        self.vars += 1;
+        Lit(self.vars)
+    }
+
+    fn add_clause(&mut self, clause: &[Lit]) {
+        self.solver.add_clause(clause.iter().map(|l| l.0));
+    }
+
+    fn solve(&mut self) -> Option<bool> {
+        self.solver.solve()
+    }
+
+    fn value(&self, lit: Lit) -> bool {
+        self.solver.value(lit.0).unwrap_or(false)
+    }
+}
+
+/// The SAT solvers this build has.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolverKind {
+    Varisat,
+    #[cfg(feature = "cadical")]
+    Cadical,
+}
+
+impl SolverKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            SolverKind::Varisat => "varisat",
+            #[cfg(feature = "cadical")]
+            SolverKind::Cadical => "cadical",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<SolverKind, String> {
+        match name {
+            "varisat" => Ok(SolverKind::Varisat),
+            #[cfg(feature = "cadical")]
+            "cadical" => Ok(SolverKind::Cadical),
+            #[cfg(not(feature = "cadical"))]
+            "cadical" => Err("this build has no CaDiCaL; build with --features cadical".into()),
+            other => Err(format!("unknown solver {other:?}; use varisat or cadical")),
+        }
+    }
+}

@@ -2,8 +2,10 @@
 //! 32-cell word costs per generation in each.
 
 use crate::life::{CENTRE, cell_spec};
+use crate::lowering::{Basis, Table, adder_network, decompose_smallest};
+use crate::network::{Network, NetworkBuilder};
 use crate::rule::LifeLike;
-use crate::spec::Spec;
+use crate::spec::{Spec, verify};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Shape {
@@ -32,14 +34,49 @@ impl Shape {
         Shape::ALL.into_iter().find(|s| s.name() == name)
     }
 
-    /// LUT3 per word outside the searched part: the blog's 6 adders, or the row's own
-    /// full adder (2 LUT3), which the rows above and below reuse.
-    pub fn fixed_lut3_per_word(&self) -> usize {
+    /// Full adders per word outside the searched part: the blog's 3, or the row's own one,
+    /// which the rows above and below reuse.
+    pub fn fixed_full_adders_per_word(&self) -> usize {
         match self {
             Shape::Monolithic => 0,
-            Shape::Blog => 6,
-            Shape::RowShared => 2,
+            Shape::Blog => 3,
+            Shape::RowShared => 1,
         }
+    }
+
+    /// Ops per word outside the searched part: a full adder is 2 LUT3, or 5 two-input gates
+    /// (both proven smallest by `synth`'s tests).
+    pub fn fixed_ops_per_word(&self, basis: Basis) -> usize {
+        let per_adder = match basis {
+            Basis::Lut3 => 2,
+            Basis::Gate2 => 5,
+        };
+        self.fixed_full_adders_per_word() * per_adder
+    }
+
+    /// A verified network for the searched part without SAT: adder lowering for the monolithic
+    /// shape, the best Shannon decomposition of the spec's one output for the others.
+    pub fn lowered(&self, rule: &LifeLike, basis: Basis) -> Network {
+        let spec = self.spec(rule);
+        let network = match self {
+            Shape::Monolithic => adder_network(rule, basis),
+            Shape::Blog | Shape::RowShared => {
+                let n = spec.num_inputs();
+                let mut b = NetworkBuilder::new(spec.input_names().to_vec());
+                let output = &spec.outputs()[0];
+                let table = (0..1usize << n).fold(0 as Table, |t, row| {
+                    t | Table::from(output.value(row) == Some(true)) << row
+                });
+                let vars = b.inputs();
+                let out = decompose_smallest(&mut b, basis, &vars, table);
+                b.finish(
+                    format!("{}-lowered-{}", self.name(), basis.name()),
+                    vec![out],
+                )
+            }
+        };
+        verify(&network, &spec).expect("lowering is exact");
+        network
     }
 
     /// The spec of the searched part.
@@ -79,15 +116,41 @@ const _: () = assert!(CENTRE == 8);
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn lowered_networks_verify_for_every_shape_and_basis() {
+        for text in ["B3/S23", "B36/S23", "B2/S", "B0/S8", "B345/S5"] {
+            let rule = *crate::rule::parse(text)
+                .unwrap()
+                .rule
+                .as_life_like()
+                .unwrap();
+            for shape in Shape::ALL {
+                for basis in [Basis::Lut3, Basis::Gate2] {
+                    let network = shape.lowered(&rule, basis);
+                    println!(
+                        "{text} {} {}: {}",
+                        shape.name(),
+                        basis.name(),
+                        network.op_counts()
+                    );
+                }
+            }
+        }
+    }
+
     use super::*;
-    use crate::lowering::Basis;
-    use crate::synth::search;
+    use crate::synth::{SearchOptions, search};
     use std::time::Duration;
 
     #[test]
     fn blog_shape_needs_four_more_luts_for_conway() {
         let spec = Shape::Blog.spec(&LifeLike::CONWAY);
-        let result = search(&spec, Basis::Lut3, 1, 6, Duration::from_secs(120), |_| {}).unwrap();
+        let options = SearchOptions {
+            max: 6,
+            budget: Duration::from_secs(120),
+            ..SearchOptions::new(Basis::Lut3)
+        };
+        let result = search(&spec, &options, |_| {}).unwrap();
         assert_eq!(result.best.unwrap().gates().len(), 4);
         assert!(result.proven_optimal);
     }

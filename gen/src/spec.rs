@@ -1,5 +1,7 @@
 //! Specifications (truth tables with don't-cares) and exhaustive verification of networks.
 
+use std::ops::ControlFlow;
+
 use crate::network::Network;
 
 /// The largest number of inputs a spec may have (2^24 rows, 2 MiB per output table).
@@ -123,6 +125,42 @@ fn input_word(input: usize, block: usize) -> u64 {
 
 /// Simulates `network` on every input row, 64 rows per word, and compares with `spec`.
 pub fn verify(network: &Network, spec: &Spec) -> Result<(), VerifyError> {
+    let mut first = None;
+    for_each_wrong_word(network, spec, |output, block, wrong, got| {
+        let bit = wrong.trailing_zeros() as usize;
+        first = Some(VerifyError::Mismatch {
+            output,
+            row: block * 64 + bit,
+            got: got >> bit & 1 == 1,
+            expected: spec.outputs[output].on[block] >> bit & 1 == 1,
+        });
+        ControlFlow::Break(())
+    })?;
+    first.map_or(Ok(()), Err)
+}
+
+/// Every input row on which `network` breaks `spec`, in order (empty when it meets it).
+pub fn wrong_rows(network: &Network, spec: &Spec) -> Result<Vec<usize>, VerifyError> {
+    let mut rows = Vec::new();
+    for_each_wrong_word(network, spec, |_, block, mut wrong, _| {
+        while wrong != 0 {
+            rows.push(block * 64 + wrong.trailing_zeros() as usize);
+            wrong &= wrong - 1;
+        }
+        ControlFlow::Continue(())
+    })?;
+    rows.sort_unstable();
+    rows.dedup();
+    Ok(rows)
+}
+
+/// Calls `visit(output, block, wrong bits, network's word)` for each block of 64 rows where an
+/// output is wrong, until it breaks.
+fn for_each_wrong_word(
+    network: &Network,
+    spec: &Spec,
+    mut visit: impl FnMut(usize, usize, u64, u64) -> ControlFlow<()>,
+) -> Result<(), VerifyError> {
     if network.num_inputs() != spec.num_inputs() {
         return Err(VerifyError::InputCount {
             network: network.num_inputs(),
@@ -137,23 +175,17 @@ pub fn verify(network: &Network, spec: &Spec) -> Result<(), VerifyError> {
     }
     let n = spec.num_inputs();
     let rows = 1usize << n;
+    let valid_rows = if rows >= 64 { !0 } else { (1u64 << rows) - 1 };
     let mut inputs = vec![0u64; n];
     for block in 0..rows.div_ceil(64) {
         for (i, word) in inputs.iter_mut().enumerate() {
             *word = input_word(i, block);
         }
-        let valid_rows = if rows >= 64 { !0 } else { (1u64 << rows) - 1 };
         let got = network.eval(&inputs);
         for (output, (table, word)) in spec.outputs.iter().zip(got).enumerate() {
             let wrong = (word ^ table.on[block]) & table.care[block] & valid_rows;
-            if wrong != 0 {
-                let bit = wrong.trailing_zeros() as usize;
-                return Err(VerifyError::Mismatch {
-                    output,
-                    row: block * 64 + bit,
-                    got: word >> bit & 1 == 1,
-                    expected: table.on[block] >> bit & 1 == 1,
-                });
+            if wrong != 0 && visit(output, block, wrong, word).is_break() {
+                return Ok(());
             }
         }
     }
