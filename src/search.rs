@@ -1,9 +1,11 @@
 //! `lifegen search`: the smallest network for a rule's cell update in a kernel shape, with proof.
 
-use std::time::Duration;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use lifegen_gen::cache::SearchRecord;
 use lifegen_gen::sat::SolverKind;
 use lifegen_gen::shapes::Shape;
 use lifegen_gen::synth::{self, SearchOptions, SizeAnswer};
@@ -32,6 +34,12 @@ pub struct SearchArgs {
     /// Wall-clock budget in seconds for the whole search.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
+    /// Keep the result in kernels_out/networks/ (unless the record there is as good or better).
+    #[arg(long)]
+    save: bool,
+    /// The repository root that holds kernels_out/.
+    #[arg(long, default_value = ".", value_name = "DIR")]
+    root: PathBuf,
 }
 
 pub fn search(args: SearchArgs) -> Result<()> {
@@ -78,6 +86,7 @@ pub fn search(args: SearchArgs) -> Result<()> {
         budget,
         known: Some(shape.lowered(&rule, basis)),
     };
+    let started = Instant::now();
     let result = synth::search(&spec, &options, |attempt| {
         let answer = match attempt.answer {
             SizeAnswer::Sat(_) => "SAT",
@@ -103,9 +112,54 @@ pub fn search(args: SearchArgs) -> Result<()> {
             } else {
                 "not proven optimal"
             };
+            if args.save {
+                let record = SearchRecord {
+                    rule,
+                    shape,
+                    basis,
+                    network: network.clone(),
+                    proven_optimal: result.proven_optimal,
+                    refuted: result
+                        .attempts
+                        .iter()
+                        .filter(|a| a.answer == SizeAnswer::Unsat)
+                        .map(|a| a.gates)
+                        .collect(),
+                    solver: solver.name().to_string(),
+                    seconds: started.elapsed().as_secs_f64(),
+                };
+                save(&args.root, &record)?;
+            }
             println!("result: {n} gates, {proof}");
         }
         None => println!("result: none within budget"),
     }
+    Ok(())
+}
+
+/// Writes `record` unless the stored one is as good or better.
+fn save(root: &std::path::Path, record: &SearchRecord) -> Result<()> {
+    let path = SearchRecord::path(root, &record.rule, record.shape, record.basis);
+    if let Ok(text) = std::fs::read_to_string(&path) {
+        let old = SearchRecord::parse(&path.display().to_string(), &text)?;
+        if !record.improves_on(&old) {
+            println!(
+                "kept {}: it holds {} gates, {}",
+                path.display(),
+                old.gates(),
+                if old.proven_optimal {
+                    "proven optimal"
+                } else {
+                    "not proven optimal"
+                }
+            );
+            return Ok(());
+        }
+    }
+    let dir = path.parent().expect("records live in a rule folder");
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::write(&path, record.render())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    println!("saved {}", path.display());
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! lifegen-gen: the compiler. Rules, specs, logic networks, verification and lowering.
 //! Pure: no GPU, no universes.
 
+pub mod cache;
 pub mod life;
 pub mod lowering;
 pub mod named;

@@ -253,13 +253,104 @@ impl fmt::Display for Network {
     }
 }
 
+const OP2_NAMES: [&str; 16] = [
+    "false", "nor", "notand", "nota", "andnot", "notb", "xor", "nand", "and", "xnor", "b", "notor",
+    "a", "ornot", "or", "true",
+];
+
 /// The mnemonic of a 2-input truth table.
 pub fn op2_name(table: u8) -> &'static str {
-    const NAMES: [&str; 16] = [
-        "false", "nor", "notand", "nota", "andnot", "notb", "xor", "nand", "and", "xnor", "b",
-        "notor", "a", "ornot", "or", "true",
-    ];
-    NAMES[(table & 0xF) as usize]
+    OP2_NAMES[(table & 0xF) as usize]
+}
+
+/// A listing line that could not be read back.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("network listing line {line}: {message}")]
+pub struct ListingError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl Network {
+    /// Reads back what [`Network`]'s `Display` writes: the header comment, one line per gate,
+    /// then `outputs: ...`.
+    pub fn parse_listing(input_names: Vec<String>, text: &str) -> Result<Network, ListingError> {
+        let mut names: std::collections::HashMap<String, Wire> = input_names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.clone(), i as Wire))
+            .collect();
+        let mut name = String::from("network");
+        let mut gates = Vec::new();
+        let mut outputs = None;
+        for (index, raw) in text.lines().enumerate() {
+            let line = index + 1;
+            let fail = |message: String| ListingError { line, message };
+            let l = raw.trim();
+            if l.is_empty() {
+                continue;
+            }
+            if let Some(comment) = l.strip_prefix("//") {
+                if let Some((n, _)) = comment.split_once(':') {
+                    name = n.trim().to_string();
+                }
+                continue;
+            }
+            let wire = |w: &str| {
+                names
+                    .get(w.trim())
+                    .copied()
+                    .ok_or_else(|| fail(format!("unknown wire {:?}", w.trim())))
+            };
+            if let Some(list) = l.strip_prefix("outputs:") {
+                outputs = Some(list.split(',').map(wire).collect::<Result<Vec<_>, _>>()?);
+                continue;
+            }
+            let (dest, op) = l
+                .split_once('=')
+                .ok_or_else(|| fail(format!("expected `t = op ...`, found {l:?}")))?;
+            let (mnemonic, args) = op.trim().split_once(' ').unwrap_or((op.trim(), ""));
+            let args: Vec<&str> = args.split(',').map(str::trim).collect();
+            let gate = match (mnemonic, args.as_slice()) {
+                ("not", [a]) => Gate::Not(wire(a)?),
+                ("lop3.b32", [a, b, c, imm]) => {
+                    let digits = imm
+                        .strip_prefix("0x")
+                        .ok_or_else(|| fail(format!("bad immediate {imm:?}")))?;
+                    let table = u8::from_str_radix(digits, 16)
+                        .map_err(|_| fail(format!("bad immediate {imm:?}")))?;
+                    Gate::Lut3 {
+                        table,
+                        a: wire(a)?,
+                        b: wire(b)?,
+                        c: wire(c)?,
+                    }
+                }
+                (op, [a, b]) => match OP2_NAMES.iter().position(|n| *n == op) {
+                    Some(table) => Gate::Gate2 {
+                        table: table as u8,
+                        a: wire(a)?,
+                        b: wire(b)?,
+                    },
+                    None => return Err(fail(format!("unknown operation {op:?}"))),
+                },
+                (op, _) => return Err(fail(format!("{op:?} with {} operands", args.len()))),
+            };
+            names.insert(
+                dest.trim().to_string(),
+                (input_names.len() + gates.len()) as Wire,
+            );
+            gates.push(gate);
+        }
+        let outputs = outputs.ok_or(ListingError {
+            line: text.lines().count(),
+            message: "no `outputs:` line".into(),
+        })?;
+        Network::new(name, input_names, gates, outputs).map_err(|e| ListingError {
+            line: 0,
+            message: e.to_string(),
+        })
+    }
 }
 
 /// Appends gates one at a time; the wires it hands out are always defined.
@@ -342,6 +433,19 @@ mod tests {
         }
         assert_eq!(op2_name(op2::ANDNOT), "andnot");
         assert_eq!(eval_table2(op2::ANDNOT, 0b1100, 0b1010) & 0xF, 0b0100);
+    }
+
+    #[test]
+    fn listings_read_back() {
+        for network in crate::named::published() {
+            let text = network.0.to_string();
+            let again = Network::parse_listing(network.0.input_names().to_vec(), &text).unwrap();
+            assert_eq!(again, network.0);
+        }
+        let err =
+            Network::parse_listing(vec!["a".into()], "t0 = nand a, zz\noutputs: t0").unwrap_err();
+        assert_eq!(err.line, 1);
+        assert!(err.message.contains("unknown wire \"zz\""), "{err}");
     }
 
     #[test]

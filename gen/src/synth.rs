@@ -87,7 +87,7 @@ struct Encoding<'a, S: SatSolver> {
 }
 
 impl<'a, S: SatSolver + Default> Encoding<'a, S> {
-    fn new(spec: &'a Spec, basis: Basis, gates: usize) -> Self {
+    fn new(spec: &'a Spec, basis: Basis, gates: usize, every_operand: bool) -> Self {
         let k = arity(basis);
         let n = spec.num_inputs();
         let mut solver = S::default();
@@ -133,7 +133,7 @@ impl<'a, S: SatSolver + Default> Encoding<'a, S> {
             encoding.solver.add_clause(&[last]);
         }
         encoding.every_gate_used();
-        encoding.gates_not_trivial();
+        encoding.gates_not_trivial(every_operand);
         encoding.colex_order();
         for (first, second) in symmetric_pairs(spec) {
             encoding.first_use_order(first, second);
@@ -225,8 +225,9 @@ impl<'a, S: SatSolver + Default> Encoding<'a, S> {
     /// Every gate depends on at least two of its operands. A gate that depends on one operand
     /// only is that operand or its complement, which its readers can absorb; a constant gate
     /// likewise. A LUT3 that depends on exactly two operands is a real 2-input operation and stays
-    /// allowed: requiring all three would exclude networks that need a 2-input step.
-    fn gates_not_trivial(&mut self) {
+    /// allowed: requiring all three would exclude networks that need a 2-input step. That stronger
+    /// form (`every_operand`) only serves to find networks fast, never to refute a size.
+    fn gates_not_trivial(&mut self, every_operand: bool) {
         for gate in 0..self.gates {
             let bit = |table: &Vec<Lit>, row: usize| (row > 0).then(|| table[row - 1]);
             // depends[m]: some pair of rows differing only in operand m gives different outputs.
@@ -255,6 +256,11 @@ impl<'a, S: SatSolver + Default> Encoding<'a, S> {
                 clause.extend(&differs);
                 self.solver.add_clause(&clause);
                 depends.push(any);
+            }
+            if every_operand {
+                for &d in &depends {
+                    self.solver.add_clause(&[d]);
+                }
             }
             // At least two of the operands matter: every pair has one that does.
             for a in 0..self.k {
@@ -482,17 +488,25 @@ fn initial_rows(spec: &Spec) -> Vec<usize> {
 }
 
 /// Decides whether a chain of `gates` gates meets `spec`, stopping at `deadline`.
+///
+/// With `every_operand`, only networks whose every LUT3 depends on all three operands are sought:
+/// a faster way to find one, whose UNSAT proves nothing.
 pub fn solve_size(
     spec: &Spec,
     basis: Basis,
     gates: usize,
     solver: SolverKind,
+    every_operand: bool,
     deadline: Instant,
 ) -> Result<SizeAnswer, SynthError> {
     match solver {
-        SolverKind::Varisat => solve_size_with::<Varisat>(spec, basis, gates, deadline),
+        SolverKind::Varisat => {
+            solve_size_with::<Varisat>(spec, basis, gates, every_operand, deadline)
+        }
         #[cfg(feature = "cadical")]
-        SolverKind::Cadical => solve_size_with::<crate::sat::Cadical>(spec, basis, gates, deadline),
+        SolverKind::Cadical => {
+            solve_size_with::<crate::sat::Cadical>(spec, basis, gates, every_operand, deadline)
+        }
     }
 }
 
@@ -500,6 +514,7 @@ fn solve_size_with<S: SatSolver + Default>(
     spec: &Spec,
     basis: Basis,
     gates: usize,
+    every_operand: bool,
     deadline: Instant,
 ) -> Result<SizeAnswer, SynthError> {
     for (h, table) in spec.outputs().iter().enumerate() {
@@ -516,7 +531,7 @@ fn solve_size_with<S: SatSolver + Default>(
     if gates < spec.outputs().len().min(1) || gates == 0 {
         return Ok(SizeAnswer::Unsat);
     }
-    let mut encoding = Encoding::<S>::new(spec, basis, gates);
+    let mut encoding = Encoding::<S>::new(spec, basis, gates, every_operand);
     for row in initial_rows(spec) {
         encoding.add_row(row);
     }
@@ -542,9 +557,11 @@ fn solve_size_with<S: SatSolver + Default>(
     }
 }
 
-/// [`solve_size`] on a worker thread, so one long SAT call cannot overrun the deadline. A solve
-/// still running at the deadline is abandoned: its thread ends when the solver returns or the
-/// process exits.
+/// [`solve_size`] on worker threads, so one long SAT call cannot overrun the deadline. For LUT3 a
+/// second worker looks only at gates that use all three operands, which often finds a network much
+/// sooner; its UNSAT is ignored, and only the complete encoding's answer refutes a size. A solve
+/// still running when the answer is known or the deadline passes is abandoned: its thread ends when
+/// the solver returns or the process exits.
 fn solve_size_within(
     spec: &Spec,
     basis: Basis,
@@ -553,14 +570,23 @@ fn solve_size_within(
     deadline: Instant,
 ) -> Result<SizeAnswer, SynthError> {
     let (send, receive) = std::sync::mpsc::channel();
-    let spec = spec.clone();
-    std::thread::spawn(move || {
-        let _ = send.send(solve_size(&spec, basis, gates, solver, deadline));
-    });
-    let wait = deadline.saturating_duration_since(Instant::now());
-    receive
-        .recv_timeout(wait)
-        .unwrap_or(Ok(SizeAnswer::Timeout))
+    let restricted_too = basis == Basis::Lut3;
+    for every_operand in [false, true].into_iter().take(1 + restricted_too as usize) {
+        let (send, spec) = (send.clone(), spec.clone());
+        std::thread::spawn(move || {
+            let answer = solve_size(&spec, basis, gates, solver, every_operand, deadline);
+            let _ = send.send((every_operand, answer));
+        });
+    }
+    loop {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        match receive.recv_timeout(wait) {
+            Err(_) => return Ok(SizeAnswer::Timeout),
+            Ok((false, answer)) => return answer,
+            Ok((true, Ok(SizeAnswer::Sat(network)))) => return Ok(SizeAnswer::Sat(network)),
+            Ok((true, _)) => continue,
+        }
+    }
 }
 
 /// One size tried by [`search`].
@@ -671,13 +697,17 @@ mod tests {
     }
 
     fn gates_needed(spec: &Spec, basis: Basis) -> (usize, bool) {
+        gates_needed_within(spec, basis, 12, 60)
+    }
+
+    fn gates_needed_within(spec: &Spec, basis: Basis, max: usize, seconds: u64) -> (usize, bool) {
         let options = SearchOptions {
-            max: 12,
-            budget: Duration::from_secs(60),
+            max,
+            budget: Duration::from_secs(seconds),
             ..SearchOptions::new(basis)
         };
         let result = search(spec, &options, |_| {}).unwrap();
-        let best = result.best.expect("found within 12 gates");
+        let best = result.best.expect("found within the budget");
         verify(&best, spec).unwrap();
         (best.gates().len(), result.proven_optimal)
     }
@@ -721,6 +751,23 @@ mod tests {
         let fa = popcount_spec(3);
         assert_eq!(gates_needed(&fa, Basis::Lut3), (2, true));
         assert_eq!(gates_needed(&fa, Basis::Gate2), (5, true));
+    }
+
+    /// Popcounts of 4 and 5 bits; run with `cargo test --release -p lifegen-gen popcounts --
+    /// --ignored --nocapture` (minutes: the 2-input cases are the slow ones).
+    #[test]
+    #[ignore]
+    fn popcounts() {
+        for n in [4, 5] {
+            for basis in [Basis::Lut3, Basis::Gate2] {
+                let start = Instant::now();
+                let (gates, proven) = gates_needed_within(&popcount_spec(n), basis, 20, 1800);
+                println!(
+                    "popcount{n} {basis:?}: {gates} gates, proven {proven}, {:?}",
+                    start.elapsed()
+                );
+            }
+        }
     }
 
     #[test]

@@ -1,0 +1,181 @@
+//! Search results kept in `kernels_out/networks/`: one text file per (rule, shape, basis), written
+//! by `lifegen search --save`, read back and re-verified by the tests, so no test reruns a long
+//! search.
+
+use std::path::{Path, PathBuf};
+
+use crate::lowering::Basis;
+use crate::network::Network;
+use crate::rule::{self, LifeLike};
+use crate::shapes::Shape;
+use crate::spec::verify;
+
+/// Where the records live, below the repository root.
+pub const NETWORKS_DIR: &str = "kernels_out/networks";
+
+/// One search's outcome, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SearchRecord {
+    pub rule: LifeLike,
+    pub shape: Shape,
+    pub basis: Basis,
+    pub network: Network,
+    pub proven_optimal: bool,
+    /// Sizes shown impossible, smallest first (consecutive from 1 when proven).
+    pub refuted: Vec<usize>,
+    pub solver: String,
+    /// Wall-clock seconds of the search that produced this record.
+    pub seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct CacheError {
+    pub path: String,
+    pub message: String,
+}
+
+impl SearchRecord {
+    /// The file of a (rule, shape, basis) below `root`.
+    pub fn path(root: &Path, rule: &LifeLike, shape: Shape, basis: Basis) -> PathBuf {
+        root.join(NETWORKS_DIR)
+            .join(rule.catagolue_name())
+            .join(format!("{}-{}.txt", shape.name(), basis.name()))
+    }
+
+    pub fn gates(&self) -> usize {
+        self.network.gates().len()
+    }
+
+    /// Whether this record should replace `old`: fewer gates, or as many and newly proven.
+    pub fn improves_on(&self, old: &SearchRecord) -> bool {
+        self.gates() < old.gates()
+            || (self.gates() == old.gates() && self.proven_optimal && !old.proven_optimal)
+    }
+
+    pub fn render(&self) -> String {
+        let refuted = match (self.refuted.first(), self.refuted.last()) {
+            (Some(a), Some(b)) => format!("{a}..={b}"),
+            _ => "none".into(),
+        };
+        let status = if self.proven_optimal {
+            "proven optimal"
+        } else {
+            "not proven optimal"
+        };
+        format!(
+            "# lifegen search result: written by `lifegen search --save`, re-verified by `cargo test`.\n\
+             rule: {}\nshape: {}\nbasis: {}\ngates: {}\nstatus: {status}\nrefuted sizes: {refuted}\n\
+             per word: {} fixed + {} searched\nsolver: {}\nseconds: {:.2}\n{}\n",
+            self.rule,
+            self.shape.name(),
+            self.basis.name(),
+            self.gates(),
+            self.shape.fixed_ops_per_word(self.basis),
+            self.gates(),
+            self.solver,
+            self.seconds,
+            self.network
+        )
+    }
+
+    /// Reads a record and checks it: the network must meet the shape's spec for the rule.
+    pub fn parse(path: &str, text: &str) -> Result<SearchRecord, CacheError> {
+        let fail = |message: String| CacheError {
+            path: path.to_string(),
+            message,
+        };
+        let field = |key: &str| -> Result<&str, CacheError> {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+                .ok_or_else(|| fail(format!("no `{key}:` line")))
+        };
+        let rule = *rule::parse(field("rule")?)
+            .map_err(|e| fail(e.to_string()))?
+            .rule
+            .as_life_like()
+            .ok_or_else(|| fail("not a life-like rule".into()))?;
+        let shape =
+            Shape::from_name(field("shape")?).ok_or_else(|| fail("unknown shape".into()))?;
+        let basis = match field("basis")? {
+            "lut3" => Basis::Lut3,
+            "gate2" => Basis::Gate2,
+            other => return Err(fail(format!("unknown basis {other:?}"))),
+        };
+        let refuted = match field("refuted sizes")? {
+            "none" => Vec::new(),
+            range => {
+                let (a, b) = range
+                    .split_once("..=")
+                    .ok_or_else(|| fail(format!("bad range {range:?}")))?;
+                let number = |s: &str| {
+                    s.parse::<usize>()
+                        .map_err(|_| fail(format!("bad range {range:?}")))
+                };
+                (number(a)?..=number(b)?).collect()
+            }
+        };
+        let listing_start = text
+            .find("\n//")
+            .ok_or_else(|| fail("no network listing".into()))?;
+        let spec = shape.spec(&rule);
+        let network = Network::parse_listing(spec.input_names().to_vec(), &text[listing_start..])
+            .map_err(|e| fail(e.to_string()))?;
+        verify(&network, &spec).map_err(|e| fail(format!("the network is wrong: {e}")))?;
+        let record = SearchRecord {
+            rule,
+            shape,
+            basis,
+            proven_optimal: field("status")? == "proven optimal",
+            refuted,
+            solver: field("solver")?.to_string(),
+            seconds: field("seconds")?
+                .parse()
+                .map_err(|_| fail("bad seconds".into()))?,
+            network,
+        };
+        let gates: usize = field("gates")?
+            .parse()
+            .map_err(|_| fail("bad gate count".into()))?;
+        if gates != record.gates() {
+            return Err(fail(format!(
+                "says {gates} gates, the network has {}",
+                record.gates()
+            )));
+        }
+        if record.proven_optimal && record.refuted != (1..record.gates()).collect::<Vec<_>>() {
+            return Err(fail(
+                "proven optimal, but not every smaller size is refuted".into(),
+            ));
+        }
+        Ok(record)
+    }
+
+    /// Every record below `root`, sorted by path.
+    pub fn load_all(root: &Path) -> Result<Vec<(PathBuf, SearchRecord)>, CacheError> {
+        let dir = root.join(NETWORKS_DIR);
+        let mut paths = Vec::new();
+        let io = |p: &Path, e: std::io::Error| CacheError {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        if !dir.exists() {
+            return Ok(Vec::new());
+        }
+        for rule_dir in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
+            let rule_dir = rule_dir.map_err(|e| io(&dir, e))?.path();
+            for file in std::fs::read_dir(&rule_dir).map_err(|e| io(&rule_dir, e))? {
+                paths.push(file.map_err(|e| io(&rule_dir, e))?.path());
+            }
+        }
+        paths.sort();
+        paths
+            .into_iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(&p).map_err(|e| io(&p, e))?;
+                let record = SearchRecord::parse(&p.display().to_string(), &text)?;
+                Ok((p, record))
+            })
+            .collect()
+    }
+}
