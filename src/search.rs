@@ -119,12 +119,16 @@ pub fn search(args: SearchArgs) -> Result<()> {
                     basis,
                     network: network.clone(),
                     proven_optimal: result.proven_optimal,
-                    refuted: result
-                        .attempts
-                        .iter()
-                        .filter(|a| a.answer == SizeAnswer::Unsat)
-                        .map(|a| a.gates)
-                        .collect(),
+                    refuted: {
+                        let mut sizes: Vec<usize> = result
+                            .attempts
+                            .iter()
+                            .filter(|a| a.answer == SizeAnswer::Unsat)
+                            .map(|a| a.gates)
+                            .collect();
+                        sizes.sort_unstable();
+                        sizes
+                    },
                     solver: solver.name().to_string(),
                     seconds: started.elapsed().as_secs_f64(),
                 };

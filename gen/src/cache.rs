@@ -21,7 +21,7 @@ pub struct SearchRecord {
     pub basis: Basis,
     pub network: Network,
     pub proven_optimal: bool,
-    /// Sizes shown impossible, smallest first (consecutive from 1 when proven).
+    /// Sizes shown impossible, in increasing order (every size from 1 when proven).
     pub refuted: Vec<usize>,
     pub solver: String,
     /// Wall-clock seconds of the search that produced this record.
@@ -54,10 +54,7 @@ impl SearchRecord {
     }
 
     pub fn render(&self) -> String {
-        let refuted = match (self.refuted.first(), self.refuted.last()) {
-            (Some(a), Some(b)) => format!("{a}..={b}"),
-            _ => "none".into(),
-        };
+        let refuted = render_sizes(&self.refuted);
         let status = if self.proven_optimal {
             "proven optimal"
         } else {
@@ -102,19 +99,8 @@ impl SearchRecord {
             "gate2" => Basis::Gate2,
             other => return Err(fail(format!("unknown basis {other:?}"))),
         };
-        let refuted = match field("refuted sizes")? {
-            "none" => Vec::new(),
-            range => {
-                let (a, b) = range
-                    .split_once("..=")
-                    .ok_or_else(|| fail(format!("bad range {range:?}")))?;
-                let number = |s: &str| {
-                    s.parse::<usize>()
-                        .map_err(|_| fail(format!("bad range {range:?}")))
-                };
-                (number(a)?..=number(b)?).collect()
-            }
-        };
+        let refuted = parse_sizes(field("refuted sizes")?)
+            .ok_or_else(|| fail("bad `refuted sizes:` line".into()))?;
         let listing_start = text
             .find("\n//")
             .ok_or_else(|| fail("no network listing".into()))?;
@@ -143,7 +129,7 @@ impl SearchRecord {
                 record.gates()
             )));
         }
-        if record.proven_optimal && record.refuted != (1..record.gates()).collect::<Vec<_>>() {
+        if record.proven_optimal && !(1..record.gates()).all(|g| record.refuted.contains(&g)) {
             return Err(fail(
                 "proven optimal, but not every smaller size is refuted".into(),
             ));
@@ -177,5 +163,61 @@ impl SearchRecord {
                 Ok((p, record))
             })
             .collect()
+    }
+}
+
+/// Sizes as ranges: `1..=5, 9`, or `none`.
+fn render_sizes(sizes: &[usize]) -> String {
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sizes.len() {
+        let mut j = i;
+        while j + 1 < sizes.len() && sizes[j + 1] == sizes[j] + 1 {
+            j += 1;
+        }
+        parts.push(if i == j {
+            sizes[i].to_string()
+        } else {
+            format!("{}..={}", sizes[i], sizes[j])
+        });
+        i = j + 1;
+    }
+    if parts.is_empty() {
+        "none".into()
+    } else {
+        parts.join(", ")
+    }
+}
+
+fn parse_sizes(text: &str) -> Option<Vec<usize>> {
+    if text == "none" {
+        return Some(Vec::new());
+    }
+    let mut sizes = Vec::new();
+    for part in text.split(", ") {
+        match part.split_once("..=") {
+            Some((a, b)) => sizes.extend(a.parse::<usize>().ok()?..=b.parse().ok()?),
+            None => sizes.push(part.parse().ok()?),
+        }
+    }
+    Some(sizes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn size_lists_round_trip() {
+        for sizes in [
+            vec![],
+            vec![3],
+            vec![1, 2, 3, 4, 5],
+            vec![1, 2, 3, 7, 9, 10],
+        ] {
+            let text = render_sizes(&sizes);
+            assert_eq!(parse_sizes(&text), Some(sizes), "{text}");
+        }
+        assert_eq!(render_sizes(&[1, 2, 3, 7]), "1..=3, 7");
     }
 }

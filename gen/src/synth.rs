@@ -641,34 +641,64 @@ pub fn search(
     options: &SearchOptions,
     mut report: impl FnMut(&Attempt),
 ) -> Result<SearchResult, SynthError> {
-    let deadline = Instant::now() + options.budget;
+    let start = Instant::now();
+    let deadline = start + options.budget;
     let known_size = options.known.as_ref().map(|n| n.gates().len());
     let max = known_size.map_or(options.max, |k| options.max.min(k.saturating_sub(1)));
+    // With a known network, half the budget goes to refuting sizes from below and the rest to
+    // finding smaller networks from above; without one, all of it goes upwards.
+    let upward_deadline = match known_size {
+        Some(_) => start + options.budget / 2,
+        None => deadline,
+    };
     let mut attempts: Vec<Attempt> = Vec::new();
-    let mut found = None;
-    for gates in options.min.max(1)..=max {
-        let start = Instant::now();
-        let answer = solve_size_within(spec, options.basis, gates, options.solver, deadline)?;
+    let mut best = options.known.clone();
+    let mut try_size = |gates: usize, until: Instant, attempts: &mut Vec<Attempt>| {
+        let started = Instant::now();
+        let answer = solve_size_within(spec, options.basis, gates, options.solver, until)?;
         let attempt = Attempt {
             gates,
             answer,
-            time: start.elapsed(),
+            time: started.elapsed(),
         };
         report(&attempt);
-        let stop = attempt.answer != SizeAnswer::Unsat;
-        if let SizeAnswer::Sat(network) = &attempt.answer {
-            found = Some(network.clone());
-        }
+        let answer = attempt.answer.clone();
         attempts.push(attempt);
-        if stop {
-            break;
+        Ok::<SizeAnswer, SynthError>(answer)
+    };
+    let mut lowest_open = options.min.max(1);
+    while lowest_open <= max {
+        match try_size(lowest_open, upward_deadline, &mut attempts)? {
+            SizeAnswer::Unsat => lowest_open += 1,
+            SizeAnswer::Sat(network) => {
+                best = Some(network);
+                break;
+            }
+            SizeAnswer::Timeout => break,
         }
     }
-    let best = found.or_else(|| options.known.clone());
+    let settled = |best: &Option<Network>| {
+        best.as_ref()
+            .is_some_and(|b| b.gates().len() <= lowest_open)
+    };
+    // Downwards from the best known, while the sizes tried are still open.
+    while !settled(&best) && Instant::now() < deadline {
+        let size = best.as_ref().expect("a known network").gates().len() - 1;
+        if size < lowest_open.max(1) || size == 0 {
+            break;
+        }
+        match try_size(size, deadline, &mut attempts)? {
+            SizeAnswer::Sat(network) => best = Some(network),
+            SizeAnswer::Unsat | SizeAnswer::Timeout => break,
+        }
+    }
     // A network of `size` gates is optimal when every size from 1 to `size - 1` was refuted.
     let refuted_below = |size: usize| {
-        let below: Vec<&Attempt> = attempts.iter().filter(|a| a.gates < size).collect();
-        below.len() == size - 1 && below.iter().all(|a| a.answer == SizeAnswer::Unsat)
+        (1..size).all(|s| {
+            attempts
+                .iter()
+                .any(|a| a.gates == s && a.answer == SizeAnswer::Unsat)
+        })
     };
     let proven_optimal = best
         .as_ref()
