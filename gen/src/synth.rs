@@ -783,6 +783,17 @@ mod tests {
         assert_eq!(gates_needed(&fa, Basis::Gate2), (5, true));
     }
 
+    #[test]
+    fn popcounts_of_four_and_five_bits_in_lut3() {
+        assert_eq!(gates_needed(&popcount_spec(4), Basis::Lut3), (5, true));
+        assert_eq!(gates_needed(&popcount_spec(5), Basis::Lut3), (6, true));
+    }
+
+    #[test]
+    fn popcount_of_four_bits_takes_nine_gate2() {
+        assert_eq!(gates_needed(&popcount_spec(4), Basis::Gate2), (9, true));
+    }
+
     /// Popcounts of 4 and 5 bits; run with `cargo test --release -p lifegen-gen popcounts --
     /// --ignored --nocapture` (minutes: the 2-input cases are the slow ones).
     #[test]
