@@ -645,8 +645,8 @@ pub fn search(
     let deadline = start + options.budget;
     let known_size = options.known.as_ref().map(|n| n.gates().len());
     let max = known_size.map_or(options.max, |k| options.max.min(k.saturating_sub(1)));
-    // With a known network, half the budget goes to refuting sizes from below and the rest to
-    // finding smaller networks from above; without one, all of it goes upwards.
+    // With a known network, half the budget goes to refuting sizes from below, and the rest to
+    // finding a network one size above where that stopped: a larger size is easier to satisfy.
     let upward_deadline = match known_size {
         Some(_) => start + options.budget / 2,
         None => deadline,
@@ -681,16 +681,14 @@ pub fn search(
         best.as_ref()
             .is_some_and(|b| b.gates().len() <= lowest_open)
     };
-    // Downwards from the best known, while the sizes tried are still open.
-    while !settled(&best) && Instant::now() < deadline {
-        let size = best.as_ref().expect("a known network").gates().len() - 1;
-        if size < lowest_open.max(1) || size == 0 {
-            break;
-        }
-        match try_size(size, deadline, &mut attempts)? {
-            SizeAnswer::Sat(network) => best = Some(network),
-            SizeAnswer::Unsat | SizeAnswer::Timeout => break,
-        }
+    // Then the size above the first open one, with what is left.
+    let next = lowest_open + 1;
+    if !settled(&best)
+        && best.as_ref().is_some_and(|b| next < b.gates().len())
+        && Instant::now() < deadline
+        && let SizeAnswer::Sat(network) = try_size(next, deadline, &mut attempts)?
+    {
+        best = Some(network);
     }
     // A network of `size` gates is optimal when every size from 1 to `size - 1` was refuted.
     let refuted_below = |size: usize| {
