@@ -47,10 +47,13 @@ impl SearchRecord {
         self.network.gates().len()
     }
 
-    /// Whether this record should replace `old`: fewer gates, or as many and newly proven.
+    /// Whether this record should replace `old`: fewer gates, or as many and newly proven, or as
+    /// many, unproven, with more sizes refuted.
     pub fn improves_on(&self, old: &SearchRecord) -> bool {
+        let same = self.gates() == old.gates();
         self.gates() < old.gates()
-            || (self.gates() == old.gates() && self.proven_optimal && !old.proven_optimal)
+            || (same && self.proven_optimal && !old.proven_optimal)
+            || (same && !old.proven_optimal && self.refuted.len() > old.refuted.len())
     }
 
     pub fn render(&self) -> String {
