@@ -684,6 +684,7 @@ pub fn search(
     // Then the size above the first open one, with what is left.
     let next = lowest_open + 1;
     if !settled(&best)
+        && next <= max
         && best.as_ref().is_some_and(|b| next < b.gates().len())
         && Instant::now() < deadline
         && let SizeAnswer::Sat(network) = try_size(next, deadline, &mut attempts)?
@@ -854,6 +855,18 @@ mod tests {
         // Starting above 1 proves nothing.
         let options = SearchOptions { min: 2, ..options };
         assert!(!search(&spec, &options, |_| {}).unwrap().proven_optimal);
+        // No size above --max is tried, even after the refuting half.
+        let options = SearchOptions {
+            min: 1,
+            max: 2,
+            ..options
+        };
+        let capped = search(&spec, &options, |_| {}).unwrap();
+        assert!(
+            capped.attempts.iter().all(|a| a.gates <= 2),
+            "{:?}",
+            capped.attempts
+        );
     }
 
     #[test]
