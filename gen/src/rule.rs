@@ -129,14 +129,6 @@ impl Rule {
             Rule::LargerThanLife(_) => None,
         }
     }
-
-    /// How far a cell's next state reaches: 1 for life-like rules.
-    pub fn radius(&self) -> u32 {
-        match self {
-            Rule::LifeLike(_) => 1,
-            Rule::LargerThanLife(rule) => rule.radius,
-        }
-    }
 }
 
 impl fmt::Display for Rule {

@@ -21,19 +21,10 @@ impl TruthTable {
     pub fn num_inputs(&self) -> usize {
         self.num_inputs
     }
-    pub fn num_rows(&self) -> usize {
-        1 << self.num_inputs
-    }
     /// The required value on `row`, or `None` for a don't-care.
     pub fn value(&self, row: usize) -> Option<bool> {
         let (word, bit) = (row / 64, row % 64);
         (self.care[word] >> bit & 1 == 1).then(|| self.on[word] >> bit & 1 == 1)
-    }
-    pub fn on_words(&self) -> &[u64] {
-        &self.on
-    }
-    pub fn care_words(&self) -> &[u64] {
-        &self.care
     }
 }
 

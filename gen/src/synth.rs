@@ -487,11 +487,29 @@ fn initial_rows(spec: &Spec) -> Vec<usize> {
     picked
 }
 
-/// Decides whether a chain of `gates` gates meets `spec`, stopping at `deadline`.
+/// Refuses a spec with an output that is a constant or an input (or its complement): no chain of
+/// gates has such an output, yet no size would be refuted either.
+fn check_outputs(spec: &Spec) -> Result<(), SynthError> {
+    let rows = 1usize << spec.num_inputs();
+    for (h, table) in spec.outputs().iter().enumerate() {
+        let is =
+            |f: &dyn Fn(usize) -> bool| (0..rows).all(|r| table.value(r).is_none_or(|v| v == f(r)));
+        let trivial = is(&|_| false)
+            || is(&|_| true)
+            || (0..spec.num_inputs()).any(|i| is(&|r| r >> i & 1 == 1) || is(&|r| r >> i & 1 == 0));
+        if trivial {
+            return Err(SynthError::TrivialOutput(h));
+        }
+    }
+    Ok(())
+}
+
+/// Decides whether a chain of `gates` gates meets `spec` (checked by [`check_outputs`]),
+/// stopping at `deadline`.
 ///
 /// With `every_operand`, only networks whose every LUT3 depends on all three operands are sought:
 /// a faster way to find one, whose UNSAT proves nothing.
-pub fn solve_size(
+fn solve_size(
     spec: &Spec,
     basis: Basis,
     gates: usize,
@@ -517,18 +535,7 @@ fn solve_size_with<S: SatSolver + Default>(
     every_operand: bool,
     deadline: Instant,
 ) -> Result<SizeAnswer, SynthError> {
-    for (h, table) in spec.outputs().iter().enumerate() {
-        let rows = 1usize << spec.num_inputs();
-        let is =
-            |f: &dyn Fn(usize) -> bool| (0..rows).all(|r| table.value(r).is_none_or(|v| v == f(r)));
-        let trivial = is(&|_| false)
-            || is(&|_| true)
-            || (0..spec.num_inputs()).any(|i| is(&|r| r >> i & 1 == 1) || is(&|r| r >> i & 1 == 0));
-        if trivial {
-            return Err(SynthError::TrivialOutput(h));
-        }
-    }
-    if gates < spec.outputs().len().min(1) || gates == 0 {
+    if gates == 0 {
         return Ok(SizeAnswer::Unsat);
     }
     let mut encoding = Encoding::<S>::new(spec, basis, gates, every_operand);
@@ -641,6 +648,7 @@ pub fn search(
     options: &SearchOptions,
     mut report: impl FnMut(&Attempt),
 ) -> Result<SearchResult, SynthError> {
+    check_outputs(spec)?;
     let start = Instant::now();
     let deadline = start + options.budget;
     let known_size = options.known.as_ref().map(|n| n.gates().len());

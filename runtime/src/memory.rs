@@ -32,11 +32,6 @@ pub struct OutOfMemory {
     pub available: u64,
 }
 
-/// A zeroed vector of `len` words, or an error naming `what` when memory is short.
-pub fn zeroed_words(len: u64, what: &str) -> Result<Vec<u64>, OutOfMemory> {
-    zeroed(len, what)
-}
-
 /// A zeroed vector of `len` elements, or an error naming `what` when memory is short.
 pub fn zeroed<T: Clone + Default>(len: u64, what: &str) -> Result<Vec<T>, OutOfMemory> {
     let needed = len.saturating_mul(size_of::<T>() as u64);
@@ -64,13 +59,13 @@ mod tests {
 
     #[test]
     fn absurd_requests_fail_with_a_message() {
-        let err = zeroed_words(1 << 40, "a test universe").unwrap_err();
+        let err = zeroed::<u64>(1 << 40, "a test universe").unwrap_err();
         assert!(
             err.to_string()
                 .starts_with("a test universe needs 8.0 TiB, but only"),
             "{err}"
         );
-        assert_eq!(zeroed_words(3, "x").unwrap(), vec![0; 3]);
+        assert_eq!(zeroed::<u64>(3, "x").unwrap(), vec![0; 3]);
         assert_eq!(human_bytes(1536), "1.5 KiB");
     }
 }

@@ -76,7 +76,7 @@ impl Universe {
             return Err(UniverseError::SideTooLarge { width, height });
         }
         let words_per_row = width.div_ceil(64);
-        let words = memory::zeroed_words(
+        let words = memory::zeroed(
             words_per_row * height,
             &format!("a {width}x{height} universe"),
         )?;
