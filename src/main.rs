@@ -1,5 +1,6 @@
 //! The lifegen command line.
 
+mod regen;
 mod run;
 mod search;
 
@@ -22,6 +23,8 @@ enum Command {
     Run(run::RunArgs),
     /// Find the smallest network for a rule's cell update in a kernel shape, and prove it smallest.
     Search(search::SearchArgs),
+    /// Regenerate the kernels in kernels_out/ from the stored search results (or check them).
+    Regen(regen::RegenArgs),
 }
 
 fn main() {
@@ -29,6 +32,7 @@ fn main() {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Search(args) => search::search(args),
+        Command::Regen(args) => regen::regen(args),
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");

@@ -127,7 +127,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         .unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
     let mut outputs = (create_output(&args.output)?, create_output(&args.png)?);
 
-    let (mut universe, origin) = match &pattern {
+    let (universe, origin) = match &pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?;
             u.place(p.width, p.height, &p.runs)?;
@@ -140,16 +140,17 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         ),
     };
     let rule = rule_spec.rule;
-    let mut simulator = lifegen_runtime::create(args.backend, &rule, width, height)?;
+    let mut simulator = lifegen_runtime::create(args.backend, &rule, universe)?;
     println!("rule: {rule}");
     println!("universe: {width}x{height} torus, {origin}");
     println!("backend: {}", simulator.describe());
 
-    let elapsed = advance_with_progress(simulator.as_mut(), &mut universe, args.gens);
+    let elapsed = advance_with_progress(simulator.as_mut(), args.gens)?;
+    let universe = simulator.universe()?;
     let seconds = elapsed.as_secs_f64();
     println!("generations: {} in {seconds:.3} s", args.gens);
     println!("population: {}", universe.population());
-    let updates = universe.cells() as f64 * args.gens as f64;
+    let updates = (width * height) as f64 * args.gens as f64;
     let rate = if seconds > 0.0 {
         updates / seconds
     } else {
@@ -158,13 +159,13 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("cell updates/s: {rate:.3e}");
 
     if let Some((path, mut sink)) = outputs.0.take() {
-        let text = rle::write(&universe, &rule);
+        let text = rle::write(universe, &rule);
         sink.write_all(text.as_bytes())
             .and_then(|_| sink.flush())
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some((path, sink)) = outputs.1.take() {
-        lifegen_runtime::png::write(&universe, sink)
+        lifegen_runtime::png::write(universe, sink)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
@@ -172,11 +173,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
 
 /// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
 /// once the run has taken a second. Returns the time spent simulating.
-fn advance_with_progress(
-    simulator: &mut dyn Simulator,
-    universe: &mut Universe,
-    gens: u64,
-) -> Duration {
+fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Duration> {
     let show_progress = std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
     bar.set_style(
@@ -189,7 +186,7 @@ fn advance_with_progress(
     while done < gens {
         let n = slice.min(gens - done);
         let slice_start = Instant::now();
-        simulator.advance(universe, n);
+        simulator.advance(n)?;
         done += n;
         let took = slice_start.elapsed().as_secs_f64();
         if took < 0.05 {
@@ -204,7 +201,7 @@ fn advance_with_progress(
     }
     let elapsed = start.elapsed();
     bar.finish_and_clear();
-    elapsed
+    Ok(elapsed)
 }
 
 #[cfg(test)]

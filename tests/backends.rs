@@ -9,10 +9,9 @@ use lifegen_runtime::{BackendKind, Universe, reference, rle};
 const FAST_BACKENDS: [BackendKind; 2] = [BackendKind::Cpu, BackendKind::Auto];
 
 fn advance(kind: BackendKind, rule: &Rule, universe: &Universe, gens: u64) -> Universe {
-    let mut u = universe.clone();
-    let mut sim = lifegen_runtime::create(kind, rule, u.width() as u64, u.height() as u64).unwrap();
-    sim.advance(&mut u, gens);
-    u
+    let mut sim = lifegen_runtime::create(kind, rule, universe.clone()).unwrap();
+    sim.advance(gens).unwrap();
+    sim.universe().unwrap().clone()
 }
 
 /// Every instruction-set path this CPU has, whatever `auto` would choose.

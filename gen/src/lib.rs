@@ -2,9 +2,14 @@
 //! Pure: no GPU, no universes.
 
 pub mod cache;
+pub mod kernel;
 pub mod life;
 pub mod lowering;
 pub mod named;
+pub mod plan;
+pub mod ptx;
+pub mod regen;
+pub mod sass;
 pub mod network;
 pub mod rule;
 pub mod sat;

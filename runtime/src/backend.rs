@@ -1,8 +1,10 @@
-//! Choosing and creating a simulator for a rule and a universe size.
+//! Choosing and creating a simulator for a rule and a universe.
 
 use lifegen_gen::Rule;
+use lifegen_gen::plan::GpuPlan;
 
 use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
+use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
 use crate::reference;
 use crate::universe::{Universe, UniverseError};
 use crate::window::WindowStepper;
@@ -10,8 +12,10 @@ use crate::window::WindowStepper;
 /// The backends a user can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BackendKind {
-    /// The fastest backend available for the rule.
+    /// The GPU when there is one and it runs the rule, else the CPU.
     Auto,
+    /// Generated PTX kernels on an NVIDIA GPU (life-like rules).
+    Gpu,
     /// Bit-parallel networks for life-like rules, window sums for Larger-than-Life.
     Cpu,
     /// The plain reference simulator.
@@ -23,11 +27,11 @@ impl std::str::FromStr for BackendKind {
     fn from_str(s: &str) -> Result<Self, String> {
         match s {
             "auto" => Ok(BackendKind::Auto),
+            "gpu" => Ok(BackendKind::Gpu),
             "cpu" => Ok(BackendKind::Cpu),
             "reference" => Ok(BackendKind::Reference),
-            "gpu" => Err("the GPU backend is not built yet; use auto, cpu or reference".into()),
             other => Err(format!(
-                "unknown backend {other:?}; use auto, cpu or reference"
+                "unknown backend {other:?}; use auto, gpu, cpu or reference"
             )),
         }
     }
@@ -39,27 +43,56 @@ pub enum BackendError {
     Universe(#[from] UniverseError),
     #[error(transparent)]
     UnsupportedIsa(#[from] UnsupportedIsa),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
 }
 
-/// A simulator bound to one rule and one universe size.
+/// A simulator holding one universe.
 pub trait Simulator: Send {
     /// What runs, for people: backend and kernel.
     fn describe(&self) -> String;
-    fn advance(&mut self, universe: &mut Universe, gens: u64);
+    /// Advances the universe `gens` generations.
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError>;
+    /// The universe now (copied back from the device where there is one).
+    fn universe(&mut self) -> Result<&Universe, BackendError>;
+}
+
+/// A simulator that advances a universe in host memory.
+trait HostStepper: Send {
+    fn describe(&self) -> String;
+    fn step(&mut self, universe: &mut Universe, gens: u64);
+}
+
+struct Resident<S> {
+    stepper: S,
+    universe: Universe,
+}
+
+impl<S: HostStepper> Simulator for Resident<S> {
+    fn describe(&self) -> String {
+        self.stepper.describe()
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.stepper.step(&mut self.universe, gens);
+        Ok(())
+    }
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        Ok(&self.universe)
+    }
 }
 
 struct Reference(Rule);
 
-impl Simulator for Reference {
+impl HostStepper for Reference {
     fn describe(&self) -> String {
         "reference (one cell at a time)".into()
     }
-    fn advance(&mut self, universe: &mut Universe, gens: u64) {
+    fn step(&mut self, universe: &mut Universe, gens: u64) {
         *universe = reference::run(universe, &self.0, gens);
     }
 }
 
-impl Simulator for NetworkStepper {
+impl HostStepper for NetworkStepper {
     fn describe(&self) -> String {
         let threads = rayon::current_num_threads();
         format!(
@@ -69,38 +102,77 @@ impl Simulator for NetworkStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn advance(&mut self, universe: &mut Universe, gens: u64) {
+    fn step(&mut self, universe: &mut Universe, gens: u64) {
         NetworkStepper::advance(self, universe, gens)
     }
 }
 
-impl Simulator for WindowStepper {
+impl HostStepper for WindowStepper {
     fn describe(&self) -> String {
         format!(
             "cpu (window sums, {} threads)",
             rayon::current_num_threads()
         )
     }
-    fn advance(&mut self, universe: &mut Universe, gens: u64) {
+    fn step(&mut self, universe: &mut Universe, gens: u64) {
         WindowStepper::advance(self, universe, gens)
     }
 }
 
-/// A simulator of `kind` for `rule` on a `width` x `height` torus.
+impl Simulator for GpuSimulator {
+    fn describe(&self) -> String {
+        GpuSimulator::describe(self)
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        Ok(GpuSimulator::advance(self, gens)?)
+    }
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        Ok(GpuSimulator::universe(self)?)
+    }
+}
+
+fn resident(stepper: impl HostStepper + 'static, universe: Universe) -> Box<dyn Simulator> {
+    Box::new(Resident { stepper, universe })
+}
+
+/// A simulator of `kind` for `rule`, holding `universe` (a torus).
 pub fn create(
     kind: BackendKind,
     rule: &Rule,
-    width: u64,
-    height: u64,
+    universe: Universe,
 ) -> Result<Box<dyn Simulator>, BackendError> {
+    let plan: GpuPlan = DEFAULT_PLAN.parse().expect("the default plan parses");
+    create_with_plan(kind, rule, universe, plan)
+}
+
+/// As [`create`], with the GPU kernel laid out by `plan`.
+pub fn create_with_plan(
+    kind: BackendKind,
+    rule: &Rule,
+    universe: Universe,
+    plan: GpuPlan,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    let (width, height) = (universe.width() as u64, universe.height() as u64);
     Ok(match (kind, rule) {
-        (BackendKind::Reference, _) => Box::new(Reference(*rule)),
+        (BackendKind::Reference, _) => resident(Reference(*rule), universe),
+        (BackendKind::Gpu, Rule::LargerThanLife(_)) => {
+            return Err(GpuError::Rule(rule.to_string()).into());
+        }
+        (BackendKind::Gpu, Rule::LifeLike(life)) => {
+            Box::new(GpuSimulator::new(life, universe, plan)?)
+        }
+        (BackendKind::Auto, Rule::LifeLike(life))
+            if width % 32 == 0 && crate::gpu::open_device().is_ok() =>
+        {
+            Box::new(GpuSimulator::new(life, universe, plan)?)
+        }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
             let isa = Isa::from_environment()?;
-            Box::new(NetworkStepper::new(best_program(life), isa, width, height)?)
+            let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
+            resident(stepper, universe)
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LargerThanLife(ltl)) => {
-            Box::new(WindowStepper::new(*ltl, width, height)?)
+            resident(WindowStepper::new(*ltl, width, height)?, universe)
         }
     })
 }

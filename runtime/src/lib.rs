@@ -2,6 +2,7 @@
 
 pub mod backend;
 pub mod cpu;
+pub mod gpu;
 pub mod memory;
 pub mod png;
 pub mod reference;
@@ -9,5 +10,5 @@ pub mod rle;
 pub mod universe;
 pub mod window;
 
-pub use backend::{BackendKind, Simulator, create};
+pub use backend::{BackendError, BackendKind, Simulator, create, create_with_plan};
 pub use universe::Universe;

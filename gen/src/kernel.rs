@@ -1,0 +1,166 @@
+//! The cell update as the generated kernels compute it: each row's full adder `FA(l, x, r)`
+//! computed once and shared by the rows above and below, then the searched 7-input combine
+//! network of the row-shared shape. The whole is verified against the rule's 9-input cell spec
+//! before any backend may emit it.
+
+use crate::cache::SearchRecord;
+use crate::life::{CENTRE, cell_input_names, cell_spec};
+use crate::lowering::Basis;
+use crate::network::{Gate, Network, NetworkBuilder, Wire, lut3};
+use crate::rule::LifeLike;
+use crate::shapes::Shape;
+use crate::spec::{VerifyError, verify};
+
+/// The full adder of a row: sum and carry of `(l, x, r)`.
+pub const ROW_SUM: u8 = lut3::XOR3;
+pub const ROW_CARRY: u8 = lut3::MAJ;
+
+/// Indices of the combine network's inputs (the row-shared spec's order).
+pub const UPPER_SUM: usize = 0;
+pub const UPPER_CARRY: usize = 1;
+pub const LOWER_SUM: usize = 2;
+pub const LOWER_CARRY: usize = 3;
+pub const MIDDLE_WEST: usize = 4;
+pub const MIDDLE_CENTRE: usize = 5;
+pub const MIDDLE_EAST: usize = 6;
+
+/// A rule's row-shared kernel logic, verified whole.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RowSharedKernel {
+    rule: LifeLike,
+    combine: Network,
+    provenance: String,
+}
+
+impl RowSharedKernel {
+    /// Checks `combine` against the row-shared spec, then the composed 9-input cell update
+    /// against the rule, exhaustively.
+    pub fn new(
+        rule: LifeLike,
+        combine: Network,
+        provenance: impl Into<String>,
+    ) -> Result<Self, VerifyError> {
+        verify(&combine, &Shape::RowShared.spec(&rule))?;
+        let kernel = RowSharedKernel {
+            rule,
+            combine,
+            provenance: provenance.into(),
+        };
+        verify(&kernel.cell_network(), &cell_spec(&rule))?;
+        Ok(kernel)
+    }
+
+    /// The adder-lowered combine network: always there, not proven smallest.
+    pub fn lowered(rule: LifeLike) -> Self {
+        let combine = Shape::RowShared.lowered(&rule, Basis::Lut3);
+        RowSharedKernel::new(rule, combine, "lowered (Shannon decomposition), not proven optimal")
+            .expect("lowered networks are exact")
+    }
+
+    /// The smallest LUT3 combine network known for `rule`: a stored search result when there
+    /// is one no larger than the lowered network, else the lowered network.
+    pub fn best(rule: LifeLike, records: &[SearchRecord]) -> Self {
+        let lowered = RowSharedKernel::lowered(rule);
+        records
+            .iter()
+            .filter(|r| r.rule == rule && r.shape == Shape::RowShared && r.basis == Basis::Lut3)
+            .filter(|r| r.network.gates().len() <= lowered.combine.gates().len())
+            .filter_map(|r| {
+                let status = if r.proven_optimal {
+                    "SAT search, proven optimal"
+                } else {
+                    "SAT search, not proven optimal"
+                };
+                RowSharedKernel::new(rule, r.network.clone(), status).ok()
+            })
+            .min_by_key(|k| k.combine.gates().len())
+            .unwrap_or(lowered)
+    }
+
+    pub fn rule(&self) -> &LifeLike {
+        &self.rule
+    }
+
+    pub fn combine(&self) -> &Network {
+        &self.combine
+    }
+
+    /// Where the combine network came from, for people.
+    pub fn provenance(&self) -> &str {
+        &self.provenance
+    }
+
+    /// Logic instructions per word and generation: the row's 2 full-adder LUTs and the combine
+    /// network (every gate is one `lop3` or `vpternlog`).
+    pub fn logic_ops_per_word(&self) -> usize {
+        2 + self.combine.gates().len()
+    }
+
+    /// The composed cell update over `n0..n7, centre`: upper row `(n0, n1, n2)`, middle row
+    /// `(n3, centre, n4)`, lower row `(n5, n6, n7)`.
+    pub fn cell_network(&self) -> Network {
+        let mut b = NetworkBuilder::new(cell_input_names());
+        let row_adder = |b: &mut NetworkBuilder, l: Wire, x: Wire, r: Wire| {
+            (
+                b.lut3(ROW_SUM, l, x, r),
+                b.lut3(ROW_CARRY, l, x, r),
+            )
+        };
+        let (upper_sum, upper_carry) = row_adder(&mut b, 0, 1, 2);
+        let (lower_sum, lower_carry) = row_adder(&mut b, 5, 6, 7);
+        let mut wires: Vec<Wire> = vec![
+            upper_sum,
+            upper_carry,
+            lower_sum,
+            lower_carry,
+            3,
+            CENTRE as Wire,
+            4,
+        ];
+        for gate in self.combine.gates() {
+            let w = |x: Wire| wires[x as usize];
+            let wire = b.push(match *gate {
+                Gate::Not(a) => Gate::Not(w(a)),
+                Gate::Gate2 { table, a, b } => Gate::Gate2 {
+                    table,
+                    a: w(a),
+                    b: w(b),
+                },
+                Gate::Lut3 { table, a, b, c } => Gate::Lut3 {
+                    table,
+                    a: w(a),
+                    b: w(b),
+                    c: w(c),
+                },
+            });
+            wires.push(wire);
+        }
+        let output = wires[self.combine.outputs()[0] as usize];
+        b.finish(format!("{}+row-adders", self.combine.name()), vec![output])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::parse;
+
+    fn life_like(text: &str) -> LifeLike {
+        *parse(text).unwrap().rule.as_life_like().unwrap()
+    }
+
+    #[test]
+    fn lowered_kernels_verify_for_assorted_rules() {
+        for text in ["B3/S23", "B0/S8", "B/S", "B012345678/S012345678", "B36/S125"] {
+            let kernel = RowSharedKernel::lowered(life_like(text));
+            assert!(kernel.logic_ops_per_word() >= 2, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_wrong_combine_network_is_refused() {
+        let highlife = RowSharedKernel::lowered(life_like("B36/S23"));
+        let err = RowSharedKernel::new(LifeLike::CONWAY, highlife.combine().clone(), "test");
+        assert!(err.is_err());
+    }
+}

@@ -1,0 +1,368 @@
+//! The GPU backend: generated PTX kernels run through the CUDA driver (cudarc, loaded at run
+//! time, so a machine without a GPU or driver gets an error value, not a crash).
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
+    sys,
+};
+use cudarc::nvrtc::Ptx;
+use lifegen_gen::LifeLike;
+use lifegen_gen::kernel::RowSharedKernel;
+use lifegen_gen::plan::GpuPlan;
+use lifegen_gen::ptx::{self, PtxKernel};
+
+use crate::memory::human_bytes;
+use crate::universe::Universe;
+
+mod embedded {
+    /// A kernel `lifegen regen` wrote to `kernels_out/ptx/`.
+    pub struct EmbeddedKernel {
+        pub rule: &'static str,
+        pub plan: &'static str,
+        pub entry: &'static str,
+        pub ptx: &'static str,
+    }
+    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels_out/ptx/embedded.rs"));
+}
+
+pub use embedded::{EMBEDDED, EmbeddedKernel};
+
+pub use lifegen_gen::plan::DEFAULT_GPU_PLAN as DEFAULT_PLAN;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GpuError {
+    #[error("no CUDA driver (libcuda) on this machine: the GPU backend needs an NVIDIA GPU and its driver; use --backend cpu")]
+    NoDriver,
+    #[error("no usable CUDA GPU: {0}; use --backend cpu")]
+    NoDevice(String),
+    #[error("the GPU backend runs life-like rules only; {0} has no GPU kernel: use --backend cpu")]
+    Rule(String),
+    #[error("the GPU backend needs a width that is a multiple of 32 cells; {width} is not (nearest: {below} or {above})")]
+    Width { width: u64, below: u64, above: u64 },
+    #[error("a {width}x{height} universe needs {} of GPU memory (two copies of {}), but the GPU has {} free", human_bytes(2 * .bytes), human_bytes(*.bytes), human_bytes(*.free))]
+    Memory {
+        width: u64,
+        height: u64,
+        bytes: u64,
+        free: u64,
+    },
+    #[error("CUDA failed to {what}: {message}")]
+    Driver { what: String, message: String },
+}
+
+fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
+    move |e| GpuError::Driver {
+        what: what.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The first GPU, or why there is none.
+pub fn open_device() -> Result<Arc<CudaContext>, GpuError> {
+    // SAFETY: only probes for the shared library; no driver call is made without it.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuError::NoDriver);
+    }
+    let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(e.to_string()))?;
+    if count < 1 {
+        return Err(GpuError::NoDevice("the driver sees no GPU".into()));
+    }
+    CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))
+}
+
+/// The PTX for `rule` at `plan`: the embedded copy from `kernels_out/ptx` when there is one,
+/// else emitted now from the lowered row-shared network.
+pub fn kernel_source(rule: &LifeLike, plan: &GpuPlan) -> (PtxKernel, &'static str) {
+    let name = rule.catagolue_name();
+    let plan_name = plan.to_string();
+    if let Some(k) = EMBEDDED
+        .iter()
+        .find(|k| k.rule == name && k.plan == plan_name)
+    {
+        let kernel = PtxKernel {
+            entry: k.entry.to_string(),
+            plan: *plan,
+            text: k.ptx.to_string(),
+        };
+        return (kernel, "embedded from kernels_out");
+    }
+    let logic = RowSharedKernel::lowered(*rule);
+    (ptx::emit(&logic, plan), "emitted now, lowered network")
+}
+
+/// A loaded kernel and how to launch it on one universe size.
+struct Launcher {
+    function: CudaFunction,
+    plan: GpuPlan,
+    strips: u32,
+    segment: u32,
+    tasks: u32,
+    iterations: u32,
+}
+
+impl Launcher {
+    fn new(
+        ctx: &Arc<CudaContext>,
+        kernel: &PtxKernel,
+        words: u32,
+        rows: u32,
+    ) -> Result<Self, GpuError> {
+        let module = ctx
+            .load_module(Ptx::from_src(kernel.text.clone()))
+            .map_err(driver("load the PTX module"))?;
+        let function = module
+            .load_function(&kernel.entry)
+            .map_err(driver("find the kernel entry"))?;
+        let plan = kernel.plan;
+        let strips = words.div_ceil(plan.output_words());
+        let blocks_per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
+            .map_err(driver("read the kernel's occupancy"))?
+            .max(1);
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("read the multiprocessor count"))? as u64;
+        let segment = choose_segment(&plan, strips, rows, sms * blocks_per_sm as u64);
+        let tasks = strips * rows.div_ceil(segment);
+        Ok(Launcher {
+            function,
+            plan,
+            strips,
+            segment,
+            tasks,
+            iterations: plan.iterations(segment),
+        })
+    }
+
+    fn launch(
+        &self,
+        stream: &CudaStream,
+        src: &CudaSlice<u32>,
+        dst: &mut CudaSlice<u32>,
+        words: u32,
+        rows: u32,
+    ) -> Result<(), GpuError> {
+        let config = LaunchConfig {
+            grid_dim: (self.tasks, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut launch = stream.launch_builder(&self.function);
+        launch
+            .arg(src)
+            .arg(dst)
+            .arg(&words)
+            .arg(&rows)
+            .arg(&self.strips)
+            .arg(&self.tasks)
+            .arg(&self.segment)
+            .arg(&self.iterations);
+        // SAFETY: the arguments match the parameter list `ptx::emit` writes, the buffers hold
+        // `words * rows` words each and are distinct.
+        unsafe { launch.launch(config) }
+            .map(drop)
+            .map_err(driver("launch the kernel"))
+    }
+}
+
+/// Rows per strip segment: the count that minimises (waves of warps) x (iterations per warp),
+/// so short universes still fill the GPU and long segments amortise the warm-up rows.
+fn choose_segment(plan: &GpuPlan, strips: u32, rows: u32, resident_warps: u64) -> u32 {
+    let max_segments = rows.div_ceil(plan.warmup_iterations().max(16)).max(1);
+    (1..=max_segments.min(4096))
+        .map(|segments| rows.div_ceil(segments))
+        .min_by_key(|&segment| {
+            let tasks = strips as u64 * rows.div_ceil(segment) as u64;
+            tasks.div_ceil(resident_warps) * plan.iterations(segment) as u64
+        })
+        .unwrap_or(rows)
+}
+
+/// A universe held on the GPU, advanced by generated kernels.
+pub struct GpuSimulator {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    rule: LifeLike,
+    plan: GpuPlan,
+    source: &'static str,
+    main: Launcher,
+    remainder: Option<Launcher>,
+    buffers: [CudaSlice<u32>; 2],
+    current: usize,
+    words: u32,
+    rows: u32,
+    host: Universe,
+    device_name: String,
+    last_kernel_ms: f64,
+}
+
+impl GpuSimulator {
+    pub fn new(rule: &LifeLike, universe: Universe, plan: GpuPlan) -> Result<Self, GpuError> {
+        let (width, height) = (universe.width() as u64, universe.height() as u64);
+        if width % 32 != 0 {
+            let below = (width / 32 * 32).max(32);
+            return Err(GpuError::Width {
+                width,
+                below,
+                above: width.div_ceil(32) * 32,
+            });
+        }
+        let ctx = open_device()?;
+        let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        let words = (width / 32) as u32;
+        let rows = height as u32;
+        let bytes = width / 8 * height;
+        let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
+        // Leave room for the modules and the driver's own allocations.
+        if 2 * bytes + (256 << 20) > free as u64 {
+            return Err(GpuError::Memory {
+                width,
+                height,
+                bytes,
+                free: free as u64,
+            });
+        }
+        let stream = ctx.default_stream();
+        let (kernel, source) = kernel_source(rule, &plan);
+        let main = Launcher::new(&ctx, &kernel, words, rows)?;
+        let n = words as usize * rows as usize;
+        let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
+        let buffers = [alloc(&stream)?, alloc(&stream)?];
+        let mut simulator = GpuSimulator {
+            ctx,
+            stream,
+            rule: *rule,
+            plan,
+            source,
+            main,
+            remainder: None,
+            buffers,
+            current: 0,
+            words,
+            rows,
+            host: universe,
+            device_name,
+            last_kernel_ms: 0.0,
+        };
+        simulator.upload()?;
+        Ok(simulator)
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "gpu ({}, kernel {} {}, {}, segments of {} rows)",
+            self.device_name,
+            self.rule.catagolue_name(),
+            self.plan,
+            self.source,
+            self.main.segment
+        )
+    }
+
+    pub fn device_name(&self) -> &str {
+        &self.device_name
+    }
+
+    /// Kernel time of the last [`Self::advance`], from CUDA events.
+    pub fn last_kernel_ms(&self) -> f64 {
+        self.last_kernel_ms
+    }
+
+    fn upload(&mut self) -> Result<(), GpuError> {
+        let gpu_words = self.words as usize;
+        let host_words = self.host.words_per_row() * 2;
+        let words = self.host.words();
+        // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
+        // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
+        let as_u32 = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
+        let dst = &mut self.buffers[self.current];
+        if host_words == gpu_words {
+            self.stream.memcpy_htod(as_u32, dst).map_err(driver("copy to the GPU"))?;
+        } else {
+            let packed: Vec<u32> = as_u32
+                .chunks(host_words)
+                .flat_map(|row| row[..gpu_words].iter().copied())
+                .collect();
+            self.stream.memcpy_htod(&packed, dst).map_err(driver("copy to the GPU"))?;
+        }
+        Ok(())
+    }
+
+    /// The universe now, copied back from the GPU.
+    pub fn universe(&mut self) -> Result<&Universe, GpuError> {
+        let gpu_words = self.words as usize;
+        let host_words = self.host.words_per_row() * 2;
+        let src = &self.buffers[self.current];
+        let words = self.host.words_mut();
+        // SAFETY: as in `upload`; every bit pattern is a valid u64.
+        let as_u32 = unsafe {
+            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
+        };
+        if host_words == gpu_words {
+            self.stream.memcpy_dtoh(src, as_u32).map_err(driver("copy from the GPU"))?;
+        } else {
+            let packed = self.stream.clone_dtoh(src).map_err(driver("copy from the GPU"))?;
+            for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
+                row[..gpu_words].copy_from_slice(data);
+                row[gpu_words..].fill(0);
+            }
+        }
+        Ok(&self.host)
+    }
+
+    /// Advances `gens` generations on the GPU; the kernel time is [`Self::last_kernel_ms`].
+    pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
+        let t = self.plan.gens_per_launch as u64;
+        let remainder = (gens % t) as u32;
+        if remainder > 0 && self.remainder.as_ref().map(|l| l.plan.gens_per_launch) != Some(remainder) {
+            let plan = GpuPlan::new(self.plan.words_per_lane, remainder, self.plan.shifts)
+                .expect("a smaller generation count is a valid plan");
+            let (kernel, _) = kernel_source(&self.rule, &plan);
+            self.remainder = Some(Launcher::new(&self.ctx, &kernel, self.words, self.rows)?);
+        }
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self.stream.record_event(timing).map_err(driver("record an event"))?;
+        let launches = (0..gens / t)
+            .map(|_| &self.main)
+            .chain(self.remainder.as_ref().filter(|_| remainder > 0));
+        for launcher in launches {
+            let [a, b] = &mut self.buffers;
+            let (src, dst) = if self.current == 0 { (&*a, b) } else { (&*b, a) };
+            launcher.launch(&self.stream, src, dst, self.words, self.rows)?;
+            self.current ^= 1;
+        }
+        let end = self.stream.record_event(timing).map_err(driver("record an event"))?;
+        end.synchronize().map_err(driver("run the kernels"))?;
+        self.last_kernel_ms = start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segments_fill_the_gpu_and_stay_long_when_they_can() {
+        let plan: GpuPlan = DEFAULT_PLAN.parse().unwrap();
+        // 16384^2: 512 words, 9 strips; 132 SMs x 8 warps.
+        let segment = choose_segment(&plan, 9, 16384, 1056);
+        assert!(9 * 16384u32.div_ceil(segment) >= 1056 / 2, "{segment}");
+        // A huge universe keeps long segments.
+        let segment = choose_segment(&plan, 1058, 65536, 1056);
+        assert!(segment >= 1024, "{segment}");
+        // A tiny one runs as one segment.
+        assert_eq!(choose_segment(&plan, 1, 5, 1056), 5);
+    }
+
+    #[test]
+    fn every_embedded_kernel_is_what_the_emitter_writes_for_its_rule() {
+        for k in EMBEDDED {
+            let plan: GpuPlan = k.plan.parse().unwrap();
+            assert!(k.ptx.contains(&format!(".entry {}(", k.entry)), "{}", k.entry);
+            assert!(k.entry.contains(&plan.to_string().replace('-', "_")));
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! `lifegen regen`: rewrite (or check) everything below `kernels_out/` that is generated.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use lifegen_gen::regen::{self, SASS_MANIFEST, SassFigures};
+use lifegen_gen::sass::CudaTools;
+
+#[derive(Args, Debug)]
+pub struct RegenArgs {
+    /// Write nothing; fail when a generated file differs from what regen would write.
+    #[arg(long)]
+    check: bool,
+    /// The repository root holding kernels_out/.
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+}
+
+pub fn regen(args: RegenArgs) -> Result<()> {
+    let kernels = regen::kernels(&args.root)?;
+    let mut files = regen::files(&kernels);
+    match CudaTools::find() {
+        Some(tools) => {
+            let mut figures = Vec::new();
+            for kernel in &kernels {
+                let assembled = tools
+                    .assemble(&kernel.ptx.text)
+                    .with_context(|| format!("cannot assemble {}", kernel.file_name()))?;
+                if assembled.spill_bytes > 0 {
+                    bail!(
+                        "{} spills {} bytes of registers: choose a plan with fewer generations per launch",
+                        kernel.file_name(),
+                        assembled.spill_bytes
+                    );
+                }
+                figures.push(SassFigures::new(kernel, &assembled));
+            }
+            files.push((SASS_MANIFEST.into(), regen::render_sass(&figures)));
+        }
+        None => eprintln!(
+            "note: ptxas and cuobjdump not found (PATH, CUDA_HOME, $LIFEGEN_CUDA_BIN or {}); {SASS_MANIFEST} is left as it is",
+            lifegen_gen::sass::VENV
+        ),
+    }
+    if args.check {
+        check(&args.root, &files)
+    } else {
+        write(&args.root, &files)
+    }
+}
+
+fn stale_extras(root: &Path, files: &[(PathBuf, String)]) -> Vec<PathBuf> {
+    let dir = root.join(regen::PTX_DIR);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .map(|e| Path::new(regen::PTX_DIR).join(e.file_name()))
+        .filter(|p| p != Path::new(SASS_MANIFEST) && !files.iter().any(|(f, _)| f == p))
+        .collect()
+}
+
+fn check(root: &Path, files: &[(PathBuf, String)]) -> Result<()> {
+    let mut stale: Vec<String> = files
+        .iter()
+        .filter(|(path, text)| std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text))
+        .map(|(path, _)| path.display().to_string())
+        .collect();
+    stale.extend(
+        stale_extras(root, files)
+            .into_iter()
+            .map(|p| format!("{} (not generated any more)", p.display())),
+    );
+    if !stale.is_empty() {
+        bail!(
+            "kernels_out is stale: {}; run `lifegen regen`",
+            stale.join(", ")
+        );
+    }
+    println!("kernels_out is up to date ({} files)", files.len());
+    Ok(())
+}
+
+fn write(root: &Path, files: &[(PathBuf, String)]) -> Result<()> {
+    for extra in stale_extras(root, files) {
+        std::fs::remove_file(root.join(&extra))
+            .with_context(|| format!("cannot remove {}", extra.display()))?;
+        println!("removed {}", extra.display());
+    }
+    for (path, text) in files {
+        let full = root.join(path);
+        if std::fs::read_to_string(&full).ok().as_deref() == Some(text) {
+            continue;
+        }
+        if let Some(dir) = full.parent() {
+            std::fs::create_dir_all(dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+        }
+        std::fs::write(&full, text).with_context(|| format!("cannot write {}", full.display()))?;
+        println!("wrote {}", path.display());
+    }
+    println!("kernels_out: {} files", files.len());
+    Ok(())
+}
