@@ -1,5 +1,6 @@
 //! The lifegen command line.
 
+mod bench;
 mod regen;
 mod run;
 mod search;
@@ -23,6 +24,8 @@ enum Command {
     Run(run::RunArgs),
     /// Find the smallest network for a rule's cell update in a kernel shape, and prove it smallest.
     Search(search::SearchArgs),
+    /// Time a simulation (median of several runs), or measure the GPU's issue ceilings.
+    Bench(bench::BenchArgs),
     /// Regenerate the kernels in kernels_out/ from the stored search results (or check them).
     Regen(regen::RegenArgs),
 }
@@ -33,6 +36,7 @@ fn main() {
         Command::Run(args) => run::run(args),
         Command::Search(args) => search::search(args),
         Command::Regen(args) => regen::regen(args),
+        Command::Bench(args) => bench::bench(args),
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");

@@ -64,7 +64,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 /// Parses `WxH` or `N`.
-fn parse_size(text: &str) -> Result<(u64, u64)> {
+pub fn parse_size(text: &str) -> Result<(u64, u64)> {
     let side = |s: &str| -> Result<u64> {
         s.trim()
             .parse::<u64>()

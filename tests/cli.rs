@@ -193,6 +193,28 @@ fn bad_inputs_get_one_line_errors() {
 }
 
 #[test]
+fn gpu_requests_that_cannot_run_get_one_line_errors() {
+    assert_clean_error(
+        &["run", "--backend", "gpu", "--size", "100x64"],
+        "multiple of 32 cells; 100 is not (nearest: 96 or 128)",
+    );
+    assert_clean_error(
+        &["run", "--backend", "gpu", "--rule", "R5,C2,M1,S34..58,B34..45,NM"],
+        "life-like rules only",
+    );
+    let bad_plan = lifegen(&["bench", "--plan", "k3-t10-funnel"]);
+    assert!(!bad_plan.status.success());
+    assert!(String::from_utf8_lossy(&bad_plan.stderr).contains("words per lane must be 1, 2 or 4"));
+    if lifegen_runtime::gpu::open_device().is_err() {
+        assert_clean_error(&["run", "--backend", "gpu", "--size", "64x64"], "use --backend cpu");
+        // auto falls back to the CPU.
+        let out = lifegen(&["run", "--size", "64x64", "--gens", "3"]);
+        assert!(out.status.success());
+        assert!(stdout(&out).contains("backend: cpu"), "{}", stdout(&out));
+    }
+}
+
+#[test]
 fn search_proves_the_blog_shape_needs_four_luts() {
     let out = lifegen(&[
         "search", "--rule", "B3/S23", "--shape", "blog", "--basis", "lut3",

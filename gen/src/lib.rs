@@ -2,6 +2,7 @@
 //! Pure: no GPU, no universes.
 
 pub mod cache;
+pub mod ceilings;
 pub mod kernel;
 pub mod life;
 pub mod lowering;

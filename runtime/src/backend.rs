@@ -55,6 +55,10 @@ pub trait Simulator: Send {
     fn advance(&mut self, gens: u64) -> Result<(), BackendError>;
     /// The universe now (copied back from the device where there is one).
     fn universe(&mut self) -> Result<&Universe, BackendError>;
+    /// Device time of the last [`Simulator::advance`], where the device times its own work.
+    fn kernel_seconds(&self) -> Option<f64> {
+        None
+    }
 }
 
 /// A simulator that advances a universe in host memory.
@@ -128,6 +132,9 @@ impl Simulator for GpuSimulator {
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(GpuSimulator::universe(self)?)
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        Some(self.last_kernel_ms() / 1e3)
     }
 }
 

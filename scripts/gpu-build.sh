@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds the release binary and the GPU-relevant test binaries into .gpu/ for scripts/gpu-check.sh.
+set -eu
+cargo build --release
+mkdir -p .gpu
+cp target/release/lifegen .gpu/
+for t in gpu backends; do
+  exe=$(cargo test --release --no-run --test $t --message-format=json 2>/dev/null \
+    | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
+  cp "$exe" .gpu/test-$t
+done
+strip .gpu/*
+ls -la .gpu

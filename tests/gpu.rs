@@ -1,0 +1,141 @@
+//! The GPU backend against the reference simulator. Runs where a CUDA GPU is present; elsewhere
+//! each test checks that the GPU backend says plainly that there is none. Set
+//! `LIFEGEN_REQUIRE_GPU=1` to make a missing GPU a failure (the device runs do).
+
+use lifegen_gen::plan::{GpuPlan, ShiftForm};
+use lifegen_gen::rule::{self, LifeLike};
+use lifegen_gen::Rule;
+use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
+use lifegen_runtime::gpu::{GpuError, open_device};
+use lifegen_runtime::universe::SplitMix64;
+use lifegen_runtime::{BackendError, BackendKind, Universe, create_with_plan, reference};
+
+/// Whether to run: a GPU is there, or it is missing and that is allowed (then the error is
+/// checked instead).
+fn gpu_present() -> bool {
+    match open_device() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("LIFEGEN_REQUIRE_GPU").is_none(),
+                "LIFEGEN_REQUIRE_GPU is set but: {e}"
+            );
+            let start = Universe::new(64, 64).unwrap();
+            let err = create_with_plan(BackendKind::Gpu, &Rule::CONWAY, start, GpuPlan::default_plan())
+                .err()
+                .expect("no GPU, so no GPU simulator");
+            assert!(matches!(err, BackendError::Gpu(GpuError::NoDriver | GpuError::NoDevice(_))), "{err}");
+            eprintln!("no GPU here ({e}); checked the error instead");
+            false
+        }
+    }
+}
+
+fn gpu_run(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) -> Universe {
+    let mut sim =
+        create_with_plan(BackendKind::Gpu, &Rule::LifeLike(*rule), start.clone(), plan).unwrap();
+    sim.advance(gens).unwrap();
+    sim.universe().unwrap().clone()
+}
+
+/// The reference for small universes; the CPU network stepper (itself checked against the
+/// reference in tests/backends.rs) for large ones, where the reference would take minutes.
+fn expected(rule: &LifeLike, start: &Universe, gens: u64) -> Universe {
+    if start.cells() * gens <= 50_000_000 {
+        return reference::run(start, &Rule::LifeLike(*rule), gens);
+    }
+    let (w, h) = (start.width() as u64, start.height() as u64);
+    let mut stepper = NetworkStepper::new(best_program(rule), Isa::detect(), w, h).unwrap();
+    let mut u = start.clone();
+    stepper.advance(&mut u, gens);
+    u
+}
+
+fn check(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) {
+    let got = gpu_run(rule, start, gens, plan);
+    let want = expected(rule, start, gens);
+    assert!(
+        got == want,
+        "GPU differs: rule {rule}, plan {plan}, {}x{}, {gens} generations",
+        start.width(),
+        start.height()
+    );
+}
+
+#[test]
+fn conway_matches_on_odd_shapes_and_generation_counts() {
+    if !gpu_present() {
+        return;
+    }
+    let plan = GpuPlan::default_plan();
+    // Widths: one word, two, 63 words (one more than a strip writes), 125, 130; heights below
+    // and above the segment lengths; generation counts not multiples of 10.
+    let cases = [
+        (32, 1, 1),
+        (32, 5, 7),
+        (64, 64, 10),
+        (96, 37, 23),
+        (2016, 100, 41),
+        (4000, 333, 17),
+        (4160, 2050, 100),
+        (8192, 3001, 33),
+    ];
+    for (k, &(w, h, gens)) in cases.iter().enumerate() {
+        let start = Universe::random(w, h, 0.4, k as u64).unwrap();
+        check(&LifeLike::CONWAY, &start, gens, plan);
+    }
+}
+
+#[test]
+fn random_rules_match() {
+    if !gpu_present() {
+        return;
+    }
+    let mut rng = SplitMix64::new(4);
+    let plan = GpuPlan::default_plan();
+    for k in 0..24 {
+        let bits = rng.next();
+        let rule = LifeLike {
+            birth: (bits & 0x1FF) as u16,
+            survival: (bits >> 9 & 0x1FF) as u16,
+        };
+        let (w, h) = [(96, 70), (2048, 129), (160, 1000), (32, 3)][k % 4];
+        let start = Universe::random(w, h, [0.5, 0.2, 0.7][k % 3], bits).unwrap();
+        check(&rule, &start, [13, 10, 27, 1][k % 4], plan);
+    }
+}
+
+#[test]
+fn every_plan_shape_matches() {
+    if !gpu_present() {
+        return;
+    }
+    let start = Universe::random(4096, 515, 0.5, 77).unwrap();
+    for shifts in ShiftForm::ALL {
+        for (k, t) in [(1, 1), (1, 16), (2, 4), (2, 12), (4, 3), (4, 5)] {
+            let plan = GpuPlan::new(k, t, shifts).unwrap();
+            check(&LifeLike::CONWAY, &start, 29, plan);
+        }
+    }
+    for text in ["B36/S23", "B2/S", "B1357/S1357", "B0/S8"] {
+        let rule = *rule::parse(text).unwrap().rule.as_life_like().unwrap();
+        check(&rule, &start, 25, GpuPlan::default_plan());
+    }
+}
+
+#[test]
+fn a_glider_crosses_the_torus_edges() {
+    if !gpu_present() {
+        return;
+    }
+    let mut start = Universe::new(64, 32).unwrap();
+    for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+        start.set(x, y, true);
+    }
+    // A glider moves (1, 1) every 4 generations: after 4 * 64 * 32 / gcd... 4 * 64 it has
+    // crossed the width four times and the height twice, back where it started.
+    let got = gpu_run(&LifeLike::CONWAY, &start, 4 * 64, GpuPlan::default_plan());
+    assert!(got == start, "the glider did not come back");
+    let moved = gpu_run(&LifeLike::CONWAY, &start, 4 * 40, GpuPlan::default_plan());
+    assert!(moved == start.translated(40, 40));
+}
