@@ -6,6 +6,7 @@ mkdir -p .gpu
 cp target/release/lifegen .gpu/
 for t in gpu backends; do
   exe=$(cargo test --release --no-run --test $t --message-format=json 2>/dev/null \
+    | grep "\"kind\":\[\"test\"\]" | grep "\"name\":\"$t\"" \
     | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
   cp "$exe" .gpu/test-$t
 done

@@ -1,7 +1,7 @@
 //! The GPU backend: generated PTX kernels run through the CUDA driver (cudarc, loaded at run
 //! time, so a machine without a GPU or driver gets an error value, not a crash).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
@@ -11,23 +11,31 @@ use cudarc::nvrtc::Ptx;
 use lifegen_gen::LifeLike;
 use lifegen_gen::kernel::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
-use lifegen_gen::ptx::{self, PtxKernel};
+use lifegen_gen::ptx::{self, PtxHeader, PtxKernel, read_header};
 
 use crate::memory::human_bytes;
 use crate::universe::Universe;
 
 mod embedded {
-    /// A kernel `lifegen regen` wrote to `kernels_out/ptx/`.
-    pub struct EmbeddedKernel {
-        pub rule: &'static str,
-        pub plan: &'static str,
-        pub entry: &'static str,
-        pub ptx: &'static str,
-    }
-    include!(concat!(env!("CARGO_MANIFEST_DIR"), "/../kernels_out/ptx/embedded.rs"));
+    include!(concat!(env!("OUT_DIR"), "/embedded_ptx.rs"));
 }
 
-pub use embedded::{EMBEDDED, EmbeddedKernel};
+/// A kernel `lifegen regen` wrote to `kernels_out/ptx/`, compiled into this binary.
+pub struct EmbeddedKernel {
+    pub header: PtxHeader,
+    pub ptx: &'static str,
+}
+
+/// The embedded kernels whose headers read back and whose logic verifies.
+pub fn embedded() -> &'static [EmbeddedKernel] {
+    static KERNELS: OnceLock<Vec<EmbeddedKernel>> = OnceLock::new();
+    KERNELS.get_or_init(|| {
+        embedded::EMBEDDED_PTX
+            .iter()
+            .filter_map(|&ptx| Some(EmbeddedKernel { header: read_header(ptx)?, ptx }))
+            .collect()
+    })
+}
 
 pub use lifegen_gen::plan::DEFAULT_GPU_PLAN as DEFAULT_PLAN;
 
@@ -72,24 +80,38 @@ pub fn open_device() -> Result<Arc<CudaContext>, GpuError> {
     CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))
 }
 
-/// The PTX for `rule` at `plan`: the embedded copy from `kernels_out/ptx` when there is one,
-/// else emitted now from the lowered row-shared network.
-pub fn kernel_source(rule: &LifeLike, plan: &GpuPlan) -> (PtxKernel, &'static str) {
-    let name = rule.catagolue_name();
-    let plan_name = plan.to_string();
-    if let Some(k) = EMBEDDED
+/// The smallest row-shared logic known for `rule`: that of an embedded kernel (the stored
+/// search results), else the lowered network.
+pub fn kernel_logic(rule: &LifeLike) -> RowSharedKernel {
+    embedded()
         .iter()
-        .find(|k| k.rule == name && k.plan == plan_name)
+        .find(|k| k.header.logic.rule() == rule)
+        .map(|k| k.header.logic.clone())
+        .unwrap_or_else(|| RowSharedKernel::lowered(*rule))
+}
+
+/// The PTX for `rule` at `plan`: the embedded copy from `kernels_out/ptx` when there is one,
+/// else emitted now from [`kernel_logic`].
+pub fn kernel_source(rule: &LifeLike, plan: &GpuPlan) -> (PtxKernel, String) {
+    if let Some(k) = embedded()
+        .iter()
+        .find(|k| k.header.logic.rule() == rule && k.header.plan == *plan)
     {
         let kernel = PtxKernel {
-            entry: k.entry.to_string(),
+            entry: k.header.entry.clone(),
             plan: *plan,
             text: k.ptx.to_string(),
         };
-        return (kernel, "embedded from kernels_out");
+        let source = format!("embedded, {}", k.header.logic.provenance());
+        return (kernel, source);
     }
-    let logic = RowSharedKernel::lowered(*rule);
-    (ptx::emit(&logic, plan), "emitted now, lowered network")
+    let logic = kernel_logic(rule);
+    let source = format!(
+        "emitted now, {} combine gates, {}",
+        logic.combine().gates().len(),
+        logic.provenance()
+    );
+    (ptx::emit(&logic, plan), source)
 }
 
 /// A loaded kernel and how to launch it on one universe size.
@@ -186,7 +208,7 @@ pub struct GpuSimulator {
     stream: Arc<CudaStream>,
     rule: LifeLike,
     plan: GpuPlan,
-    source: &'static str,
+    source: String,
     main: Launcher,
     remainder: Option<Launcher>,
     buffers: [CudaSlice<u32>; 2],
@@ -421,11 +443,11 @@ mod tests {
     }
 
     #[test]
-    fn every_embedded_kernel_is_what_the_emitter_writes_for_its_rule() {
-        for k in EMBEDDED {
-            let plan: GpuPlan = k.plan.parse().unwrap();
-            assert!(k.ptx.contains(&format!(".entry {}(", k.entry)), "{}", k.entry);
-            assert!(k.entry.contains(&plan.to_string().replace('-', "_")));
+    fn every_embedded_kernel_is_what_the_emitter_writes_for_its_logic() {
+        assert_eq!(embedded().len(), embedded::EMBEDDED_PTX.len(), "a header failed to read");
+        assert!(embedded().iter().any(|k| *k.header.logic.rule() == LifeLike::CONWAY));
+        for k in embedded() {
+            assert_eq!(ptx::emit(&k.header.logic, &k.header.plan).text, k.ptx);
         }
     }
 }
