@@ -59,6 +59,10 @@ impl GpuPlan {
     /// register back to its role without moves.
     pub const UNROLL: u32 = 6;
 
+    /// Loop iterations between a row's load and its first use, to hide the memory latency;
+    /// loaded rows rotate through `PREFETCH + 1` slots, which must divide [`Self::UNROLL`].
+    pub const PREFETCH: u32 = 2;
+
     pub fn new(words_per_lane: u32, gens_per_launch: u32, shifts: ShiftForm) -> Result<Self, PlanError> {
         if ![1, 2, 4].contains(&words_per_lane) {
             return Err(PlanError::WordsPerLane(words_per_lane));
@@ -84,9 +88,10 @@ impl GpuPlan {
     }
 
     /// Loop iterations before the last level emits its first valid row: each level needs two
-    /// rows before its first valid one and takes its input one iteration late.
+    /// rows before its first valid one and takes its input one iteration late; the first level
+    /// takes its rows [`Self::PREFETCH`] iterations after their loads.
     pub fn warmup_iterations(&self) -> u32 {
-        3 * self.gens_per_launch
+        3 * self.gens_per_launch + Self::PREFETCH - 1
     }
 
     /// Loop iterations for a segment of `rows` output rows, a multiple of [`Self::UNROLL`].

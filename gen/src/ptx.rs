@@ -209,7 +209,8 @@ impl Emitter<'_> {
         let mut state = Vec::new();
         for level in 0..=t {
             for j in 0..kw {
-                for slot in 0..2 {
+                let row_slots = if level == 0 { GpuPlan::PREFETCH + 1 } else { 2 };
+                for slot in 0..row_slots {
                     state.push(row(level, j, slot));
                     if level > 0 {
                         state.push(west(level, j, slot));
@@ -315,7 +316,16 @@ impl Emitter<'_> {
         let kw = self.plan.words_per_lane;
         let (now2, before2) = (u % 2, (u + 1) % 2);
         let (now3, older3) = (u % 3, (u + 1) % 3);
-        let input = |j: u32| row(level - 1, j, before2);
+        // The rows level - 1 emitted: the newest (the lower row of this step) and the one
+        // before it (the middle row). Loaded rows sit in PREFETCH + 1 slots, emitted ones in 2.
+        let (new_slot, middle_slot) = if level == 1 {
+            let slots = GpuPlan::PREFETCH + 1;
+            ((u + 1) % slots, u % slots)
+        } else {
+            (before2, now2)
+        };
+        const _: () = assert!(GpuPlan::PREFETCH == 2, "new_slot assumes (u - 2) mod 3");
+        let input = |j: u32| row(level - 1, j, new_slot);
         self.line(format!(
             "\tshfl.sync.up.b32 %in_west, {}, 1, 0, -1;\n\tshfl.sync.down.b32 %in_east, {}, 1, 31, -1;",
             input(kw - 1),
@@ -338,7 +348,7 @@ impl Emitter<'_> {
             inputs[MIDDLE_WEST] = west(level, j, before2);
             // The middle row is the one level - 1 emitted two iterations ago: its register is
             // rewritten only after this level has run (levels run top-down).
-            inputs[MIDDLE_CENTRE] = row(level - 1, j, now2);
+            inputs[MIDDLE_CENTRE] = row(level - 1, j, middle_slot);
             inputs[MIDDLE_EAST] = east(level, j, before2);
             self.combine(&inputs, &row(level, j, now2));
         }
@@ -399,6 +409,7 @@ impl Emitter<'_> {
     fn load_and_store(&mut self, u: u32) {
         let kw = self.plan.words_per_lane;
         let t = self.plan.gens_per_launch;
+        let load_slot = u % (GpuPlan::PREFETCH + 1);
         let slot = u % 2;
         let mut text = String::new();
         writeln!(text, "\tmad.wide.u32 %laddr, %lrow, %pitch, %src;").unwrap();
@@ -406,7 +417,7 @@ impl Emitter<'_> {
             writeln!(
                 text,
                 "\tadd.s64 %a, %laddr, %coff{j};\n\tld.global.nc.u32 {}, [%a];",
-                row(0, j, slot)
+                row(0, j, load_slot)
             )
             .unwrap();
         }

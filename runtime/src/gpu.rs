@@ -122,6 +122,8 @@ struct Launcher {
     segment: u32,
     tasks: u32,
     iterations: u32,
+    registers: i32,
+    warps_per_sm: u32,
 }
 
 impl Launcher {
@@ -148,6 +150,7 @@ impl Launcher {
             .map_err(driver("read the multiprocessor count"))? as u64;
         let segment = choose_segment(&plan, strips, rows, sms * blocks_per_sm as u64);
         let tasks = strips * rows.div_ceil(segment);
+        let registers = function.num_regs().map_err(driver("read the kernel's registers"))?;
         Ok(Launcher {
             function,
             plan,
@@ -155,6 +158,8 @@ impl Launcher {
             segment,
             tasks,
             iterations: plan.iterations(segment),
+            registers,
+            warps_per_sm: blocks_per_sm,
         })
     }
 
@@ -274,11 +279,14 @@ impl GpuSimulator {
 
     pub fn describe(&self) -> String {
         format!(
-            "gpu ({}, kernel {} {}, {}, segments of {} rows)",
+            "gpu ({}, kernel {} {}, {}; {} registers, {} warps per SM, {} warps over segments of {} rows)",
             self.device_name,
             self.rule.catagolue_name(),
             self.plan,
             self.source,
+            self.main.registers,
+            self.main.warps_per_sm,
+            self.main.tasks,
             self.main.segment
         )
     }
