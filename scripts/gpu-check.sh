@@ -27,6 +27,14 @@ if [ "$mode" = profile ]; then
   ncu -k regex:lifegen_b3s23 --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
     --section SchedulerStats --section Occupancy --section LaunchStats --section InstructionStats \
     $G/lifegen bench --backend gpu --size 65536x65536 --gens 40 --runs 1 2>&1 | grep -vE '^\s*$' | tail -90
+  step "ncu stall reasons"
+  m=smsp__warp_issue_stalled
+  ncu -k regex:lifegen_b3s23 --launch-skip 3 --launch-count 1 --metrics \
+${m}_short_scoreboard_per_warp_active.pct,${m}_long_scoreboard_per_warp_active.pct,${m}_wait_per_warp_active.pct,${m}_math_pipe_throttle_per_warp_active.pct,${m}_no_instruction_per_warp_active.pct,${m}_not_selected_per_warp_active.pct,${m}_dispatch_stall_per_warp_active.pct,${m}_selected_per_warp_active.pct,${m}_mio_throttle_per_warp_active.pct,${m}_lg_throttle_per_warp_active.pct,${m}_branch_resolving_per_warp_active.pct,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active \
+    $G/lifegen bench --backend gpu --size 65536x65536 --gens 40 --runs 1 2>&1 | grep -E 'stalled|pipe' 
+  for rows in 1058 529 265; do
+    step "segments of $rows rows"; LIFEGEN_GPU_SEGMENT_ROWS=$rows $G/lifegen bench --backend gpu --size 65536x65536 --gens 1024 --runs 3 2>&1 | grep -E 'backend|cell updates/s: '
+  done
 fi
 [ "$mode" = full ] || exit 0
 step "largest universe 262144x262144"; $G/lifegen run --backend gpu --size 262144x262144 --gens 100

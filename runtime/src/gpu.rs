@@ -141,14 +141,19 @@ impl Launcher {
             .map_err(driver("find the kernel entry"))?;
         let plan = kernel.plan;
         let strips = words.div_ceil(plan.output_words());
+        let warps_per_block = ptx::BLOCK_THREADS / 32;
         let blocks_per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(ptx::BLOCK_THREADS, 0, None)
             .map_err(driver("read the kernel's occupancy"))?
-            .max(1);
+            .max(1)
+            * warps_per_block;
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver("read the multiprocessor count"))? as u64;
-        let segment = choose_segment(&plan, strips, rows, sms * blocks_per_sm as u64);
+        let segment = match segment_override() {
+            Some(rows_per_segment) => rows_per_segment.min(rows),
+            None => choose_segment(&plan, strips, rows, sms * blocks_per_sm as u64),
+        };
         let tasks = strips * rows.div_ceil(segment);
         let registers = function.num_regs().map_err(driver("read the kernel's registers"))?;
         Ok(Launcher {
@@ -171,9 +176,11 @@ impl Launcher {
         words: u32,
         rows: u32,
     ) -> Result<(), GpuError> {
+        // Blocks of 4 warps put one warp of each block on each of an SM's 4 schedulers, so
+        // every scheduler gets the same number of warps; the warps past `tasks` exit at once.
         let config = LaunchConfig {
-            grid_dim: (self.tasks, 1, 1),
-            block_dim: (32, 1, 1),
+            grid_dim: (self.tasks.div_ceil(ptx::BLOCK_THREADS / 32), 1, 1),
+            block_dim: (ptx::BLOCK_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(&self.function);
@@ -192,6 +199,17 @@ impl Launcher {
             .map(drop)
             .map_err(driver("launch the kernel"))
     }
+}
+
+/// A tuning knob for experiments: `LIFEGEN_GPU_SEGMENT_ROWS` fixes the rows per segment.
+pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_SEGMENT_ROWS";
+
+fn segment_override() -> Option<u32> {
+    std::env::var(SEGMENT_VARIABLE)
+        .ok()?
+        .parse()
+        .ok()
+        .filter(|&n| n > 0)
 }
 
 /// Rows per strip segment: the count that minimises (waves of warps) x (iterations per warp),
