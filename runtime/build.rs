@@ -17,7 +17,10 @@ fn main() {
     let mut table = String::from("pub const EMBEDDED_PTX: &[&str] = &[\n");
     for file in files {
         println!("cargo:rerun-if-changed={}", file.display());
-        table.push_str(&format!("    include_str!({:?}),\n", file.display().to_string()));
+        table.push_str(&format!(
+            "    include_str!({:?}),\n",
+            file.display().to_string()
+        ));
     }
     table.push_str("];\n");
     let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_ptx.rs");

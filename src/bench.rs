@@ -63,8 +63,11 @@ fn bench_in_pool(args: &BenchArgs) -> Result<()> {
     println!("rule: {}", spec.rule);
     println!("universe: {width}x{height} torus, random soup, density 0.5, seed 1");
     println!("backend: {}", simulator.describe());
-    println!("commit: {}", option_env!("LIFEGEN_COMMIT").unwrap_or("unknown"));
-    let warmup = args.gens.min(64).max(1);
+    println!(
+        "commit: {}",
+        option_env!("LIFEGEN_COMMIT").unwrap_or("unknown")
+    );
+    let warmup = args.gens.clamp(1, 64);
     simulator.advance(warmup)?;
     let mut rates = Vec::new();
     for run in 1..=args.runs {
@@ -87,7 +90,10 @@ fn bench_in_pool(args: &BenchArgs) -> Result<()> {
     rates.sort_by(f64::total_cmp);
     let median = rates[rates.len() / 2];
     println!("population: {}", simulator.universe()?.population());
-    println!("median of {} runs, {} generations each", args.runs, args.gens);
+    println!(
+        "median of {} runs, {} generations each",
+        args.runs, args.gens
+    );
     println!("cell updates/s: {median:.3e}");
     Ok(())
 }
@@ -95,7 +101,10 @@ fn bench_in_pool(args: &BenchArgs) -> Result<()> {
 fn ceilings() -> Result<()> {
     let (device, results) = lifegen_runtime::gpu::measure_ceilings()?;
     println!("device: {device}");
-    println!("{:<42} {:>22} {:>16}", "mix", "warp instr/SM/clock", "thread ops/s");
+    println!(
+        "{:<42} {:>22} {:>16}",
+        "mix", "warp instr/SM/clock", "thread ops/s"
+    );
     for c in &results {
         println!(
             "{:<42} {:>22.2} {:>16.3e}",

@@ -65,7 +65,9 @@ fn stale_extras(root: &Path, files: &[(PathBuf, String)]) -> Vec<PathBuf> {
 fn check(root: &Path, files: &[(PathBuf, String)]) -> Result<()> {
     let mut stale: Vec<String> = files
         .iter()
-        .filter(|(path, text)| std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text))
+        .filter(|(path, text)| {
+            std::fs::read_to_string(root.join(path)).ok().as_deref() != Some(text)
+        })
         .map(|(path, _)| path.display().to_string())
         .collect();
     stale.extend(

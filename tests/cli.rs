@@ -199,14 +199,23 @@ fn gpu_requests_that_cannot_run_get_one_line_errors() {
         "multiple of 32 cells; 100 is not (nearest: 96 or 128)",
     );
     assert_clean_error(
-        &["run", "--backend", "gpu", "--rule", "R5,C2,M1,S34..58,B34..45,NM"],
+        &[
+            "run",
+            "--backend",
+            "gpu",
+            "--rule",
+            "R5,C2,M1,S34..58,B34..45,NM",
+        ],
         "life-like rules only",
     );
     let bad_plan = lifegen(&["bench", "--plan", "k3-t10-funnel"]);
     assert!(!bad_plan.status.success());
     assert!(String::from_utf8_lossy(&bad_plan.stderr).contains("words per lane must be 1, 2 or 4"));
     if lifegen_runtime::gpu::open_device().is_err() {
-        assert_clean_error(&["run", "--backend", "gpu", "--size", "64x64"], "use --backend cpu");
+        assert_clean_error(
+            &["run", "--backend", "gpu", "--size", "64x64"],
+            "use --backend cpu",
+        );
         // auto falls back to the CPU.
         let out = lifegen(&["run", "--size", "64x64", "--gens", "3"]);
         assert!(out.status.success());

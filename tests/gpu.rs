@@ -2,9 +2,9 @@
 //! each test checks that the GPU backend says plainly that there is none. Set
 //! `LIFEGEN_REQUIRE_GPU=1` to make a missing GPU a failure (the device runs do).
 
+use lifegen_gen::Rule;
 use lifegen_gen::plan::{GpuPlan, ShiftForm};
 use lifegen_gen::rule::{self, LifeLike};
-use lifegen_gen::Rule;
 use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
 use lifegen_runtime::gpu::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
@@ -21,10 +21,21 @@ fn gpu_present() -> bool {
                 "LIFEGEN_REQUIRE_GPU is set but: {e}"
             );
             let start = Universe::new(64, 64).unwrap();
-            let err = create_with_plan(BackendKind::Gpu, &Rule::CONWAY, start, GpuPlan::default_plan())
-                .err()
-                .expect("no GPU, so no GPU simulator");
-            assert!(matches!(err, BackendError::Gpu(GpuError::NoDriver | GpuError::NoDevice(_))), "{err}");
+            let err = create_with_plan(
+                BackendKind::Gpu,
+                &Rule::CONWAY,
+                start,
+                GpuPlan::default_plan(),
+            )
+            .err()
+            .expect("no GPU, so no GPU simulator");
+            assert!(
+                matches!(
+                    err,
+                    BackendError::Gpu(GpuError::NoDriver | GpuError::NoDevice(_))
+                ),
+                "{err}"
+            );
             eprintln!("no GPU here ({e}); checked the error instead");
             false
         }
@@ -32,8 +43,13 @@ fn gpu_present() -> bool {
 }
 
 fn gpu_run(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) -> Universe {
-    let mut sim =
-        create_with_plan(BackendKind::Gpu, &Rule::LifeLike(*rule), start.clone(), plan).unwrap();
+    let mut sim = create_with_plan(
+        BackendKind::Gpu,
+        &Rule::LifeLike(*rule),
+        start.clone(),
+        plan,
+    )
+    .unwrap();
     sim.advance(gens).unwrap();
     sim.universe().unwrap().clone()
 }

@@ -64,8 +64,14 @@ pub fn mixes() -> Vec<Mix> {
         mix("lop3+shf", &[(Lop3, 8), (Shf, 8)]),
         mix("lop3+imad", &[(Lop3, 8), (Imad, 8)]),
         mix("lop3+shfl", &[(Lop3, 8), (Shfl, 8)]),
-        mix("life: 8 lop3 + 2 shf + 1 shfl", &[(Lop3, 64), (Shf, 16), (Shfl, 8)]),
-        mix("life: 8 lop3 + 1 shf + 2 imad + 1 shfl", &[(Lop3, 64), (Shf, 8), (Imad, 16), (Shfl, 8)]),
+        mix(
+            "life: 8 lop3 + 2 shf + 1 shfl",
+            &[(Lop3, 64), (Shf, 16), (Shfl, 8)],
+        ),
+        mix(
+            "life: 8 lop3 + 1 shf + 2 imad + 1 shfl",
+            &[(Lop3, 64), (Shf, 8), (Imad, 16), (Shfl, 8)],
+        ),
     ]
 }
 
@@ -89,7 +95,12 @@ pub fn emit(mix: &Mix) -> String {
     }
     for (k, op) in sequence.iter().enumerate() {
         let (r, other) = (k % CHAINS, (k + 1) % CHAINS);
-        writeln!(body, "\t{}", op.ptx(&format!("%c{r}"), &format!("%c{other}"))).unwrap();
+        writeln!(
+            body,
+            "\t{}",
+            op.ptx(&format!("%c{r}"), &format!("%c{other}"))
+        )
+        .unwrap();
     }
     let chains: Vec<String> = (0..CHAINS).map(|c| format!("%c{c}")).collect();
     let mut init = String::new();
@@ -146,7 +157,13 @@ mod tests {
         for mix in mixes() {
             let text = emit(&mix);
             let count = |needle: &str| text.matches(needle).count() as u32;
-            let want = |op: Op| mix.ops.iter().filter(|(o, _)| *o == op).map(|(_, n)| n).sum::<u32>();
+            let want = |op: Op| {
+                mix.ops
+                    .iter()
+                    .filter(|(o, _)| *o == op)
+                    .map(|(_, n)| n)
+                    .sum::<u32>()
+            };
             assert_eq!(count("lop3.b32"), want(Op::Lop3), "{}", mix.name);
             assert_eq!(count("shf.l.wrap"), want(Op::Shf), "{}", mix.name);
             assert_eq!(count("shfl.sync"), want(Op::Shfl), "{}", mix.name);

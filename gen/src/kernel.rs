@@ -53,8 +53,12 @@ impl RowSharedKernel {
     /// The adder-lowered combine network: always there, not proven smallest.
     pub fn lowered(rule: LifeLike) -> Self {
         let combine = Shape::RowShared.lowered(&rule, Basis::Lut3);
-        RowSharedKernel::new(rule, combine, "lowered (Shannon decomposition), not proven optimal")
-            .expect("lowered networks are exact")
+        RowSharedKernel::new(
+            rule,
+            combine,
+            "lowered (Shannon decomposition), not proven optimal",
+        )
+        .expect("lowered networks are exact")
     }
 
     /// The smallest LUT3 combine network known for `rule`: a stored search result when there
@@ -101,10 +105,7 @@ impl RowSharedKernel {
     pub fn cell_network(&self) -> Network {
         let mut b = NetworkBuilder::new(cell_input_names());
         let row_adder = |b: &mut NetworkBuilder, l: Wire, x: Wire, r: Wire| {
-            (
-                b.lut3(ROW_SUM, l, x, r),
-                b.lut3(ROW_CARRY, l, x, r),
-            )
+            (b.lut3(ROW_SUM, l, x, r), b.lut3(ROW_CARRY, l, x, r))
         };
         let (upper_sum, upper_carry) = row_adder(&mut b, 0, 1, 2);
         let (lower_sum, lower_carry) = row_adder(&mut b, 5, 6, 7);
@@ -151,7 +152,13 @@ mod tests {
 
     #[test]
     fn lowered_kernels_verify_for_assorted_rules() {
-        for text in ["B3/S23", "B0/S8", "B/S", "B012345678/S012345678", "B36/S125"] {
+        for text in [
+            "B3/S23",
+            "B0/S8",
+            "B/S",
+            "B012345678/S012345678",
+            "B36/S125",
+        ] {
             let kernel = RowSharedKernel::lowered(life_like(text));
             assert!(kernel.logic_ops_per_word() >= 2, "{text}");
         }

@@ -19,7 +19,11 @@ pub enum ShiftForm {
 }
 
 impl ShiftForm {
-    pub const ALL: [ShiftForm; 3] = [ShiftForm::Funnel, ShiftForm::MultiplyWest, ShiftForm::Multiply];
+    pub const ALL: [ShiftForm; 3] = [
+        ShiftForm::Funnel,
+        ShiftForm::MultiplyWest,
+        ShiftForm::Multiply,
+    ];
 
     pub fn name(&self) -> &'static str {
         match self {
@@ -63,7 +67,11 @@ impl GpuPlan {
     /// loaded rows rotate through `PREFETCH + 1` slots, which must divide [`Self::UNROLL`].
     pub const PREFETCH: u32 = 2;
 
-    pub fn new(words_per_lane: u32, gens_per_launch: u32, shifts: ShiftForm) -> Result<Self, PlanError> {
+    pub fn new(
+        words_per_lane: u32,
+        gens_per_launch: u32,
+        shifts: ShiftForm,
+    ) -> Result<Self, PlanError> {
         if ![1, 2, 4].contains(&words_per_lane) {
             return Err(PlanError::WordsPerLane(words_per_lane));
         }
@@ -155,8 +163,14 @@ mod tests {
         assert_eq!(plan.output_words(), 62);
         assert_eq!(plan.iterations(100) % GpuPlan::UNROLL, 0);
         assert!(plan.iterations(100) >= 136);
-        assert_eq!("k3-t12-funnel".parse::<GpuPlan>(), Err(PlanError::WordsPerLane(3)));
+        assert_eq!(
+            "k3-t12-funnel".parse::<GpuPlan>(),
+            Err(PlanError::WordsPerLane(3))
+        );
         assert_eq!("k2-t33-funnel".parse::<GpuPlan>(), Err(PlanError::Gens(33)));
-        assert!(matches!("k2-t12".parse::<GpuPlan>(), Err(PlanError::Syntax { .. })));
+        assert!(matches!(
+            "k2-t12".parse::<GpuPlan>(),
+            Err(PlanError::Syntax { .. })
+        ));
     }
 }

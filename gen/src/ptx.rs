@@ -86,14 +86,20 @@ pub fn read_header(text: &str) -> Option<PtxHeader> {
         }
     }
     let field = |key: &str| fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-    let rule = *crate::rule::parse(field("rule")?).ok()?.rule.as_life_like()?;
+    let rule = *crate::rule::parse(field("rule")?)
+        .ok()?
+        .rule
+        .as_life_like()?;
     let plan: GpuPlan = field("plan")?.split_whitespace().next()?.parse().ok()?;
     let listing: Vec<&str> = fields
         .iter()
         .filter(|(k, _)| *k == "combine")
         .map(|(_, v)| *v)
         .collect();
-    let inputs = crate::shapes::Shape::RowShared.spec(&rule).input_names().to_vec();
+    let inputs = crate::shapes::Shape::RowShared
+        .spec(&rule)
+        .input_names()
+        .to_vec();
     let network = crate::network::Network::parse_listing(inputs, &listing.join("\n")).ok()?;
     let logic = RowSharedKernel::new(rule, network, field("combine provenance")?).ok()?;
     Some(PtxHeader {
@@ -184,18 +190,45 @@ impl Emitter<'_> {
         let (kw, t) = (self.plan.words_per_lane, self.plan.gens_per_launch);
         self.declare(
             ".pred",
-            ["%exit", "%more", "%wrap", "%valid", "%store", "%ok_lo", "%ok_hi", "%ok_in"]
-                .map(String::from)
-                .into_iter()
-                .chain((0..kw).map(|j| format!("%keep{j}"))),
+            [
+                "%exit", "%more", "%wrap", "%valid", "%store", "%ok_lo", "%ok_hi", "%ok_in",
+            ]
+            .map(String::from)
+            .into_iter()
+            .chain((0..kw).map(|j| format!("%keep{j}"))),
         );
         self.declare(
             ".b32",
             [
-                "%words", "%rows", "%strips", "%tasks", "%segment", "%iterations", "%tidx", "%ntidx",
-                "%ctaidx", "%task", "%lane", "%strip", "%seg", "%y0", "%count", "%lrow", "%oi",
-                "%i", "%base", "%lk", "%col", "%q", "%tmod", "%pitch", "%orow", "%in_west",
-                "%in_east", "%tw", "%te",
+                "%words",
+                "%rows",
+                "%strips",
+                "%tasks",
+                "%segment",
+                "%iterations",
+                "%tidx",
+                "%ntidx",
+                "%ctaidx",
+                "%task",
+                "%lane",
+                "%strip",
+                "%seg",
+                "%y0",
+                "%count",
+                "%lrow",
+                "%oi",
+                "%i",
+                "%base",
+                "%lk",
+                "%col",
+                "%q",
+                "%tmod",
+                "%pitch",
+                "%orow",
+                "%in_west",
+                "%in_east",
+                "%tw",
+                "%te",
             ]
             .map(String::from),
         );
@@ -333,8 +366,16 @@ impl Emitter<'_> {
         ));
         for j in 0..kw {
             let x = input(j);
-            let west_word = if j == 0 { "%in_west".to_string() } else { input(j - 1) };
-            let east_word = if j == kw - 1 { "%in_east".to_string() } else { input(j + 1) };
+            let west_word = if j == 0 {
+                "%in_west".to_string()
+            } else {
+                input(j - 1)
+            };
+            let east_word = if j == kw - 1 {
+                "%in_east".to_string()
+            } else {
+                input(j + 1)
+            };
             let (l, r) = (west(level, j, now2), east(level, j, now2));
             self.shifts(&l, &r, &x, &west_word, &east_word);
             let (s, c) = (sum(level, j, now3), carry(level, j, now3));
@@ -390,7 +431,12 @@ impl Emitter<'_> {
                 Gate::Not(a) => format!("\tnot.b32 {d}, {};", name(a)),
                 Gate::Gate2 { table, a, b } => {
                     let imm = eval_table2(table, LUT3_A.into(), LUT3_B.into()) as u8;
-                    format!("\tlop3.b32 {d}, {}, {}, {}, 0x{imm:02x};", name(a), name(b), name(a))
+                    format!(
+                        "\tlop3.b32 {d}, {}, {}, {}, 0x{imm:02x};",
+                        name(a),
+                        name(b),
+                        name(a)
+                    )
                 }
                 Gate::Lut3 { table, a, b, c } => format!(
                     "\tlop3.b32 {d}, {}, {}, {}, 0x{table:02x};",
@@ -457,9 +503,15 @@ mod tests {
         let b = emit(&kernel, &plan);
         assert_eq!(a, b);
         let header = read_header(&a.text).unwrap();
-        assert_eq!((header.plan, &header.entry, &header.logic), (plan, &a.entry, &kernel));
+        assert_eq!(
+            (header.plan, &header.entry, &header.logic),
+            (plan, &a.entry, &kernel)
+        );
         assert_eq!(a.entry, "lifegen_b3s23_k2_t4_funnel");
-        assert!(a.text.contains(".visible .entry lifegen_b3s23_k2_t4_funnel("));
+        assert!(
+            a.text
+                .contains(".visible .entry lifegen_b3s23_k2_t4_funnel(")
+        );
         let code = a.text.lines().filter(|l| !l.starts_with("//"));
         let lop3 = code.filter(|l| l.contains("lop3.b32")).count() as u32;
         let per_iteration = plan.gens_per_launch * plan.words_per_lane;

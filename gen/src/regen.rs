@@ -151,13 +151,18 @@ pub fn parse_sass_manifest(text: &str) -> Result<Vec<SassFigures>, String> {
                 return Err(bad());
             };
             let number = |s: &str, prefix: &str| -> Result<u32, String> {
-                s.strip_prefix(prefix).and_then(|n| n.parse().ok()).ok_or_else(bad)
+                s.strip_prefix(prefix)
+                    .and_then(|n| n.parse().ok())
+                    .ok_or_else(bad)
             };
             let words: Vec<&str> = mix.split_whitespace().collect();
             let per_word_gen = words
                 .chunks(2)
                 .map(|pair| match pair {
-                    [c, n] => n.parse::<f64>().map(|n| (c.to_string(), n)).map_err(|_| bad()),
+                    [c, n] => n
+                        .parse::<f64>()
+                        .map(|n| (c.to_string(), n))
+                        .map_err(|_| bad()),
                     _ => Err(bad()),
                 })
                 .collect::<Result<Vec<_>, _>>()?;

@@ -74,7 +74,10 @@ impl CudaTools {
                 .arg(&source),
             "ptxas",
         )?;
-        let sass = run(Command::new(&self.cuobjdump).arg("-sass").arg(&cubin), "cuobjdump")?;
+        let sass = run(
+            Command::new(&self.cuobjdump).arg("-sass").arg(&cubin),
+            "cuobjdump",
+        )?;
         let _ = std::fs::remove_dir_all(&dir);
         let (registers, spill_bytes) = parse_report(&report)?;
         let instructions = parse_sass(&sass);
@@ -109,7 +112,8 @@ fn tempdir() -> Result<PathBuf, SassError> {
 /// Runs a tool; its stdout and stderr together.
 fn run(command: &mut Command, tool: &str) -> Result<String, SassError> {
     let out = command.output().map_err(|e| spawn_error(tool, e))?;
-    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     if !out.status.success() {
         return Err(SassError::Failed {
             tool: tool.to_string(),
@@ -143,10 +147,7 @@ pub const CLASSES: [&str; 7] = ["LOP3", "SHF", "SHFL", "IMAD", "LDG", "STG", "ot
 /// The class of a SASS opcode (`IMAD.WIDE.U32` is `IMAD`).
 pub fn class(opcode: &str) -> &'static str {
     let base = opcode.split('.').next().unwrap_or(opcode);
-    CLASSES
-        .into_iter()
-        .find(|&c| c == base)
-        .unwrap_or("other")
+    CLASSES.into_iter().find(|&c| c == base).unwrap_or("other")
 }
 
 fn parse_report(report: &str) -> Result<(u32, u32), SassError> {

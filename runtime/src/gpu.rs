@@ -4,8 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg,
-    sys,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DriverError, LaunchConfig, PushKernelArg, sys,
 };
 use cudarc::nvrtc::Ptx;
 use lifegen_gen::LifeLike;
@@ -32,7 +31,12 @@ pub fn embedded() -> &'static [EmbeddedKernel] {
     KERNELS.get_or_init(|| {
         embedded::EMBEDDED_PTX
             .iter()
-            .filter_map(|&ptx| Some(EmbeddedKernel { header: read_header(ptx)?, ptx }))
+            .filter_map(|&ptx| {
+                Some(EmbeddedKernel {
+                    header: read_header(ptx)?,
+                    ptx,
+                })
+            })
             .collect()
     })
 }
@@ -41,13 +45,17 @@ pub use lifegen_gen::plan::DEFAULT_GPU_PLAN as DEFAULT_PLAN;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GpuError {
-    #[error("no CUDA driver (libcuda) on this machine: the GPU backend needs an NVIDIA GPU and its driver; use --backend cpu")]
+    #[error(
+        "no CUDA driver (libcuda) on this machine: the GPU backend needs an NVIDIA GPU and its driver; use --backend cpu"
+    )]
     NoDriver,
     #[error("no usable CUDA GPU: {0}; use --backend cpu")]
     NoDevice(String),
     #[error("the GPU backend runs life-like rules only; {0} has no GPU kernel: use --backend cpu")]
     Rule(String),
-    #[error("the GPU backend needs a width that is a multiple of 32 cells; {width} is not (nearest: {below} or {above})")]
+    #[error(
+        "the GPU backend needs a width that is a multiple of 32 cells; {width} is not (nearest: {below} or {above})"
+    )]
     Width { width: u64, below: u64, above: u64 },
     #[error("a {width}x{height} universe needs {} of GPU memory (two copies of {}), but the GPU has {} free", human_bytes(2 * .bytes), human_bytes(*.bytes), human_bytes(*.free))]
     Memory {
@@ -155,7 +163,9 @@ impl Launcher {
             None => choose_segment(&plan, strips, rows, sms * blocks_per_sm as u64),
         };
         let tasks = strips * rows.div_ceil(segment);
-        let registers = function.num_regs().map_err(driver("read the kernel's registers"))?;
+        let registers = function
+            .num_regs()
+            .map_err(driver("read the kernel's registers"))?;
         Ok(Launcher {
             function,
             plan,
@@ -326,16 +336,21 @@ impl GpuSimulator {
         let words = self.host.words();
         // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
         // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
-        let as_u32 = unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
+        let as_u32 =
+            unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
         let dst = &mut self.buffers[self.current];
         if host_words == gpu_words {
-            self.stream.memcpy_htod(as_u32, dst).map_err(driver("copy to the GPU"))?;
+            self.stream
+                .memcpy_htod(as_u32, dst)
+                .map_err(driver("copy to the GPU"))?;
         } else {
             let packed: Vec<u32> = as_u32
                 .chunks(host_words)
                 .flat_map(|row| row[..gpu_words].iter().copied())
                 .collect();
-            self.stream.memcpy_htod(&packed, dst).map_err(driver("copy to the GPU"))?;
+            self.stream
+                .memcpy_htod(&packed, dst)
+                .map_err(driver("copy to the GPU"))?;
         }
         Ok(())
     }
@@ -351,9 +366,14 @@ impl GpuSimulator {
             std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
         };
         if host_words == gpu_words {
-            self.stream.memcpy_dtoh(src, as_u32).map_err(driver("copy from the GPU"))?;
+            self.stream
+                .memcpy_dtoh(src, as_u32)
+                .map_err(driver("copy from the GPU"))?;
         } else {
-            let packed = self.stream.clone_dtoh(src).map_err(driver("copy from the GPU"))?;
+            let packed = self
+                .stream
+                .clone_dtoh(src)
+                .map_err(driver("copy from the GPU"))?;
             for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
                 row[..gpu_words].copy_from_slice(data);
                 row[gpu_words..].fill(0);
@@ -366,24 +386,36 @@ impl GpuSimulator {
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
         let t = self.plan.gens_per_launch as u64;
         let remainder = (gens % t) as u32;
-        if remainder > 0 && self.remainder.as_ref().map(|l| l.plan.gens_per_launch) != Some(remainder) {
+        if remainder > 0
+            && self.remainder.as_ref().map(|l| l.plan.gens_per_launch) != Some(remainder)
+        {
             let plan = GpuPlan::new(self.plan.words_per_lane, remainder, self.plan.shifts)
                 .expect("a smaller generation count is a valid plan");
             let (kernel, _) = kernel_source(&self.rule, &plan);
             self.remainder = Some(Launcher::new(&self.ctx, &kernel, self.words, self.rows)?);
         }
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self.stream.record_event(timing).map_err(driver("record an event"))?;
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
         let launches = (0..gens / t)
             .map(|_| &self.main)
             .chain(self.remainder.as_ref().filter(|_| remainder > 0));
         for launcher in launches {
             let [a, b] = &mut self.buffers;
-            let (src, dst) = if self.current == 0 { (&*a, b) } else { (&*b, a) };
+            let (src, dst) = if self.current == 0 {
+                (&*a, b)
+            } else {
+                (&*b, a)
+            };
             launcher.launch(&self.stream, src, dst, self.words, self.rows)?;
             self.current ^= 1;
         }
-        let end = self.stream.record_event(timing).map_err(driver("record an event"))?;
+        let end = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
         end.synchronize().map_err(driver("run the kernels"))?;
         self.last_kernel_ms = start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64;
         Ok(())
@@ -411,13 +443,17 @@ pub fn measure_ceilings() -> Result<(String, Vec<Ceiling>), GpuError> {
     let threads_per_block = 1024u32;
     let blocks = (sms * 2) as u32;
     let threads = (blocks * threads_per_block) as usize;
-    let mut out = stream.alloc_zeros::<u32>(threads).map_err(driver("allocate"))?;
+    let mut out = stream
+        .alloc_zeros::<u32>(threads)
+        .map_err(driver("allocate"))?;
     let mut results = Vec::new();
     for mix in lifegen_gen::ceilings::mixes() {
         let module = ctx
             .load_module(Ptx::from_src(lifegen_gen::ceilings::emit(&mix)))
             .map_err(driver("load a micro-benchmark"))?;
-        let function = module.load_function("ceiling").map_err(driver("find the entry"))?;
+        let function = module
+            .load_function("ceiling")
+            .map_err(driver("find the entry"))?;
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (threads_per_block, 1, 1),
@@ -425,14 +461,21 @@ pub fn measure_ceilings() -> Result<(String, Vec<Ceiling>), GpuError> {
         };
         let mut time = |trips: u32| -> Result<f64, GpuError> {
             let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-            let start = stream.record_event(timing).map_err(driver("record an event"))?;
+            let start = stream
+                .record_event(timing)
+                .map_err(driver("record an event"))?;
             let mut launch = stream.launch_builder(&function);
             launch.arg(&mut out).arg(&trips);
             // SAFETY: `out` holds one word per launched thread; the parameters match `emit`.
             unsafe { launch.launch(config) }.map_err(driver("launch a micro-benchmark"))?;
-            let end = stream.record_event(timing).map_err(driver("record an event"))?;
+            let end = stream
+                .record_event(timing)
+                .map_err(driver("record an event"))?;
             end.synchronize().map_err(driver("run a micro-benchmark"))?;
-            Ok(start.elapsed_ms(&end).map_err(driver("time a micro-benchmark"))? as f64 / 1e3)
+            Ok(start
+                .elapsed_ms(&end)
+                .map_err(driver("time a micro-benchmark"))? as f64
+                / 1e3)
         };
         time(16)?;
         // Aim at about 50 ms per measurement.
@@ -472,8 +515,16 @@ mod tests {
 
     #[test]
     fn every_embedded_kernel_is_what_the_emitter_writes_for_its_logic() {
-        assert_eq!(embedded().len(), embedded::EMBEDDED_PTX.len(), "a header failed to read");
-        assert!(embedded().iter().any(|k| *k.header.logic.rule() == LifeLike::CONWAY));
+        assert_eq!(
+            embedded().len(),
+            embedded::EMBEDDED_PTX.len(),
+            "a header failed to read"
+        );
+        assert!(
+            embedded()
+                .iter()
+                .any(|k| *k.header.logic.rule() == LifeLike::CONWAY)
+        );
         for k in embedded() {
             assert_eq!(ptx::emit(&k.header.logic, &k.header.plan).text, k.ptx);
         }
