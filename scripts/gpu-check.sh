@@ -21,6 +21,9 @@ fi
 for plan in $plans; do
   step "bench $plan 65536x65536"; $G/lifegen bench --backend gpu --size 65536x65536 --gens 1024 --runs 5 --plan $plan 2>&1 | grep -E 'backend|run 1|cell updates|error'
 done
+for rule in B36/S23 B2/S B1357/S1357; do
+  step "bench $rule 65536x65536"; $G/lifegen bench --backend gpu --rule $rule --size 65536x65536 --gens 1024 --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'
+done
 step "bench default 16384x16384"; $G/lifegen bench --backend gpu --size 16384x16384 --gens 1024 --runs 5
 if [ "$mode" = profile ]; then
   step "ncu, default plan, 65536x65536"

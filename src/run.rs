@@ -182,7 +182,8 @@ fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Dur
     );
     let start = Instant::now();
     let mut done = 0;
-    let mut slice = 1;
+    let step = simulator.preferred_step();
+    let mut slice = step;
     while done < gens {
         let n = slice.min(gens - done);
         let slice_start = Instant::now();
@@ -191,8 +192,8 @@ fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Dur
         let took = slice_start.elapsed().as_secs_f64();
         if took < 0.05 {
             slice *= 2;
-        } else if took > 0.2 && slice > 1 {
-            slice /= 2;
+        } else if took > 0.2 && slice > step {
+            slice = (slice / 2).max(step);
         }
         if show_progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
             bar.set_draw_target(ProgressDrawTarget::stderr());

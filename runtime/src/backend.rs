@@ -59,6 +59,10 @@ pub trait Simulator: Send {
     fn kernel_seconds(&self) -> Option<f64> {
         None
     }
+    /// Generation counts that are multiples of this run without extra kernels.
+    fn preferred_step(&self) -> u64 {
+        1
+    }
 }
 
 /// A simulator that advances a universe in host memory.
@@ -135,6 +139,9 @@ impl Simulator for GpuSimulator {
     }
     fn kernel_seconds(&self) -> Option<f64> {
         Some(self.last_kernel_ms() / 1e3)
+    }
+    fn preferred_step(&self) -> u64 {
+        self.gens_per_launch()
     }
 }
 

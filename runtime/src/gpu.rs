@@ -1,6 +1,7 @@
 //! The GPU backend: generated PTX kernels run through the CUDA driver (cudarc, loaded at run
 //! time, so a machine without a GPU or driver gets an error value, not a crash).
 
+use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{
@@ -125,7 +126,6 @@ pub fn kernel_source(rule: &LifeLike, plan: &GpuPlan) -> (PtxKernel, String) {
 /// A loaded kernel and how to launch it on one universe size.
 struct Launcher {
     function: CudaFunction,
-    plan: GpuPlan,
     strips: u32,
     segment: u32,
     tasks: u32,
@@ -168,7 +168,6 @@ impl Launcher {
             .map_err(driver("read the kernel's registers"))?;
         Ok(Launcher {
             function,
-            plan,
             strips,
             segment,
             tasks,
@@ -245,7 +244,8 @@ pub struct GpuSimulator {
     plan: GpuPlan,
     source: String,
     main: Launcher,
-    remainder: Option<Launcher>,
+    /// Kernels for generation counts below the plan's, made on first use.
+    remainders: HashMap<u32, Launcher>,
     buffers: [CudaSlice<u32>; 2],
     current: usize,
     words: u32,
@@ -294,7 +294,7 @@ impl GpuSimulator {
             plan,
             source,
             main,
-            remainder: None,
+            remainders: HashMap::new(),
             buffers,
             current: 0,
             words,
@@ -323,6 +323,11 @@ impl GpuSimulator {
 
     pub fn device_name(&self) -> &str {
         &self.device_name
+    }
+
+    /// Generations one launch of the main kernel advances.
+    pub fn gens_per_launch(&self) -> u64 {
+        self.plan.gens_per_launch as u64
     }
 
     /// Kernel time of the last [`Self::advance`], from CUDA events.
@@ -386,13 +391,12 @@ impl GpuSimulator {
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
         let t = self.plan.gens_per_launch as u64;
         let remainder = (gens % t) as u32;
-        if remainder > 0
-            && self.remainder.as_ref().map(|l| l.plan.gens_per_launch) != Some(remainder)
-        {
+        if remainder > 0 && !self.remainders.contains_key(&remainder) {
             let plan = GpuPlan::new(self.plan.words_per_lane, remainder, self.plan.shifts)
                 .expect("a smaller generation count is a valid plan");
             let (kernel, _) = kernel_source(&self.rule, &plan);
-            self.remainder = Some(Launcher::new(&self.ctx, &kernel, self.words, self.rows)?);
+            let launcher = Launcher::new(&self.ctx, &kernel, self.words, self.rows)?;
+            self.remainders.insert(remainder, launcher);
         }
         let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
         let start = self
@@ -401,7 +405,7 @@ impl GpuSimulator {
             .map_err(driver("record an event"))?;
         let launches = (0..gens / t)
             .map(|_| &self.main)
-            .chain(self.remainder.as_ref().filter(|_| remainder > 0));
+            .chain(self.remainders.get(&remainder));
         for launcher in launches {
             let [a, b] = &mut self.buffers;
             let (src, dst) = if self.current == 0 {
