@@ -39,7 +39,7 @@ pub fn regen(args: RegenArgs) -> Result<()> {
             files.push((SASS_MANIFEST.into(), regen::render_sass(&figures)));
         }
         None => eprintln!(
-            "note: ptxas and cuobjdump not found (PATH, CUDA_HOME, $LIFEGEN_CUDA_BIN or {}); {SASS_MANIFEST} is left as it is",
+            "note: ptxas, cuobjdump and nvdisasm not found (PATH, CUDA_HOME, $LIFEGEN_CUDA_BIN or {}); {SASS_MANIFEST} is left as it is",
             lifegen_gen::sass::VENV
         ),
     }

@@ -1,6 +1,7 @@
 //! Assembling PTX with NVIDIA's offline tools (ptxas, cuobjdump) and reading the SASS: registers,
 //! spills, and the instruction mix of the kernel's row loop. No GPU needed: the tools come from
-//! a CUDA install or from the PyPI packages `nvidia-cuda-nvcc` and `nvidia-cuda-cuobjdump`.
+//! a CUDA install or from the PyPI packages `nvidia-cuda-nvcc`, `nvidia-cuda-cuobjdump` and
+//! `nvidia-cuda-nvdisasm`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,6 +19,8 @@ pub const VENV: &str = ".venv-cuda";
 pub struct CudaTools {
     pub ptxas: PathBuf,
     pub cuobjdump: PathBuf,
+    /// cuobjdump runs it to disassemble; found the same way.
+    pub nvdisasm: PathBuf,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +59,7 @@ impl CudaTools {
         Some(CudaTools {
             ptxas: find("ptxas")?,
             cuobjdump: find("cuobjdump")?,
+            nvdisasm: find("nvdisasm")?,
         })
     }
 
