@@ -51,16 +51,21 @@ pub struct RunArgs {
 const DEFAULT_SIDE: u64 = 4096;
 
 pub fn run(args: RunArgs) -> Result<()> {
-    let threads = match args.threads {
+    let pool = worker_pool(args.threads)?;
+    pool.install(|| run_in_pool(args))
+}
+
+/// The rayon pool for `--threads` (default: every core).
+pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let threads = match threads {
         Some(0) => bail!("--threads must be at least 1"),
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let pool = rayon::ThreadPoolBuilder::new()
+    rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
-        .context("cannot start the worker threads")?;
-    pool.install(|| run_in_pool(args))
+        .context("cannot start the worker threads")
 }
 
 /// Parses `WxH` or `N`.
