@@ -1,28 +1,52 @@
-//! Embeds every kernel `lifegen regen` wrote to kernels_out/ptx/ (their headers say what they are).
-use std::path::Path;
+//! Embeds what `lifegen regen` wrote: every kernel in kernels_out/ptx/ (their headers say what
+//! they are) and every CPU kernel module in kernels_out/rust/. Set LIFEGEN_NO_GENERATED=1 to build
+//! without the CPU modules (to run `lifegen regen` when one no longer compiles).
+use std::path::{Path, PathBuf};
 
-fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels_out/ptx");
+fn files(dir: &Path, extension: &str) -> Vec<PathBuf> {
     println!("cargo:rerun-if-changed={}", dir.display());
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .flatten()
                 .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|e| e == "ptx"))
+                .filter(|p| p.extension().is_some_and(|e| e == extension))
                 .collect()
         })
         .unwrap_or_default();
     files.sort();
-    let mut table = String::from("pub const EMBEDDED_PTX: &[&str] = &[\n");
-    for file in files {
+    for file in &files {
         println!("cargo:rerun-if-changed={}", file.display());
-        table.push_str(&format!(
-            "    include_str!({:?}),\n",
+    }
+    files
+}
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels_out");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+
+    let mut ptx = String::from("pub const EMBEDDED_PTX: &[&str] = &[\n");
+    for file in files(&root.join("ptx"), "ptx") {
+        ptx.push_str(&format!("    include_str!({:?}),\n", file.display().to_string()));
+    }
+    ptx.push_str("];\n");
+    std::fs::write(out.join("embedded_ptx.rs"), ptx).unwrap();
+
+    println!("cargo:rerun-if-env-changed=LIFEGEN_NO_GENERATED");
+    let skip = std::env::var_os("LIFEGEN_NO_GENERATED").is_some();
+    let mut modules = String::new();
+    let mut table = String::from("pub const GENERATED: &[GeneratedTileKernel] = &[\n");
+    for file in files(&root.join("rust"), "rs").into_iter().filter(|_| !skip) {
+        let rule = file.file_stem().unwrap().to_string_lossy().to_string();
+        modules.push_str(&format!(
+            "pub mod {rule} {{\n    use super::*;\n    include!({:?});\n}}\n",
             file.display().to_string()
+        ));
+        table.push_str(&format!(
+            "    GeneratedTileKernel {{ rule: {rule:?}, avx512: {rule}::advance_tile_avx512, \
+             avx2: {rule}::advance_tile_avx2, portable: {rule}::advance_tile_portable }},\n"
         ));
     }
     table.push_str("];\n");
-    let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("embedded_ptx.rs");
-    std::fs::write(out, table).unwrap();
+    std::fs::write(out.join("generated_tiles.rs"), modules + &table).unwrap();
 }

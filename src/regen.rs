@@ -51,13 +51,15 @@ pub fn regen(args: RegenArgs) -> Result<()> {
 }
 
 fn stale_extras(root: &Path, files: &[(PathBuf, String)]) -> Vec<PathBuf> {
-    let dir = root.join(regen::PTX_DIR);
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .map(|e| Path::new(regen::PTX_DIR).join(e.file_name()))
+    [regen::PTX_DIR, regen::RUST_DIR]
+        .into_iter()
+        .flat_map(|dir| {
+            std::fs::read_dir(root.join(dir))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(move |e| Path::new(dir).join(e.file_name()))
+        })
         .filter(|p| p != Path::new(SASS_MANIFEST) && !files.iter().any(|(f, _)| f == p))
         .collect()
 }

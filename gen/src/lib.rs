@@ -12,6 +12,7 @@ pub mod plan;
 pub mod ptx;
 pub mod regen;
 pub mod rule;
+pub mod rust_emit;
 pub mod sass;
 pub mod sat;
 pub mod shapes;

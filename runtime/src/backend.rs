@@ -6,6 +6,7 @@ use lifegen_gen::plan::GpuPlan;
 use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
 use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
 use crate::reference;
+use crate::tiles::TileStepper;
 use crate::universe::{Universe, UniverseError};
 use crate::window::WindowStepper;
 
@@ -115,6 +116,22 @@ impl HostStepper for NetworkStepper {
     }
 }
 
+impl HostStepper for TileStepper {
+    fn describe(&self) -> String {
+        let threads = rayon::current_num_threads();
+        format!(
+            "cpu (generated tile kernel {}, {}, {} generations per pass, {threads} thread{})",
+            self.rule(),
+            self.isa().name(),
+            self.gens_per_pass(),
+            if threads == 1 { "" } else { "s" }
+        )
+    }
+    fn step(&mut self, universe: &mut Universe, gens: u64) {
+        TileStepper::advance(self, universe, gens)
+    }
+}
+
 impl HostStepper for WindowStepper {
     fn describe(&self) -> String {
         format!(
@@ -182,8 +199,14 @@ pub fn create_with_plan(
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
             let isa = Isa::from_environment()?;
-            let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
-            resident(stepper, universe)
+            let spare = Universe::new(width, height)?;
+            match TileStepper::new(life, isa, spare) {
+                Some(tiles) => resident(tiles, universe),
+                None => {
+                    let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
+                    resident(stepper, universe)
+                }
+            }
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LargerThanLife(ltl)) => {
             resident(WindowStepper::new(*ltl, width, height)?, universe)

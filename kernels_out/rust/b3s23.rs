@@ -1,0 +1,300 @@
+// lifegen CPU kernel (written by `lifegen regen`; do not edit)
+// rule: B3/S23
+// avx512: 8 vpternlogq per 512 cells and generation (6 combine, SAT search, proven optimal)
+// avx2, portable: 29 two-input ops per word and generation (24 combine gates)
+/// Advances a tile `levels.len()` generations (avx512).
+/// `words`: a multiple of 8, at most 64.
+/// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
+/// # Safety: the CPU must have the instruction set.
+#[allow(unused_variables)]
+#[target_feature(enable = "avx512f,avx512vbmi2")]
+pub unsafe fn advance_tile_avx512(
+    rows_in: &[Row],
+    rows_out: &mut [Row],
+    levels: &mut [LevelState],
+    words: usize,
+) {
+    assert!(words % 8 == 0 && words <= 64usize && words > 0);
+    assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
+    unsafe {
+        let gens = levels.len();
+        let mut row = Row::ZERO;
+        for (k, input) in rows_in.iter().enumerate() {
+            row.0[..words].copy_from_slice(&input.0[..words]);
+            let slot = k & 1;
+            for level in levels.iter_mut() {
+                let mut prev = _mm512_setzero_si512();
+                let mut x = _mm512_load_si512(row.0.as_ptr().add(0).cast());
+                let mut v = 0;
+                while v < words {
+                    let next = if v + 8usize < words {
+                        _mm512_load_si512(row.0.as_ptr().add(v + 8usize).cast())
+                    } else {
+                        _mm512_setzero_si512()
+                    };
+                    let l = _mm512_shldi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<7>(x, prev));
+                    let r = _mm512_shrdi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<1>(next, x));
+                    let lower_sum = _mm512_ternarylogic_epi64::<0x96>(l, x, r);
+                    let lower_carry = _mm512_ternarylogic_epi64::<0xE8>(l, x, r);
+                    let upper_sum = _mm512_load_si512(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm512_load_si512(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let middle_west = _mm512_load_si512(
+                        level.west.0.as_ptr().add(v).cast(),
+                    );
+                    let middle_centre = _mm512_load_si512(
+                        level.centre.0.as_ptr().add(v).cast(),
+                    );
+                    let middle_east = _mm512_load_si512(
+                        level.east.0.as_ptr().add(v).cast(),
+                    );
+                    let t0 = _mm512_ternarylogic_epi64::<
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t1 = _mm512_ternarylogic_epi64::<
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x76,
+                    >(middle_centre, middle_east, t0);
+                    let t3 = _mm512_ternarylogic_epi64::<
+                        0xA4,
+                    >(upper_carry, middle_centre, t2);
+                    let t4 = _mm512_ternarylogic_epi64::<0xBC>(lower_carry, t1, t3);
+                    let t5 = _mm512_ternarylogic_epi64::<0x64>(t2, t3, t4);
+                    _mm512_store_si512(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm512_store_si512(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm512_store_si512(level.west.0.as_mut_ptr().add(v).cast(), l);
+                    _mm512_store_si512(level.centre.0.as_mut_ptr().add(v).cast(), x);
+                    _mm512_store_si512(level.east.0.as_mut_ptr().add(v).cast(), r);
+                    _mm512_store_si512(row.0.as_mut_ptr().add(v).cast(), t5);
+                    prev = x;
+                    x = next;
+                    v += 8usize;
+                }
+            }
+            if k >= 2 * gens {
+                rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
+            }
+        }
+    }
+}
+/// Advances a tile `levels.len()` generations (avx2).
+/// `words`: a multiple of 8, at most 64.
+/// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
+/// # Safety: the CPU must have the instruction set.
+#[allow(unused_variables)]
+#[target_feature(enable = "avx2")]
+pub unsafe fn advance_tile_avx2(
+    rows_in: &[Row],
+    rows_out: &mut [Row],
+    levels: &mut [LevelState],
+    words: usize,
+) {
+    assert!(words % 8 == 0 && words <= 64usize && words > 0);
+    assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
+    unsafe {
+        let gens = levels.len();
+        let mut row = Row::ZERO;
+        let ones = _mm256_set1_epi64x(-1);
+        for (k, input) in rows_in.iter().enumerate() {
+            row.0[..words].copy_from_slice(&input.0[..words]);
+            let slot = k & 1;
+            for level in levels.iter_mut() {
+                let mut prev = _mm256_setzero_si256();
+                let mut x = _mm256_load_si256(row.0.as_ptr().add(0).cast());
+                let mut v = 0;
+                while v < words {
+                    let next = if v + 4usize < words {
+                        _mm256_load_si256(row.0.as_ptr().add(v + 4usize).cast())
+                    } else {
+                        _mm256_setzero_si256()
+                    };
+                    let l = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(x),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_blend_epi32::<
+                                0x03,
+                            >(
+                                _mm256_permute4x64_epi64::<0x93>(x),
+                                _mm256_permute4x64_epi64::<0x93>(prev),
+                            ),
+                        ),
+                    );
+                    let r = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(x),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_blend_epi32::<
+                                0xC0,
+                            >(
+                                _mm256_permute4x64_epi64::<0x39>(x),
+                                _mm256_permute4x64_epi64::<0x39>(next),
+                            ),
+                        ),
+                    );
+                    let lx = _mm256_xor_si256(l, x);
+                    let lower_sum = _mm256_xor_si256(lx, r);
+                    let and_lx = _mm256_and_si256(l, x);
+                    let and_r = _mm256_and_si256(lx, r);
+                    let lower_carry = _mm256_or_si256(and_lx, and_r);
+                    let upper_sum = _mm256_load_si256(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm256_load_si256(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let middle_west = _mm256_load_si256(
+                        level.west.0.as_ptr().add(v).cast(),
+                    );
+                    let middle_centre = _mm256_load_si256(
+                        level.centre.0.as_ptr().add(v).cast(),
+                    );
+                    let middle_east = _mm256_load_si256(
+                        level.east.0.as_ptr().add(v).cast(),
+                    );
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_xor_si256(_mm256_and_si256(middle_east, t1), ones);
+                    let t8 = _mm256_xor_si256(middle_east, t1);
+                    let t9 = _mm256_and_si256(middle_centre, t7);
+                    let t10 = _mm256_andnot_si256(middle_centre, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_andnot_si256(t11, middle_centre);
+                    let t13 = _mm256_and_si256(upper_carry, t11);
+                    let t14 = _mm256_andnot_si256(upper_carry, t12);
+                    let t15 = _mm256_or_si256(t13, t14);
+                    let t16 = _mm256_xor_si256(_mm256_andnot_si256(t15, t6), ones);
+                    let t17 = _mm256_and_si256(lower_carry, t16);
+                    let t18 = _mm256_andnot_si256(lower_carry, t6);
+                    let t19 = _mm256_or_si256(t17, t18);
+                    let t20 = _mm256_andnot_si256(t15, t11);
+                    let t21 = _mm256_and_si256(t19, t20);
+                    let t22 = _mm256_andnot_si256(t19, t15);
+                    let t23 = _mm256_or_si256(t21, t22);
+                    _mm256_store_si256(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm256_store_si256(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm256_store_si256(level.west.0.as_mut_ptr().add(v).cast(), l);
+                    _mm256_store_si256(level.centre.0.as_mut_ptr().add(v).cast(), x);
+                    _mm256_store_si256(level.east.0.as_mut_ptr().add(v).cast(), r);
+                    _mm256_store_si256(row.0.as_mut_ptr().add(v).cast(), t23);
+                    prev = x;
+                    x = next;
+                    v += 4usize;
+                }
+            }
+            if k >= 2 * gens {
+                rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
+            }
+        }
+    }
+}
+/// Advances a tile `levels.len()` generations (portable).
+/// `words`: a multiple of 8, at most 64.
+/// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
+/// # Safety: the CPU must have the instruction set.
+#[allow(unused_variables)]
+pub unsafe fn advance_tile_portable(
+    rows_in: &[Row],
+    rows_out: &mut [Row],
+    levels: &mut [LevelState],
+    words: usize,
+) {
+    assert!(words % 8 == 0 && words <= 64usize && words > 0);
+    assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
+    unsafe {
+        let gens = levels.len();
+        let mut row = Row::ZERO;
+        for (k, input) in rows_in.iter().enumerate() {
+            row.0[..words].copy_from_slice(&input.0[..words]);
+            let slot = k & 1;
+            for level in levels.iter_mut() {
+                let mut prev = 0u64;
+                let mut x = *row.0.get_unchecked(0);
+                let mut v = 0;
+                while v < words {
+                    let next = if v + 1usize < words {
+                        *row.0.get_unchecked(v + 1usize)
+                    } else {
+                        0u64
+                    };
+                    let l = x << 1 | prev >> 63;
+                    let r = x >> 1 | next << 63;
+                    let lx = l ^ x;
+                    let lower_sum = lx ^ r;
+                    let and_lx = l & x;
+                    let and_r = lx & r;
+                    let lower_carry = and_lx | and_r;
+                    let upper_sum = *level.sum[slot].0.get_unchecked(v);
+                    let upper_carry = *level.carry[slot].0.get_unchecked(v);
+                    let middle_west = *level.west.0.get_unchecked(v);
+                    let middle_centre = *level.centre.0.get_unchecked(v);
+                    let middle_east = *level.east.0.get_unchecked(v);
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = !(middle_east & t1);
+                    let t8 = middle_east ^ t1;
+                    let t9 = middle_centre & t7;
+                    let t10 = !middle_centre & t8;
+                    let t11 = t9 | t10;
+                    let t12 = !t11 & middle_centre;
+                    let t13 = upper_carry & t11;
+                    let t14 = !upper_carry & t12;
+                    let t15 = t13 | t14;
+                    let t16 = !(!t15 & t6);
+                    let t17 = lower_carry & t16;
+                    let t18 = !lower_carry & t6;
+                    let t19 = t17 | t18;
+                    let t20 = !t15 & t11;
+                    let t21 = t19 & t20;
+                    let t22 = !t19 & t15;
+                    let t23 = t21 | t22;
+                    *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
+                    *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
+                    *level.west.0.get_unchecked_mut(v) = l;
+                    *level.centre.0.get_unchecked_mut(v) = x;
+                    *level.east.0.get_unchecked_mut(v) = r;
+                    *row.0.get_unchecked_mut(v) = t23;
+                    prev = x;
+                    x = next;
+                    v += 1usize;
+                }
+            }
+            if k >= 2 * gens {
+                rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
+            }
+        }
+    }
+}

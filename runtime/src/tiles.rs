@@ -1,0 +1,218 @@
+//! The CPU backend for rules with generated kernels (`kernels_out/rust/`): the universe is cut
+//! into column tiles of at most 64 words and row segments; each (segment, tile) goes through the
+//! generated multi-generation tile kernel, which keeps its state in L1 for several generations.
+//! Segments run in parallel on rayon's threads. Widths that are not a multiple of 64 cells
+//! (where the torus wraps inside a word) use the generic network path instead.
+
+use rayon::prelude::*;
+
+use crate::cpu::Isa;
+use crate::universe::Universe;
+
+/// Words per tile row, as the kernels are emitted for.
+pub const TILE_WORDS: usize = lifegen_gen::rust_emit::TILE_WORDS;
+
+/// One tile row: 64-byte aligned for the vector loads and stores.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct Row(pub [u64; TILE_WORDS]);
+
+impl Row {
+    pub const ZERO: Row = Row([0; TILE_WORDS]);
+}
+
+/// One generation level's state: sums and carries of its last two rows, and the middle row's
+/// west, centre and east words.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub struct LevelState {
+    pub sum: [Row; 2],
+    pub carry: [Row; 2],
+    pub west: Row,
+    pub centre: Row,
+    pub east: Row,
+}
+
+impl LevelState {
+    const ZERO: LevelState = LevelState {
+        sum: [Row::ZERO; 2],
+        carry: [Row::ZERO; 2],
+        west: Row::ZERO,
+        centre: Row::ZERO,
+        east: Row::ZERO,
+    };
+}
+
+type TileFn = unsafe fn(&[Row], &mut [Row], &mut [LevelState], usize);
+
+/// A rule's generated tile kernels, one per instruction set.
+pub struct GeneratedTileKernel {
+    pub rule: &'static str,
+    pub avx512: TileFn,
+    pub avx2: TileFn,
+    pub portable: TileFn,
+}
+
+#[cfg(target_arch = "x86_64")]
+mod generated {
+    #![allow(clippy::all, unused_unsafe)]
+    use super::{GeneratedTileKernel, LevelState, Row};
+    #[allow(unused_imports)]
+    use core::arch::x86_64::*;
+    include!(concat!(env!("OUT_DIR"), "/generated_tiles.rs"));
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+mod generated {
+    pub const GENERATED: &[super::GeneratedTileKernel] = &[];
+}
+
+pub use generated::GENERATED;
+
+/// Generations per pass unless `LIFEGEN_CPU_GENS_PER_PASS` says otherwise: 8 levels of state
+/// (3.5 KiB each for a 64-word tile) and the row buffers stay inside a 48 KiB L1.
+pub const DEFAULT_GENS_PER_PASS: usize = 8;
+pub const GENS_VARIABLE: &str = "LIFEGEN_CPU_GENS_PER_PASS";
+
+/// Advances universes with a rule's generated tile kernel.
+pub struct TileStepper {
+    kernel: &'static GeneratedTileKernel,
+    isa: Isa,
+    gens_per_pass: usize,
+    spare: Universe,
+}
+
+impl TileStepper {
+    /// The stepper for `rule`, or `None` when no kernel was generated for it or the width is not
+    /// a multiple of 64.
+    pub fn new(rule: &lifegen_gen::LifeLike, isa: Isa, spare: Universe) -> Option<TileStepper> {
+        let name = rule.catagolue_name();
+        let kernel = GENERATED.iter().find(|k| k.rule == name)?;
+        if spare.width() % 64 != 0 {
+            return None;
+        }
+        let gens_per_pass = std::env::var(GENS_VARIABLE)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&n: &usize| (1..=64).contains(&n))
+            .unwrap_or(DEFAULT_GENS_PER_PASS);
+        Some(TileStepper {
+            kernel,
+            isa: tile_isa(isa),
+            gens_per_pass,
+            spare,
+        })
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    pub fn rule(&self) -> &str {
+        self.kernel.rule
+    }
+
+    pub fn gens_per_pass(&self) -> usize {
+        self.gens_per_pass
+    }
+
+    pub fn advance(&mut self, universe: &mut Universe, gens: u64) {
+        let mut left = gens;
+        while left > 0 {
+            let t = left.min(self.gens_per_pass as u64) as usize;
+            self.pass(universe, t);
+            std::mem::swap(universe, &mut self.spare);
+            left -= t as u64;
+        }
+    }
+
+    /// `t` generations from `src` into `self.spare`.
+    fn pass(&mut self, src: &Universe, t: usize) {
+        let function = match self.isa {
+            Isa::Avx512 => self.kernel.avx512,
+            Isa::Avx2 => self.kernel.avx2,
+            Isa::Portable => self.kernel.portable,
+        };
+        let words = src.words_per_row();
+        let height = src.height();
+        let tiles = words.div_ceil(TILE_WORDS - 2);
+        let out_words = words.div_ceil(tiles);
+        let tile_words = (out_words + 2).div_ceil(8) * 8;
+        let threads = rayon::current_num_threads();
+        let segment = height.div_ceil(4 * threads).clamp(64.min(height), 1024);
+        self.spare
+            .words_mut()
+            .par_chunks_mut(segment * words)
+            .enumerate()
+            .for_each_init(
+                || Scratch::new(segment, t),
+                |scratch, (index, out)| {
+                    let y0 = index * segment;
+                    let rows = out.len() / words;
+                    for tile in 0..tiles {
+                        let base = tile * out_words;
+                        scratch.gather(src, y0, rows, t, base, tile_words);
+                        // SAFETY: `isa` was checked when the stepper was made (`tile_isa`);
+                        // the buffers have the lengths the kernel asks for.
+                        unsafe {
+                            function(
+                                &scratch.rows_in[..rows + 2 * t],
+                                &mut scratch.rows_out[..rows],
+                                &mut scratch.levels[..t],
+                                tile_words,
+                            )
+                        };
+                        let width = out_words.min(words - base.min(words));
+                        for (k, row) in out.chunks_mut(words).enumerate() {
+                            row[base..base + width]
+                                .copy_from_slice(&scratch.rows_out[k].0[1..1 + width]);
+                        }
+                    }
+                },
+            );
+    }
+}
+
+/// The kernel variant to run for `isa`: AVX-512 needs VBMI2 as well.
+fn tile_isa(isa: Isa) -> Isa {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx512 && !std::arch::is_x86_feature_detected!("avx512vbmi2") {
+        return Isa::Avx2;
+    }
+    isa
+}
+
+/// Per-thread buffers of one segment.
+struct Scratch {
+    rows_in: Vec<Row>,
+    rows_out: Vec<Row>,
+    levels: Vec<LevelState>,
+}
+
+impl Scratch {
+    fn new(segment: usize, t: usize) -> Scratch {
+        Scratch {
+            rows_in: vec![Row::ZERO; segment + 2 * t],
+            rows_out: vec![Row::ZERO; segment],
+            levels: vec![LevelState::ZERO; t],
+        }
+    }
+
+    /// Input rows `y0 - t ..` of the tile whose first output word is column `base`: words
+    /// `base - 1 ..` (both wrapped round the torus).
+    fn gather(&mut self, src: &Universe, y0: usize, rows: usize, t: usize, base: usize, words: usize) {
+        let (height, width) = (src.height(), src.words_per_row());
+        for (k, row) in self.rows_in[..rows + 2 * t].iter_mut().enumerate() {
+            let y = (y0 + k + height * t.div_ceil(height) - t) % height;
+            let line = src.row(y);
+            let mut column = (base + width - 1) % width;
+            let mut filled = 0;
+            while filled < words {
+                let n = (words - filled).min(width - column);
+                row.0[filled..filled + n].copy_from_slice(&line[column..column + n]);
+                filled += n;
+                column = 0;
+            }
+        }
+    }
+}
