@@ -11,8 +11,9 @@
 //! generations; its first and last word are wrong (their neighbours lie outside the tile).
 //!
 //! The emitted functions use the types `Row` (64-byte-aligned `[u64; TILE_WORDS]`) and
-//! `LevelState` (`sum: [Row; 2], carry: [Row; 2], west: Row, centre: Row, east: Row`), which
-//! the including module provides.
+//! `LevelState` (`sum: [Row; 2], carry: [Row; 2], west: Row, east: Row, input: [Row; 2]`),
+//! which the including module provides. A level's input slots hold the rows the level below
+//! emitted (the first level reads `rows_in`); the middle row's centre is the older slot.
 
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
@@ -323,12 +324,12 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
     let adder = ops.full_adder([&l, &x, &r], &lower_sum, &lower_carry);
     let (logic, out) = combine(&ops, kernel.combine(), &names);
     let load = |row: TokenStream, at: TokenStream| ops.load(row, at);
-    let load_x = load(quote! { row }, quote! { 0 });
-    let load_next = load(quote! { row }, quote! { v + #lanes });
+    let load_x = load(quote! { (*input) }, quote! { 0 });
+    let load_next = load(quote! { (*input) }, quote! { v + #lanes });
     let load_upper_sum = load(quote! { level.sum[slot] }, quote! { v });
     let load_upper_carry = load(quote! { level.carry[slot] }, quote! { v });
     let load_west = load(quote! { level.west }, quote! { v });
-    let load_centre = load(quote! { level.centre }, quote! { v });
+    let load_centre = load(quote! { (*middle) }, quote! { v });
     let load_east = load(quote! { level.east }, quote! { v });
     // State the combine network never reads is not kept.
     let network = kernel.combine();
@@ -342,9 +343,8 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
     let store_sum = store_if(UPPER_SUM, quote! { level.sum[slot] }, &lower_sum);
     let store_carry = store_if(UPPER_CARRY, quote! { level.carry[slot] }, &lower_carry);
     let store_west = store_if(MIDDLE_WEST, quote! { level.west }, &l);
-    let store_centre = store_if(MIDDLE_CENTRE, quote! { level.centre }, &x);
     let store_east = store_if(MIDDLE_EAST, quote! { level.east }, &r);
-    let store_out = ops.store(quote! { row }, quote! { v }, &out);
+    let store_out = ops.store(quote! { (*output) }, quote! { v }, &out);
     let (attribute, safety, ones) = match isa {
         CpuIsa::Avx512 => (
             quote! { #[target_feature(enable = "avx512f,avx512vbmi2")] },
@@ -381,13 +381,27 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
             // caller vouches for the instruction set.
             unsafe {
             let gens = levels.len();
-            let mut row = Row::ZERO;
+            let levels = levels.as_mut_ptr();
+            let mut discard = Row::ZERO;
             #ones
-            for (k, input) in rows_in.iter().enumerate() {
-                row.0[..words].copy_from_slice(&input.0[..words]);
-                // Row k's sums and carries go where row k - 2's were.
+            for k in 0..rows_in.len() {
+                // Row k's sums and carries go where row k - 2's were; level g + 1 reads level
+                // g's rows from its own two input slots, the newest and the middle row.
                 let slot = k & 1;
-                for level in levels.iter_mut() {
+                for g in 0..gens {
+                    let level = &mut *levels.add(g);
+                    let (input, middle): (*const Row, *const Row) = if g == 0 {
+                        (&rows_in[k], &rows_in[k.saturating_sub(1)])
+                    } else {
+                        (&level.input[slot], &level.input[slot ^ 1])
+                    };
+                    let output: *mut Row = if g + 1 < gens {
+                        &mut (*levels.add(g + 1)).input[slot]
+                    } else if k >= 2 * gens {
+                        &mut rows_out[k - 2 * gens]
+                    } else {
+                        &mut discard
+                    };
                     let mut #prev = #zero;
                     let mut #x = #load_x;
                     let mut v = 0;
@@ -405,16 +419,12 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
                         #store_sum
                         #store_carry
                         #store_west
-                        #store_centre
                         #store_east
                         #store_out
                         #prev = #x;
                         #x = #next;
                         v += #lanes;
                     }
-                }
-                if k >= 2 * gens {
-                    rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
                 }
             }
             }

@@ -18,17 +18,30 @@ pub unsafe fn advance_tile_avx512(
     assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
     unsafe {
         let gens = levels.len();
-        let mut row = Row::ZERO;
-        for (k, input) in rows_in.iter().enumerate() {
-            row.0[..words].copy_from_slice(&input.0[..words]);
+        let levels = levels.as_mut_ptr();
+        let mut discard = Row::ZERO;
+        for k in 0..rows_in.len() {
             let slot = k & 1;
-            for level in levels.iter_mut() {
+            for g in 0..gens {
+                let level = &mut *levels.add(g);
+                let (input, middle): (*const Row, *const Row) = if g == 0 {
+                    (&rows_in[k], &rows_in[k.saturating_sub(1)])
+                } else {
+                    (&level.input[slot], &level.input[slot ^ 1])
+                };
+                let output: *mut Row = if g + 1 < gens {
+                    &mut (*levels.add(g + 1)).input[slot]
+                } else if k >= 2 * gens {
+                    &mut rows_out[k - 2 * gens]
+                } else {
+                    &mut discard
+                };
                 let mut prev = _mm512_setzero_si512();
-                let mut x = _mm512_load_si512(row.0.as_ptr().add(0).cast());
+                let mut x = _mm512_load_si512((*input).0.as_ptr().add(0).cast());
                 let mut v = 0;
                 while v < words {
                     let next = if v + 8usize < words {
-                        _mm512_load_si512(row.0.as_ptr().add(v + 8usize).cast())
+                        _mm512_load_si512((*input).0.as_ptr().add(v + 8usize).cast())
                     } else {
                         _mm512_setzero_si512()
                     };
@@ -50,7 +63,7 @@ pub unsafe fn advance_tile_avx512(
                         level.west.0.as_ptr().add(v).cast(),
                     );
                     let middle_centre = _mm512_load_si512(
-                        level.centre.0.as_ptr().add(v).cast(),
+                        (*middle).0.as_ptr().add(v).cast(),
                     );
                     let middle_east = _mm512_load_si512(
                         level.east.0.as_ptr().add(v).cast(),
@@ -75,16 +88,12 @@ pub unsafe fn advance_tile_avx512(
                         lower_carry,
                     );
                     _mm512_store_si512(level.west.0.as_mut_ptr().add(v).cast(), l);
-                    _mm512_store_si512(level.centre.0.as_mut_ptr().add(v).cast(), x);
                     _mm512_store_si512(level.east.0.as_mut_ptr().add(v).cast(), r);
-                    _mm512_store_si512(row.0.as_mut_ptr().add(v).cast(), t4);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t4);
                     prev = x;
                     x = next;
                     v += 8usize;
                 }
-            }
-            if k >= 2 * gens {
-                rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
             }
         }
     }
@@ -105,18 +114,31 @@ pub unsafe fn advance_tile_avx2(
     assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
     unsafe {
         let gens = levels.len();
-        let mut row = Row::ZERO;
+        let levels = levels.as_mut_ptr();
+        let mut discard = Row::ZERO;
         let ones = _mm256_set1_epi64x(-1);
-        for (k, input) in rows_in.iter().enumerate() {
-            row.0[..words].copy_from_slice(&input.0[..words]);
+        for k in 0..rows_in.len() {
             let slot = k & 1;
-            for level in levels.iter_mut() {
+            for g in 0..gens {
+                let level = &mut *levels.add(g);
+                let (input, middle): (*const Row, *const Row) = if g == 0 {
+                    (&rows_in[k], &rows_in[k.saturating_sub(1)])
+                } else {
+                    (&level.input[slot], &level.input[slot ^ 1])
+                };
+                let output: *mut Row = if g + 1 < gens {
+                    &mut (*levels.add(g + 1)).input[slot]
+                } else if k >= 2 * gens {
+                    &mut rows_out[k - 2 * gens]
+                } else {
+                    &mut discard
+                };
                 let mut prev = _mm256_setzero_si256();
-                let mut x = _mm256_load_si256(row.0.as_ptr().add(0).cast());
+                let mut x = _mm256_load_si256((*input).0.as_ptr().add(0).cast());
                 let mut v = 0;
                 while v < words {
                     let next = if v + 4usize < words {
-                        _mm256_load_si256(row.0.as_ptr().add(v + 4usize).cast())
+                        _mm256_load_si256((*input).0.as_ptr().add(v + 4usize).cast())
                     } else {
                         _mm256_setzero_si256()
                     };
@@ -161,7 +183,7 @@ pub unsafe fn advance_tile_avx2(
                         level.west.0.as_ptr().add(v).cast(),
                     );
                     let middle_centre = _mm256_load_si256(
-                        level.centre.0.as_ptr().add(v).cast(),
+                        (*middle).0.as_ptr().add(v).cast(),
                     );
                     let middle_east = _mm256_load_si256(
                         level.east.0.as_ptr().add(v).cast(),
@@ -196,16 +218,12 @@ pub unsafe fn advance_tile_avx2(
                         lower_carry,
                     );
                     _mm256_store_si256(level.west.0.as_mut_ptr().add(v).cast(), l);
-                    _mm256_store_si256(level.centre.0.as_mut_ptr().add(v).cast(), x);
                     _mm256_store_si256(level.east.0.as_mut_ptr().add(v).cast(), r);
-                    _mm256_store_si256(row.0.as_mut_ptr().add(v).cast(), t17);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t17);
                     prev = x;
                     x = next;
                     v += 4usize;
                 }
-            }
-            if k >= 2 * gens {
-                rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
             }
         }
     }
@@ -225,17 +243,30 @@ pub unsafe fn advance_tile_portable(
     assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
     unsafe {
         let gens = levels.len();
-        let mut row = Row::ZERO;
-        for (k, input) in rows_in.iter().enumerate() {
-            row.0[..words].copy_from_slice(&input.0[..words]);
+        let levels = levels.as_mut_ptr();
+        let mut discard = Row::ZERO;
+        for k in 0..rows_in.len() {
             let slot = k & 1;
-            for level in levels.iter_mut() {
+            for g in 0..gens {
+                let level = &mut *levels.add(g);
+                let (input, middle): (*const Row, *const Row) = if g == 0 {
+                    (&rows_in[k], &rows_in[k.saturating_sub(1)])
+                } else {
+                    (&level.input[slot], &level.input[slot ^ 1])
+                };
+                let output: *mut Row = if g + 1 < gens {
+                    &mut (*levels.add(g + 1)).input[slot]
+                } else if k >= 2 * gens {
+                    &mut rows_out[k - 2 * gens]
+                } else {
+                    &mut discard
+                };
                 let mut prev = 0u64;
-                let mut x = *row.0.get_unchecked(0);
+                let mut x = *(*input).0.get_unchecked(0);
                 let mut v = 0;
                 while v < words {
                     let next = if v + 1usize < words {
-                        *row.0.get_unchecked(v + 1usize)
+                        *(*input).0.get_unchecked(v + 1usize)
                     } else {
                         0u64
                     };
@@ -249,7 +280,7 @@ pub unsafe fn advance_tile_portable(
                     let upper_sum = *level.sum[slot].0.get_unchecked(v);
                     let upper_carry = *level.carry[slot].0.get_unchecked(v);
                     let middle_west = *level.west.0.get_unchecked(v);
-                    let middle_centre = *level.centre.0.get_unchecked(v);
+                    let middle_centre = *(*middle).0.get_unchecked(v);
                     let middle_east = *level.east.0.get_unchecked(v);
                     let t0 = !(lower_sum & middle_west);
                     let t1 = lower_sum | middle_west;
@@ -272,16 +303,12 @@ pub unsafe fn advance_tile_portable(
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
                     *level.west.0.get_unchecked_mut(v) = l;
-                    *level.centre.0.get_unchecked_mut(v) = x;
                     *level.east.0.get_unchecked_mut(v) = r;
-                    *row.0.get_unchecked_mut(v) = t17;
+                    *(*output).0.get_unchecked_mut(v) = t17;
                     prev = x;
                     x = next;
                     v += 1usize;
                 }
-            }
-            if k >= 2 * gens {
-                rows_out[k - 2 * gens].0[..words].copy_from_slice(&row.0[..words]);
             }
         }
     }

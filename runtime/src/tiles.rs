@@ -21,16 +21,16 @@ impl Row {
     pub const ZERO: Row = Row([0; TILE_WORDS]);
 }
 
-/// One generation level's state: sums and carries of its last two rows, and the middle row's
-/// west, centre and east words.
+/// One generation level's state: sums and carries of its last two rows, the middle row's west
+/// and east words, and its last two input rows (the level below writes them).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 pub struct LevelState {
     pub sum: [Row; 2],
     pub carry: [Row; 2],
     pub west: Row,
-    pub centre: Row,
     pub east: Row,
+    pub input: [Row; 2],
 }
 
 impl LevelState {
@@ -38,8 +38,8 @@ impl LevelState {
         sum: [Row::ZERO; 2],
         carry: [Row::ZERO; 2],
         west: Row::ZERO,
-        centre: Row::ZERO,
         east: Row::ZERO,
+        input: [Row::ZERO; 2],
     };
 }
 
