@@ -27,7 +27,10 @@ fn main() {
 
     let mut ptx = String::from("pub const EMBEDDED_PTX: &[&str] = &[\n");
     for file in files(&root.join("ptx"), "ptx") {
-        ptx.push_str(&format!("    include_str!({:?}),\n", file.display().to_string()));
+        ptx.push_str(&format!(
+            "    include_str!({:?}),\n",
+            file.display().to_string()
+        ));
     }
     ptx.push_str("];\n");
     std::fs::write(out.join("embedded_ptx.rs"), ptx).unwrap();
@@ -36,7 +39,10 @@ fn main() {
     let skip = std::env::var_os("LIFEGEN_NO_GENERATED").is_some();
     let mut modules = String::new();
     let mut table = String::from("pub const GENERATED: &[GeneratedTileKernel] = &[\n");
-    for file in files(&root.join("rust"), "rs").into_iter().filter(|_| !skip) {
+    for file in files(&root.join("rust"), "rs")
+        .into_iter()
+        .filter(|_| !skip)
+    {
         let rule = file.file_stem().unwrap().to_string_lossy().to_string();
         modules.push_str(&format!(
             "pub mod {rule} {{\n    use super::*;\n    include!({:?});\n}}\n",

@@ -31,6 +31,7 @@ fn every_kernel_matches_its_snapshot() {
     );
     for kernel in &kernels {
         insta::assert_snapshot!(kernel.file_name(), kernel.ptx.text);
+        insta::assert_snapshot!(kernel.rust_file_name(), kernel.rust);
     }
 }
 

@@ -38,6 +38,8 @@ pub unsafe fn advance_tile_avx512(
                 };
                 let mut prev = _mm512_setzero_si512();
                 let mut x = _mm512_load_si512((*input).0.as_ptr().add(0).cast());
+                let mut mprev = _mm512_setzero_si512();
+                let mut mx = _mm512_load_si512((*middle).0.as_ptr().add(0).cast());
                 let mut v = 0;
                 while v < words {
                     let next = if v + 8usize < words {
@@ -59,15 +61,18 @@ pub unsafe fn advance_tile_avx512(
                     let upper_carry = _mm512_load_si512(
                         level.carry[slot].0.as_ptr().add(v).cast(),
                     );
-                    let middle_west = _mm512_load_si512(
-                        level.west.0.as_ptr().add(v).cast(),
-                    );
-                    let middle_centre = _mm512_load_si512(
-                        (*middle).0.as_ptr().add(v).cast(),
-                    );
-                    let middle_east = _mm512_load_si512(
-                        level.east.0.as_ptr().add(v).cast(),
-                    );
+                    let mnext = if v + 8usize < words {
+                        _mm512_load_si512((*middle).0.as_ptr().add(v + 8usize).cast())
+                    } else {
+                        _mm512_setzero_si512()
+                    };
+                    let middle_west = _mm512_shldi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<7>(mx, mprev));
+                    let middle_centre = mx;
+                    let middle_east = _mm512_shrdi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
                         0xFE,
                     >(middle_centre, lower_carry, upper_carry);
@@ -101,10 +106,10 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512(level.west.0.as_mut_ptr().add(v).cast(), l);
-                    _mm512_store_si512(level.east.0.as_mut_ptr().add(v).cast(), r);
                     _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
                     prev = x;
+                    mprev = mx;
+                    mx = mnext;
                     x = next;
                     v += 8usize;
                 }
@@ -149,6 +154,8 @@ pub unsafe fn advance_tile_avx2(
                 };
                 let mut prev = _mm256_setzero_si256();
                 let mut x = _mm256_load_si256((*input).0.as_ptr().add(0).cast());
+                let mut mprev = _mm256_setzero_si256();
+                let mut mx = _mm256_load_si256((*middle).0.as_ptr().add(0).cast());
                 let mut v = 0;
                 while v < words {
                     let next = if v + 4usize < words {
@@ -193,14 +200,37 @@ pub unsafe fn advance_tile_avx2(
                     let upper_carry = _mm256_load_si256(
                         level.carry[slot].0.as_ptr().add(v).cast(),
                     );
-                    let middle_west = _mm256_load_si256(
-                        level.west.0.as_ptr().add(v).cast(),
+                    let mnext = if v + 4usize < words {
+                        _mm256_load_si256((*middle).0.as_ptr().add(v + 4usize).cast())
+                    } else {
+                        _mm256_setzero_si256()
+                    };
+                    let middle_west = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(mx),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_blend_epi32::<
+                                0x03,
+                            >(
+                                _mm256_permute4x64_epi64::<0x93>(mx),
+                                _mm256_permute4x64_epi64::<0x93>(mprev),
+                            ),
+                        ),
                     );
-                    let middle_centre = _mm256_load_si256(
-                        (*middle).0.as_ptr().add(v).cast(),
-                    );
-                    let middle_east = _mm256_load_si256(
-                        level.east.0.as_ptr().add(v).cast(),
+                    let middle_centre = mx;
+                    let middle_east = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(mx),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_blend_epi32::<
+                                0xC0,
+                            >(
+                                _mm256_permute4x64_epi64::<0x39>(mx),
+                                _mm256_permute4x64_epi64::<0x39>(mnext),
+                            ),
+                        ),
                     );
                     let t0 = _mm256_or_si256(lower_carry, upper_carry);
                     let t1 = _mm256_or_si256(middle_centre, t0);
@@ -254,10 +284,10 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256(level.west.0.as_mut_ptr().add(v).cast(), l);
-                    _mm256_store_si256(level.east.0.as_mut_ptr().add(v).cast(), r);
                     _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
                     prev = x;
+                    mprev = mx;
+                    mx = mnext;
                     x = next;
                     v += 4usize;
                 }
@@ -300,6 +330,8 @@ pub unsafe fn advance_tile_portable(
                 };
                 let mut prev = 0u64;
                 let mut x = *(*input).0.get_unchecked(0);
+                let mut mprev = 0u64;
+                let mut mx = *(*middle).0.get_unchecked(0);
                 let mut v = 0;
                 while v < words {
                     let next = if v + 1usize < words {
@@ -316,9 +348,14 @@ pub unsafe fn advance_tile_portable(
                     let lower_carry = and_lx | and_r;
                     let upper_sum = *level.sum[slot].0.get_unchecked(v);
                     let upper_carry = *level.carry[slot].0.get_unchecked(v);
-                    let middle_west = *level.west.0.get_unchecked(v);
-                    let middle_centre = *(*middle).0.get_unchecked(v);
-                    let middle_east = *level.east.0.get_unchecked(v);
+                    let mnext = if v + 1usize < words {
+                        *(*middle).0.get_unchecked(v + 1usize)
+                    } else {
+                        0u64
+                    };
+                    let middle_west = mx << 1 | mprev >> 63;
+                    let middle_centre = mx;
+                    let middle_east = mx >> 1 | mnext << 63;
                     let t0 = lower_carry | upper_carry;
                     let t1 = middle_centre | t0;
                     let t2 = !(lower_carry ^ upper_carry);
@@ -362,10 +399,10 @@ pub unsafe fn advance_tile_portable(
                     let t40 = t38 | t39;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *level.west.0.get_unchecked_mut(v) = l;
-                    *level.east.0.get_unchecked_mut(v) = r;
                     *(*output).0.get_unchecked_mut(v) = t40;
                     prev = x;
+                    mprev = mx;
+                    mx = mnext;
                     x = next;
                     v += 1usize;
                 }
