@@ -1,6 +1,7 @@
 //! The lifegen command line.
 
 mod bench;
+mod count;
 mod regen;
 mod run;
 mod search;
@@ -26,6 +27,8 @@ enum Command {
     Search(search::SearchArgs),
     /// Time a simulation (median of several runs), or measure the GPU's issue ceilings.
     Bench(bench::BenchArgs),
+    /// The instruction cost of every technique for a rule, side by side.
+    Count(count::CountArgs),
     /// Regenerate the kernels in kernels_out/ from the stored search results (or check them).
     Regen(regen::RegenArgs),
 }
@@ -37,6 +40,7 @@ fn main() {
         Command::Search(args) => search::search(args),
         Command::Regen(args) => regen::regen(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Count(args) => count::count(args),
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");

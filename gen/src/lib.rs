@@ -3,6 +3,7 @@
 
 pub mod cache;
 pub mod ceilings;
+pub mod count;
 pub mod kernel;
 pub mod life;
 pub mod lowering;

@@ -21,6 +21,9 @@ pub struct CudaTools {
     pub cuobjdump: PathBuf,
     /// cuobjdump runs it to disassemble; found the same way.
     pub nvdisasm: PathBuf,
+    /// The CUDA C compiler, when there is one (pip: nvidia-cuda-nvcc with nvidia-nvvm and
+    /// nvidia-cuda-crt of the same version).
+    pub nvcc: Option<PathBuf>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -60,7 +63,31 @@ impl CudaTools {
             ptxas: find("ptxas")?,
             cuobjdump: find("cuobjdump")?,
             nvdisasm: find("nvdisasm")?,
+            nvcc: find("nvcc"),
         })
+    }
+
+    /// Compiles CUDA C to PTX for [`ARCH`] with nvcc, when nvcc was found.
+    pub fn compile_cuda(&self, source: &str) -> Result<Option<String>, SassError> {
+        let Some(nvcc) = &self.nvcc else {
+            return Ok(None);
+        };
+        let dir = tempdir()?;
+        let input = dir.join("kernel.cu");
+        let output = dir.join("kernel.ptx");
+        std::fs::write(&input, source).map_err(|e| spawn_error("write a scratch file", e))?;
+        run(
+            Command::new(nvcc)
+                .arg("-ptx")
+                .arg(format!("-arch={ARCH}"))
+                .arg("-o")
+                .arg(&output)
+                .arg(&input),
+            "nvcc",
+        )?;
+        let ptx = std::fs::read_to_string(&output).map_err(|e| spawn_error("read nvcc's output", e))?;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(Some(ptx))
     }
 
     /// Assembles `ptx` for [`ARCH`] and reads back what ptxas and the SASS say.
@@ -85,10 +112,15 @@ impl CudaTools {
         let _ = std::fs::remove_dir_all(&dir);
         let (registers, spill_bytes) = parse_report(&report)?;
         let instructions = parse_sass(&sass);
+        let mut all = BTreeMap::new();
+        for instruction in &instructions {
+            *all.entry(class(&instruction.opcode)).or_insert(0) += 1;
+        }
         Ok(Assembled {
             registers,
             spill_bytes,
             loop_mix: loop_mix(&instructions),
+            mix: all,
             total: instructions.len(),
         })
     }
@@ -135,6 +167,8 @@ pub struct Assembled {
     pub spill_bytes: u32,
     /// Instruction classes (see [`class`]) of the loop body, with counts.
     pub loop_mix: BTreeMap<&'static str, usize>,
+    /// Instruction classes of the whole kernel.
+    pub mix: BTreeMap<&'static str, usize>,
     /// Instructions in the whole kernel.
     pub total: usize,
 }

@@ -1,0 +1,335 @@
+//! The instruction cost of each known technique for a rule, computed from the networks and
+//! kernels themselves: published networks, the per-cell and lookup-table programs, the SAT
+//! records of every shape and basis, and the kernels lifegen generates (GPU and CPU).
+//! `lifegen count` prints these rows and adds SASS and machine-code figures where it can.
+
+use crate::cache::SearchRecord;
+use crate::kernel::RowSharedKernel;
+use crate::network::{Gate, Network};
+use crate::plan::GpuPlan;
+use crate::rule::LifeLike;
+use crate::rust_emit::{self, CpuIsa};
+use crate::shapes::Shape;
+
+/// One technique's costs per word and per cell-generation.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Technique {
+    pub technique: String,
+    /// "lut3", "gate2", or "arith" (byte arithmetic and table lookups).
+    pub basis: &'static str,
+    pub word_bits: u32,
+    /// Cells one word holds (`word_bits` when bit-packed, 1 for a byte per cell).
+    pub cells_per_word: u32,
+    pub lop3_per_word: f64,
+    /// Two-input and unary logic ops (NOT counted here).
+    pub gate2_per_word: f64,
+    /// Additions, multiplies and table lookups (byte-per-cell techniques).
+    pub arith_per_word: f64,
+    pub shifts_per_word: f64,
+    pub shuffles_per_word: f64,
+    /// The published figure this row must reproduce, if any.
+    pub published: Option<usize>,
+    /// SASS (GPU) or machine instructions (CPU) per cell-generation, when measured.
+    pub sass_per_cell_gen: Option<f64>,
+}
+
+impl Technique {
+    pub fn logic_ops_per_word(&self) -> f64 {
+        self.lop3_per_word + self.gate2_per_word + self.arith_per_word
+    }
+
+    pub fn logic_ops_per_cell_gen(&self) -> f64 {
+        self.logic_ops_per_word() / self.cells_per_word as f64
+    }
+}
+
+fn row(technique: impl Into<String>, basis: &'static str, word_bits: u32) -> Technique {
+    Technique {
+        technique: technique.into(),
+        basis,
+        word_bits,
+        cells_per_word: word_bits,
+        lop3_per_word: 0.0,
+        gate2_per_word: 0.0,
+        arith_per_word: 0.0,
+        shifts_per_word: 0.0,
+        shuffles_per_word: 0.0,
+        published: None,
+        sass_per_cell_gen: None,
+    }
+}
+
+/// `(lut3, two-input and NOT)` gates of a network.
+fn gate_counts(network: &Network) -> (f64, f64) {
+    let lut3 = network
+        .gates()
+        .iter()
+        .filter(|g| matches!(g, Gate::Lut3 { .. }))
+        .count();
+    (lut3 as f64, (network.gates().len() - lut3) as f64)
+}
+
+/// The Moore neighbourhood's inputs of a one-word network that sit in another column, so need a
+/// shifted copy of their row: 6 of the 8 neighbours.
+fn shifted_neighbours() -> f64 {
+    let offsets = (-1i32..=1).flat_map(|dy| (-1i32..=1).map(move |dx| (dx, dy)));
+    offsets.filter(|&(dx, dy)| (dx, dy) != (0, 0) && dx != 0).count() as f64
+}
+
+/// One cell per 8-bit word, one thread per cell: each neighbour added to a count, then the
+/// rule read from a 2 x 9-entry table indexed by `centre * 9 + count`.
+fn word_per_cell() -> Technique {
+    let neighbours = (-1i32..=1)
+        .flat_map(|dy| (-1i32..=1).map(move |dx| (dx, dy)))
+        .filter(|&o| o != (0, 0))
+        .count();
+    let additions = neighbours - 1;
+    let index = 1; // centre * 9 + count, one multiply-add
+    let lookup = 1;
+    Technique {
+        cells_per_word: 1,
+        arith_per_word: (additions + index + lookup) as f64,
+        ..row("word-per-cell (8-bit cells)", "arith", 8)
+    }
+}
+
+/// The 6x3-area lookup table of reference 001: a byte (8 cells) per step, two lookups of 4
+/// cells; each lookup's 18-bit index gathers 6 bits from each of 3 rows (mask and shift per row,
+/// ORs to join), each row's window slides by a shift and an OR, the two results join by a shift
+/// and an OR.
+fn lookup_6x3() -> Technique {
+    let rows = 3;
+    let lookups_per_byte = 8 / 4;
+    let slide = rows * 2;
+    let index = lookups_per_byte * (rows * 2 + (rows - 1));
+    let join = 2;
+    Technique {
+        arith_per_word: (slide + index + join + lookups_per_byte) as f64,
+        ..row("lookup table, 6x3 area, 4 cells per lookup", "arith", 8)
+    }
+}
+
+/// Every row of `lifegen count` for `rule`, SASS figures left empty.
+pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
+    let mut rows = vec![word_per_cell(), lookup_6x3()];
+    if *rule == LifeLike::CONWAY {
+        let names = [
+            "BPBC SINGLE-WORD",
+            "BPBC DOUBLE-WORD (per 2 words)",
+            "blog, 11 LOP3 by hand",
+            "blog, 10 LOP3 by SAT",
+        ];
+        for ((network, published), name) in crate::named::published().into_iter().zip(names) {
+            let (lut3, gate2) = gate_counts(&network);
+            let words = if network.outputs().len() == 2 { 2.0 } else { 1.0 };
+            // DOUBLE-WORD reads 4 rows of 3 columns for 2 words: 8 shifted inputs.
+            let shifted = if words == 2.0 { 8.0 } else { shifted_neighbours() };
+            rows.push(Technique {
+                lop3_per_word: lut3 / words,
+                gate2_per_word: gate2 / words,
+                shifts_per_word: shifted / words,
+                published: Some(published),
+                ..row(name, if lut3 > 0.0 { "lut3" } else { "gate2" }, 32)
+            });
+        }
+    }
+    let mut ours: Vec<&SearchRecord> = records.iter().filter(|r| r.rule == *rule).collect();
+    ours.sort_by_key(|r| (Shape::ALL.iter().position(|s| *s == r.shape), r.basis.name()));
+    for record in ours {
+        let fixed = record.shape.fixed_ops_per_word(record.basis) as f64;
+        let (lut3, gate2) = gate_counts(&record.network);
+        let lut3_basis = record.basis == crate::Basis::Lut3;
+        let status = if record.proven_optimal { "proven" } else { "not proven" };
+        rows.push(Technique {
+            lop3_per_word: lut3 + if lut3_basis { fixed } else { 0.0 },
+            gate2_per_word: gate2 + if lut3_basis { 0.0 } else { fixed },
+            // Row-shared kernels shift each row once and reuse it for three output rows.
+            shifts_per_word: if record.shape == Shape::RowShared { 2.0 } else { shifted_neighbours() },
+            ..row(
+                format!("lifegen SAT, {} shape, {} ({status})", record.shape.name(), record.basis.name()),
+                if lut3_basis { "lut3" } else { "gate2" },
+                32,
+            )
+        });
+    }
+    let kernel = RowSharedKernel::best(*rule, records);
+    let plan = GpuPlan::default_plan();
+    rows.push(Technique {
+        lop3_per_word: kernel.logic_ops_per_word() as f64,
+        shifts_per_word: 2.0,
+        shuffles_per_word: 2.0 / plan.words_per_lane as f64,
+        ..row(format!("lifegen GPU kernel, PTX {plan}"), "lut3", 32)
+    });
+    let source = rust_emit::emit(&kernel);
+    for isa in CpuIsa::ALL {
+        let body = function_body(&source, &isa.function_name());
+        let count = |needles: &[&str]| needles.iter().map(|n| body.matches(n).count()).sum::<usize>() as f64;
+        let word_bits = 64 * isa.lanes() as u32;
+        let technique = format!("lifegen CPU kernel, {}", isa.name());
+        rows.push(match isa {
+            CpuIsa::Avx512 => Technique {
+                lop3_per_word: count(&["_mm512_ternarylogic_epi64"]),
+                shifts_per_word: count(&["_mm512_shldi_epi64", "_mm512_shrdi_epi64"]),
+                shuffles_per_word: count(&["_mm512_alignr_epi64"]),
+                ..row(technique, "lut3", word_bits)
+            },
+            CpuIsa::Avx2 => Technique {
+                gate2_per_word: count(&["_mm256_and_si256", "_mm256_or_si256", "_mm256_xor_si256", "_mm256_andnot_si256"])
+                    - count(&["_mm256_slli_epi64"]),
+                shifts_per_word: count(&["_mm256_slli_epi64", "_mm256_srli_epi64"]),
+                shuffles_per_word: count(&["_mm256_permute4x64_epi64", "_mm256_blend_epi32"]),
+                ..row(technique, "gate2", word_bits)
+            },
+            CpuIsa::Portable => {
+                let gate2 = rust_emit::gate2_kernel(&kernel);
+                Technique {
+                    // The full adder's 5 gates and the combine network; `<<`/`>>` are shifts.
+                    gate2_per_word: (5 + gate2.combine().gates().len()) as f64,
+                    shifts_per_word: (body.matches("<< ").count() + body.matches(">> ").count()) as f64,
+                    ..row(technique, "gate2", word_bits)
+                }
+            }
+        });
+    }
+    rows
+}
+
+/// The text of `function`'s definition in an emitted kernel module.
+fn function_body<'a>(source: &'a str, function: &str) -> &'a str {
+    let start = source.find(&format!("fn {function}(")).unwrap_or(0);
+    let end = source[start + 1..]
+        .find("pub unsafe fn")
+        .map_or(source.len(), |e| e + start + 1);
+    &source[start..end]
+}
+
+/// The rows as an aligned text table.
+pub fn render_text(rows: &[Technique]) -> String {
+    let table = cells(rows);
+    let widths: Vec<usize> = (0..HEADERS.len())
+        .map(|c| table.iter().map(|r| r[c].len()).chain([HEADERS[c].len()]).max().unwrap_or(0))
+        .collect();
+    let line = |cells: Vec<String>| {
+        cells
+            .iter()
+            .enumerate()
+            .map(|(c, text)| {
+                if c == 0 { format!("{text:<w$}", w = widths[c]) } else { format!("{text:>w$}", w = widths[c]) }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+    };
+    let mut out = line(HEADERS.iter().map(|h| h.to_string()).collect()) + "\n";
+    for r in table {
+        out += &(line(r) + "\n");
+    }
+    out
+}
+
+/// The rows as a Markdown table.
+pub fn render_markdown(rows: &[Technique]) -> String {
+    let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+    for r in cells(rows) {
+        out += &format!("| {} |\n", r.join(" | "));
+    }
+    out
+}
+
+/// The rows as a JSON array.
+pub fn render_json(rows: &[Technique]) -> String {
+    let number = |x: f64| {
+        if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.4}").trim_end_matches('0').to_string() }
+    };
+    let optional = |x: Option<f64>| x.map_or("null".to_string(), number);
+    let objects: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "  {{\"technique\": {:?}, \"basis\": {:?}, \"word_bits\": {}, \"cells_per_word\": {}, \
+                 \"lop3_per_word\": {}, \"gate2_per_word\": {}, \"arith_per_word\": {}, \
+                 \"logic_ops_per_word\": {}, \"shifts_per_word\": {}, \"shuffles_per_word\": {}, \
+                 \"logic_ops_per_cell_gen\": {}, \"published_ops\": {}, \"sass_instructions_per_cell_gen\": {}}}",
+                r.technique,
+                r.basis,
+                r.word_bits,
+                r.cells_per_word,
+                number(r.lop3_per_word),
+                number(r.gate2_per_word),
+                number(r.arith_per_word),
+                number(r.logic_ops_per_word()),
+                number(r.shifts_per_word),
+                number(r.shuffles_per_word),
+                number(r.logic_ops_per_cell_gen()),
+                r.published.map_or("null".to_string(), |p| p.to_string()),
+                optional(r.sass_per_cell_gen),
+            )
+        })
+        .collect();
+    format!("[\n{}\n]\n", objects.join(",\n"))
+}
+
+const HEADERS: [&str; 10] = [
+    "technique",
+    "basis",
+    "word bits",
+    "LOP3/word",
+    "2-input/word",
+    "arith/word",
+    "shifts/word",
+    "shuffles/word",
+    "logic ops/cell-gen",
+    "SASS or instr/cell-gen",
+];
+
+fn cells(rows: &[Technique]) -> Vec<Vec<String>> {
+    let figure = |x: f64| {
+        if x == 0.0 { "-".to_string() } else if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") }
+    };
+    rows.iter()
+        .map(|r| {
+            let published = r.published.map_or(String::new(), |p| format!(" (published: {p})"));
+            vec![
+                format!("{}{published}", r.technique),
+                r.basis.to_string(),
+                r.word_bits.to_string(),
+                figure(r.lop3_per_word),
+                figure(r.gate2_per_word),
+                figure(r.arith_per_word),
+                figure(r.shifts_per_word),
+                figure(r.shuffles_per_word),
+                format!("{:.4}", r.logic_ops_per_cell_gen()),
+                r.sass_per_cell_gen.map_or("-".to_string(), |x| format!("{x:.4}")),
+            ]
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn published_counts_are_reproduced() {
+        let rows = techniques(&LifeLike::CONWAY, &[]);
+        let published: Vec<&Technique> = rows.iter().filter(|r| r.published.is_some()).collect();
+        assert_eq!(published.len(), 4);
+        for r in published {
+            let per_network = r.logic_ops_per_word()
+                * if r.technique.contains("DOUBLE") { 2.0 } else { 1.0 };
+            assert_eq!(per_network, r.published.unwrap() as f64, "{}", r.technique);
+        }
+    }
+
+    #[test]
+    fn the_generated_kernels_cost_what_their_networks_say() {
+        let rows = techniques(&LifeLike::CONWAY, &[]);
+        let gpu = rows.iter().find(|r| r.technique.starts_with("lifegen GPU")).unwrap();
+        let lowered = RowSharedKernel::lowered(LifeLike::CONWAY);
+        assert_eq!(gpu.lop3_per_word, lowered.logic_ops_per_word() as f64);
+        let avx512 = rows.iter().find(|r| r.technique.ends_with("avx512")).unwrap();
+        assert_eq!(avx512.lop3_per_word, gpu.lop3_per_word);
+        assert_eq!((avx512.shifts_per_word, avx512.shuffles_per_word), (4.0, 4.0));
+    }
+}

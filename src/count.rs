@@ -1,0 +1,173 @@
+//! `lifegen count`: the instruction cost of every technique for a rule, side by side.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use lifegen_gen::cache::SearchRecord;
+use lifegen_gen::count::{self, Technique};
+use lifegen_gen::kernel::RowSharedKernel;
+use lifegen_gen::plan::GpuPlan;
+use lifegen_gen::regen::SassFigures;
+use lifegen_gen::rust_emit::CpuIsa;
+use lifegen_gen::sass::CudaTools;
+use lifegen_gen::{LifeLike, rule};
+
+#[derive(Args, Debug)]
+pub struct CountArgs {
+    #[arg(long, default_value = "B3/S23")]
+    rule: String,
+    /// A JSON array instead of the table.
+    #[arg(long, conflicts_with = "markdown")]
+    json: bool,
+    /// A Markdown table.
+    #[arg(long)]
+    markdown: bool,
+    /// Add measured instruction counts: the GPU kernel assembled by ptxas (sm_90 SASS), the CPU
+    /// kernels' hot loops disassembled from this binary by objdump.
+    #[arg(long)]
+    sass: bool,
+    /// The repository root holding kernels_out/.
+    #[arg(long, default_value = ".")]
+    root: PathBuf,
+}
+
+pub fn count(args: CountArgs) -> Result<()> {
+    let spec = rule::parse(&args.rule)?;
+    let Some(life) = spec.rule.as_life_like() else {
+        bail!("lifegen count compares life-like techniques; {} is Larger than Life", spec.rule);
+    };
+    let records: Vec<SearchRecord> = SearchRecord::load_all(&args.root)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    let mut rows = count::techniques(life, &records);
+    if args.sass {
+        measure(life, &records, &mut rows)?;
+    }
+    let text = if args.json {
+        count::render_json(&rows)
+    } else if args.markdown {
+        count::render_markdown(&rows)
+    } else {
+        count::render_text(&rows)
+    };
+    print!("{text}");
+    Ok(())
+}
+
+fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>) -> Result<()> {
+    let kernel = RowSharedKernel::best(*rule, records);
+    match CudaTools::find() {
+        Some(tools) => {
+            let plan = GpuPlan::default_plan();
+            let ptx = lifegen_gen::ptx::emit(&kernel, &plan);
+            let assembled = tools.assemble(&ptx.text).context("cannot assemble the GPU kernel")?;
+            let generated = lifegen_gen::regen::GeneratedKernel {
+                logic: kernel.clone(),
+                ptx,
+                rust: String::new(),
+            };
+            let figures = SassFigures::new(&generated, &assembled);
+            if let Some(row) = rows.iter_mut().find(|r| r.technique.starts_with("lifegen GPU")) {
+                row.sass_per_cell_gen = Some(figures.total() / 32.0);
+            }
+            if *rule == LifeLike::CONWAY {
+                plain_c(&tools, rows)?;
+            }
+        }
+        None => eprintln!("note: ptxas, cuobjdump and nvdisasm not found: no SASS figures"),
+    }
+    for isa in CpuIsa::ALL {
+        let symbol = format!("{}::{}", rule.catagolue_name(), isa.function_name());
+        match hot_loop_instructions(&symbol) {
+            Ok(Some(instructions)) => {
+                let name = format!("lifegen CPU kernel, {}", isa.name());
+                if let Some(row) = rows.iter_mut().find(|r| r.technique == name) {
+                    row.sass_per_cell_gen = Some(instructions as f64 / (64 * isa.lanes()) as f64);
+                }
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!("note: no CPU instruction counts: {e:#}"),
+        }
+    }
+    Ok(())
+}
+
+/// The plain CUDA C baseline, compiled by nvcc and ptxas: one word per thread, no loop, so the
+/// whole kernel's SASS counts.
+fn plain_c(tools: &CudaTools, rows: &mut Vec<Technique>) -> Result<()> {
+    let source = include_str!("../gen/src/count_sources/plain_life.cu");
+    let Some(ptx) = tools.compile_cuda(source).context("cannot compile the plain C kernel")? else {
+        eprintln!("note: nvcc not found: no plain C row");
+        return Ok(());
+    };
+    let assembled = tools.assemble(&ptx).context("cannot assemble the plain C kernel")?;
+    let lop3 = assembled.mix.get("LOP3").copied().unwrap_or(0) as f64;
+    let shifts = assembled.mix.get("SHF").copied().unwrap_or(0) as f64;
+    let position = rows.iter().position(|r| r.technique.starts_with("lifegen")).unwrap_or(rows.len());
+    rows.insert(
+        position,
+        Technique {
+            technique: "plain C (bit-sliced adders) compiled by nvcc and ptxas".into(),
+            basis: "lut3",
+            word_bits: 32,
+            cells_per_word: 32,
+            lop3_per_word: lop3,
+            gate2_per_word: 0.0,
+            arith_per_word: 0.0,
+            shifts_per_word: shifts,
+            shuffles_per_word: 0.0,
+            published: None,
+            sass_per_cell_gen: Some(assembled.total as f64 / 32.0),
+        },
+    );
+    Ok(())
+}
+
+/// Instructions in the innermost loop of `symbol` in this binary (one vector per iteration), by
+/// `objdump`: the shortest backward branch whose body holds the kernel's logic.
+fn hot_loop_instructions(symbol: &str) -> Result<Option<usize>> {
+    let exe = std::env::current_exe().context("cannot find this binary")?;
+    let out = std::process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn", "-C"])
+        .arg(&exe)
+        .output()
+        .context("cannot run objdump")?;
+    let listing = String::from_utf8_lossy(&out.stdout);
+    let Some(start) = listing.find(&format!("{symbol}>:")) else {
+        return Ok(None);
+    };
+    let body = &listing[start..];
+    let body = &body[..body.find("\n\n").unwrap_or(body.len())];
+    let instructions: Vec<(u64, &str, Option<u64>)> = body
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let (address, rest) = line.trim().split_once(':')?;
+            let address = u64::from_str_radix(address.trim(), 16).ok()?;
+            let mut words = rest.split_whitespace();
+            let opcode = words.next()?;
+            let target = opcode
+                .starts_with('j')
+                .then(|| words.next().and_then(|t| u64::from_str_radix(t, 16).ok()))
+                .flatten();
+            Some((address, opcode, target))
+        })
+        .collect();
+    let logic = |op: &str| op.starts_with("vpternlog") || op.starts_with("vpand") || op.starts_with("vpxor")
+        || matches!(op, "and" | "xor" | "or" | "andn");
+    let best = instructions
+        .iter()
+        .filter_map(|&(address, _, target)| {
+            let target = target.filter(|&t| t < address)?;
+            let span: Vec<&str> = instructions
+                .iter()
+                .filter(|(a, _, _)| (target..=address).contains(a))
+                .map(|(_, op, _)| *op)
+                .collect();
+            (span.iter().filter(|op| logic(op)).count() >= 4).then_some(span.len())
+        })
+        .min();
+    Ok(best)
+}
