@@ -35,7 +35,10 @@ pub struct CountArgs {
 pub fn count(args: CountArgs) -> Result<()> {
     let spec = rule::parse(&args.rule)?;
     let Some(life) = spec.rule.as_life_like() else {
-        bail!("lifegen count compares life-like techniques; {} is Larger than Life", spec.rule);
+        bail!(
+            "lifegen count compares life-like techniques; {} is Larger than Life",
+            spec.rule
+        );
     };
     let records: Vec<SearchRecord> = SearchRecord::load_all(&args.root)?
         .into_iter()
@@ -62,14 +65,19 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
         Some(tools) => {
             let plan = GpuPlan::default_plan();
             let ptx = lifegen_gen::ptx::emit(&kernel, &plan);
-            let assembled = tools.assemble(&ptx.text).context("cannot assemble the GPU kernel")?;
+            let assembled = tools
+                .assemble(&ptx.text)
+                .context("cannot assemble the GPU kernel")?;
             let generated = lifegen_gen::regen::GeneratedKernel {
                 logic: kernel.clone(),
                 ptx,
                 rust: String::new(),
             };
             let figures = SassFigures::new(&generated, &assembled);
-            if let Some(row) = rows.iter_mut().find(|r| r.technique.starts_with("lifegen GPU")) {
+            if let Some(row) = rows
+                .iter_mut()
+                .find(|r| r.technique.starts_with("lifegen GPU"))
+            {
                 row.sass_per_cell_gen = Some(figures.total() / 32.0);
             }
             if *rule == LifeLike::CONWAY {
@@ -98,14 +106,22 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
 /// whole kernel's SASS counts.
 fn plain_c(tools: &CudaTools, rows: &mut Vec<Technique>) -> Result<()> {
     let source = include_str!("../gen/src/count_sources/plain_life.cu");
-    let Some(ptx) = tools.compile_cuda(source).context("cannot compile the plain C kernel")? else {
+    let Some(ptx) = tools
+        .compile_cuda(source)
+        .context("cannot compile the plain C kernel")?
+    else {
         eprintln!("note: nvcc not found: no plain C row");
         return Ok(());
     };
-    let assembled = tools.assemble(&ptx).context("cannot assemble the plain C kernel")?;
+    let assembled = tools
+        .assemble(&ptx)
+        .context("cannot assemble the plain C kernel")?;
     let lop3 = assembled.mix.get("LOP3").copied().unwrap_or(0) as f64;
     let shifts = assembled.mix.get("SHF").copied().unwrap_or(0) as f64;
-    let position = rows.iter().position(|r| r.technique.starts_with("lifegen")).unwrap_or(rows.len());
+    let position = rows
+        .iter()
+        .position(|r| r.technique.starts_with("lifegen"))
+        .unwrap_or(rows.len());
     rows.insert(
         position,
         Technique {
@@ -155,8 +171,12 @@ fn hot_loop_instructions(symbol: &str) -> Result<Option<usize>> {
             Some((address, opcode, target))
         })
         .collect();
-    let logic = |op: &str| op.starts_with("vpternlog") || op.starts_with("vpand") || op.starts_with("vpxor")
-        || matches!(op, "and" | "xor" | "or" | "andn");
+    let logic = |op: &str| {
+        op.starts_with("vpternlog")
+            || op.starts_with("vpand")
+            || op.starts_with("vpxor")
+            || matches!(op, "and" | "xor" | "or" | "andn")
+    };
     let best = instructions
         .iter()
         .filter_map(|&(address, _, target)| {

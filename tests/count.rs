@@ -4,8 +4,15 @@
 use std::process::Command;
 
 fn lifegen(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_lifegen")).args(args).output().unwrap();
-    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -13,7 +20,10 @@ fn lifegen(args: &[&str]) -> String {
 fn text_and_json_match_their_snapshots() {
     insta::assert_snapshot!("count_b3s23_text", lifegen(&["count"]));
     insta::assert_snapshot!("count_b3s23_json", lifegen(&["count", "--json"]));
-    insta::assert_snapshot!("count_b36s23_text", lifegen(&["count", "--rule", "B36/S23"]));
+    insta::assert_snapshot!(
+        "count_b36s23_text",
+        lifegen(&["count", "--rule", "B36/S23"])
+    );
 }
 
 #[test]
@@ -39,13 +49,26 @@ fn json_rows_carry_the_fields_and_the_published_figures() {
     ] {
         assert!(json.contains(field), "{field}");
     }
-    for (name, ops) in [("SINGLE-WORD", "34"), ("blog, 11", "11"), ("blog, 10", "10")] {
+    for (name, ops) in [
+        ("SINGLE-WORD", "34"),
+        ("blog, 11", "11"),
+        ("blog, 10", "10"),
+    ] {
         let line = json.lines().find(|l| l.contains(name)).unwrap();
-        assert!(line.contains(&format!("\"logic_ops_per_word\": {ops},")), "{line}");
-        assert!(line.contains(&format!("\"published_ops\": {ops},")), "{line}");
+        assert!(
+            line.contains(&format!("\"logic_ops_per_word\": {ops},")),
+            "{line}"
+        );
+        assert!(
+            line.contains(&format!("\"published_ops\": {ops},")),
+            "{line}"
+        );
     }
     let double = json.lines().find(|l| l.contains("DOUBLE-WORD")).unwrap();
-    assert!(double.contains("\"logic_ops_per_word\": 29.5,") && double.contains("\"published_ops\": 59,"));
+    assert!(
+        double.contains("\"logic_ops_per_word\": 29.5,")
+            && double.contains("\"published_ops\": 59,")
+    );
 }
 
 #[test]
@@ -56,7 +79,13 @@ fn sass_columns_are_measured_where_the_tools_are() {
         return;
     }
     let json = lifegen(&["count", "--json", "--sass"]);
-    let gpu = json.lines().find(|l| l.contains("lifegen GPU kernel")).unwrap();
-    assert!(!gpu.contains("\"sass_instructions_per_cell_gen\": null"), "{gpu}");
+    let gpu = json
+        .lines()
+        .find(|l| l.contains("lifegen GPU kernel"))
+        .unwrap();
+    assert!(
+        !gpu.contains("\"sass_instructions_per_cell_gen\": null"),
+        "{gpu}"
+    );
     assert!(json.contains("plain C"), "nvcc is installed with the tools");
 }

@@ -73,7 +73,9 @@ fn gate_counts(network: &Network) -> (f64, f64) {
 /// shifted copy of their row: 6 of the 8 neighbours.
 fn shifted_neighbours() -> f64 {
     let offsets = (-1i32..=1).flat_map(|dy| (-1i32..=1).map(move |dx| (dx, dy)));
-    offsets.filter(|&(dx, dy)| (dx, dy) != (0, 0) && dx != 0).count() as f64
+    offsets
+        .filter(|&(dx, dy)| (dx, dy) != (0, 0) && dx != 0)
+        .count() as f64
 }
 
 /// One cell per 8-bit word, one thread per cell: each neighbour added to a count, then the
@@ -121,9 +123,17 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
         ];
         for ((network, published), name) in crate::named::published().into_iter().zip(names) {
             let (lut3, gate2) = gate_counts(&network);
-            let words = if network.outputs().len() == 2 { 2.0 } else { 1.0 };
+            let words = if network.outputs().len() == 2 {
+                2.0
+            } else {
+                1.0
+            };
             // DOUBLE-WORD reads 4 rows of 3 columns for 2 words: 8 shifted inputs.
-            let shifted = if words == 2.0 { 8.0 } else { shifted_neighbours() };
+            let shifted = if words == 2.0 {
+                8.0
+            } else {
+                shifted_neighbours()
+            };
             rows.push(Technique {
                 lop3_per_word: lut3 / words,
                 gate2_per_word: gate2 / words,
@@ -134,19 +144,36 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
         }
     }
     let mut ours: Vec<&SearchRecord> = records.iter().filter(|r| r.rule == *rule).collect();
-    ours.sort_by_key(|r| (Shape::ALL.iter().position(|s| *s == r.shape), r.basis.name()));
+    ours.sort_by_key(|r| {
+        (
+            Shape::ALL.iter().position(|s| *s == r.shape),
+            r.basis.name(),
+        )
+    });
     for record in ours {
         let fixed = record.shape.fixed_ops_per_word(record.basis) as f64;
         let (lut3, gate2) = gate_counts(&record.network);
         let lut3_basis = record.basis == crate::Basis::Lut3;
-        let status = if record.proven_optimal { "proven" } else { "not proven" };
+        let status = if record.proven_optimal {
+            "proven"
+        } else {
+            "not proven"
+        };
         rows.push(Technique {
             lop3_per_word: lut3 + if lut3_basis { fixed } else { 0.0 },
             gate2_per_word: gate2 + if lut3_basis { 0.0 } else { fixed },
             // Row-shared kernels shift each row once and reuse it for three output rows.
-            shifts_per_word: if record.shape == Shape::RowShared { 2.0 } else { shifted_neighbours() },
+            shifts_per_word: if record.shape == Shape::RowShared {
+                2.0
+            } else {
+                shifted_neighbours()
+            },
             ..row(
-                format!("lifegen SAT, {} shape, {} ({status})", record.shape.name(), record.basis.name()),
+                format!(
+                    "lifegen SAT, {} shape, {} ({status})",
+                    record.shape.name(),
+                    record.basis.name()
+                ),
                 if lut3_basis { "lut3" } else { "gate2" },
                 32,
             )
@@ -163,7 +190,12 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
     let source = rust_emit::emit(&kernel);
     for isa in CpuIsa::ALL {
         let body = function_body(&source, &isa.function_name());
-        let count = |needles: &[&str]| needles.iter().map(|n| body.matches(n).count()).sum::<usize>() as f64;
+        let count = |needles: &[&str]| {
+            needles
+                .iter()
+                .map(|n| body.matches(n).count())
+                .sum::<usize>() as f64
+        };
         let word_bits = 64 * isa.lanes() as u32;
         let technique = format!("lifegen CPU kernel, {}", isa.name());
         rows.push(match isa {
@@ -174,8 +206,12 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
                 ..row(technique, "lut3", word_bits)
             },
             CpuIsa::Avx2 => Technique {
-                gate2_per_word: count(&["_mm256_and_si256", "_mm256_or_si256", "_mm256_xor_si256", "_mm256_andnot_si256"])
-                    - count(&["_mm256_slli_epi64"]),
+                gate2_per_word: count(&[
+                    "_mm256_and_si256",
+                    "_mm256_or_si256",
+                    "_mm256_xor_si256",
+                    "_mm256_andnot_si256",
+                ]) - count(&["_mm256_slli_epi64"]),
                 shifts_per_word: count(&["_mm256_slli_epi64", "_mm256_srli_epi64"]),
                 shuffles_per_word: count(&["_mm256_permute4x64_epi64", "_mm256_blend_epi32"]),
                 ..row(technique, "gate2", word_bits)
@@ -185,7 +221,8 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
                 Technique {
                     // The full adder's 5 gates and the combine network; `<<`/`>>` are shifts.
                     gate2_per_word: (5 + gate2.combine().gates().len()) as f64,
-                    shifts_per_word: (body.matches("<< ").count() + body.matches(">> ").count()) as f64,
+                    shifts_per_word: (body.matches("<< ").count() + body.matches(">> ").count())
+                        as f64,
                     ..row(technique, "gate2", word_bits)
                 }
             }
@@ -207,14 +244,25 @@ fn function_body<'a>(source: &'a str, function: &str) -> &'a str {
 pub fn render_text(rows: &[Technique]) -> String {
     let table = cells(rows);
     let widths: Vec<usize> = (0..HEADERS.len())
-        .map(|c| table.iter().map(|r| r[c].len()).chain([HEADERS[c].len()]).max().unwrap_or(0))
+        .map(|c| {
+            table
+                .iter()
+                .map(|r| r[c].len())
+                .chain([HEADERS[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let line = |cells: Vec<String>| {
         cells
             .iter()
             .enumerate()
             .map(|(c, text)| {
-                if c == 0 { format!("{text:<w$}", w = widths[c]) } else { format!("{text:>w$}", w = widths[c]) }
+                if c == 0 {
+                    format!("{text:<w$}", w = widths[c])
+                } else {
+                    format!("{text:>w$}", w = widths[c])
+                }
             })
             .collect::<Vec<_>>()
             .join("  ")
@@ -230,7 +278,11 @@ pub fn render_text(rows: &[Technique]) -> String {
 
 /// The rows as a Markdown table.
 pub fn render_markdown(rows: &[Technique]) -> String {
-    let mut out = format!("| {} |\n|{}\n", HEADERS.join(" | "), "---|".repeat(HEADERS.len()));
+    let mut out = format!(
+        "| {} |\n|{}\n",
+        HEADERS.join(" | "),
+        "---|".repeat(HEADERS.len())
+    );
     for r in cells(rows) {
         out += &format!("| {} |\n", r.join(" | "));
     }
@@ -240,7 +292,11 @@ pub fn render_markdown(rows: &[Technique]) -> String {
 /// The rows as a JSON array.
 pub fn render_json(rows: &[Technique]) -> String {
     let number = |x: f64| {
-        if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.4}").trim_end_matches('0').to_string() }
+        if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.4}").trim_end_matches('0').to_string()
+        }
     };
     let optional = |x: Option<f64>| x.map_or("null".to_string(), number);
     let objects: Vec<String> = rows
@@ -285,11 +341,19 @@ const HEADERS: [&str; 10] = [
 
 fn cells(rows: &[Technique]) -> Vec<Vec<String>> {
     let figure = |x: f64| {
-        if x == 0.0 { "-".to_string() } else if x.fract() == 0.0 { format!("{x:.0}") } else { format!("{x:.2}") }
+        if x == 0.0 {
+            "-".to_string()
+        } else if x.fract() == 0.0 {
+            format!("{x:.0}")
+        } else {
+            format!("{x:.2}")
+        }
     };
     rows.iter()
         .map(|r| {
-            let published = r.published.map_or(String::new(), |p| format!(" (published: {p})"));
+            let published = r
+                .published
+                .map_or(String::new(), |p| format!(" (published: {p})"));
             vec![
                 format!("{}{published}", r.technique),
                 r.basis.to_string(),
@@ -300,7 +364,8 @@ fn cells(rows: &[Technique]) -> Vec<Vec<String>> {
                 figure(r.shifts_per_word),
                 figure(r.shuffles_per_word),
                 format!("{:.4}", r.logic_ops_per_cell_gen()),
-                r.sass_per_cell_gen.map_or("-".to_string(), |x| format!("{x:.4}")),
+                r.sass_per_cell_gen
+                    .map_or("-".to_string(), |x| format!("{x:.4}")),
             ]
         })
         .collect()
@@ -317,7 +382,11 @@ mod tests {
         assert_eq!(published.len(), 4);
         for r in published {
             let per_network = r.logic_ops_per_word()
-                * if r.technique.contains("DOUBLE") { 2.0 } else { 1.0 };
+                * if r.technique.contains("DOUBLE") {
+                    2.0
+                } else {
+                    1.0
+                };
             assert_eq!(per_network, r.published.unwrap() as f64, "{}", r.technique);
         }
     }
@@ -325,11 +394,20 @@ mod tests {
     #[test]
     fn the_generated_kernels_cost_what_their_networks_say() {
         let rows = techniques(&LifeLike::CONWAY, &[]);
-        let gpu = rows.iter().find(|r| r.technique.starts_with("lifegen GPU")).unwrap();
+        let gpu = rows
+            .iter()
+            .find(|r| r.technique.starts_with("lifegen GPU"))
+            .unwrap();
         let lowered = RowSharedKernel::lowered(LifeLike::CONWAY);
         assert_eq!(gpu.lop3_per_word, lowered.logic_ops_per_word() as f64);
-        let avx512 = rows.iter().find(|r| r.technique.ends_with("avx512")).unwrap();
+        let avx512 = rows
+            .iter()
+            .find(|r| r.technique.ends_with("avx512"))
+            .unwrap();
         assert_eq!(avx512.lop3_per_word, gpu.lop3_per_word);
-        assert_eq!((avx512.shifts_per_word, avx512.shuffles_per_word), (4.0, 4.0));
+        assert_eq!(
+            (avx512.shifts_per_word, avx512.shuffles_per_word),
+            (4.0, 4.0)
+        );
     }
 }

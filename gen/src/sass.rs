@@ -85,7 +85,8 @@ impl CudaTools {
                 .arg(&input),
             "nvcc",
         )?;
-        let ptx = std::fs::read_to_string(&output).map_err(|e| spawn_error("read nvcc's output", e))?;
+        let ptx =
+            std::fs::read_to_string(&output).map_err(|e| spawn_error("read nvcc's output", e))?;
         let _ = std::fs::remove_dir_all(&dir);
         Ok(Some(ptx))
     }
