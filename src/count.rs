@@ -79,6 +79,11 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
                 .find(|r| r.technique.starts_with("lifegen GPU"))
             {
                 row.sass_per_cell_gen = Some(figures.total() / 32.0);
+                row.sass_mix = figures
+                    .per_word_gen
+                    .iter()
+                    .map(|(c, n)| (c.clone(), n / 32.0))
+                    .collect();
             }
             if *rule == LifeLike::CONWAY {
                 plain_c(&tools, rows)?;
@@ -136,6 +141,15 @@ fn plain_c(tools: &CudaTools, rows: &mut Vec<Technique>) -> Result<()> {
             shuffles_per_word: 0.0,
             published: None,
             sass_per_cell_gen: Some(assembled.total as f64 / 32.0),
+            sass_mix: lifegen_gen::sass::CLASSES
+                .iter()
+                .map(|&c| {
+                    (
+                        c.to_string(),
+                        assembled.mix.get(c).copied().unwrap_or(0) as f64 / 32.0,
+                    )
+                })
+                .collect(),
         },
     );
     Ok(())

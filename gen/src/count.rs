@@ -31,6 +31,9 @@ pub struct Technique {
     pub published: Option<usize>,
     /// SASS (GPU) or machine instructions (CPU) per cell-generation, when measured.
     pub sass_per_cell_gen: Option<f64>,
+    /// The SASS classes (LOP3, SHF, SHFL, IMAD, LDG, STG, other) per cell-generation, when
+    /// measured.
+    pub sass_mix: Vec<(String, f64)>,
 }
 
 impl Technique {
@@ -56,6 +59,7 @@ fn row(technique: impl Into<String>, basis: &'static str, word_bits: u32) -> Tec
         shuffles_per_word: 0.0,
         published: None,
         sass_per_cell_gen: None,
+        sass_mix: Vec::new(),
     }
 }
 
@@ -299,6 +303,16 @@ pub fn render_json(rows: &[Technique]) -> String {
         }
     };
     let optional = |x: Option<f64>| x.map_or("null".to_string(), number);
+    let mix = |m: &[(String, f64)]| {
+        if m.is_empty() {
+            return "null".to_string();
+        }
+        let fields: Vec<String> = m
+            .iter()
+            .map(|(c, n)| format!("{c:?}: {}", number(*n)))
+            .collect();
+        format!("{{{}}}", fields.join(", "))
+    };
     let objects: Vec<String> = rows
         .iter()
         .map(|r| {
@@ -306,7 +320,8 @@ pub fn render_json(rows: &[Technique]) -> String {
                 "  {{\"technique\": {:?}, \"basis\": {:?}, \"word_bits\": {}, \"cells_per_word\": {}, \
                  \"lop3_per_word\": {}, \"gate2_per_word\": {}, \"arith_per_word\": {}, \
                  \"logic_ops_per_word\": {}, \"shifts_per_word\": {}, \"shuffles_per_word\": {}, \
-                 \"logic_ops_per_cell_gen\": {}, \"published_ops\": {}, \"sass_instructions_per_cell_gen\": {}}}",
+                 \"logic_ops_per_cell_gen\": {}, \"published_ops\": {}, \"sass_instructions_per_cell_gen\": {}, \
+                 \"sass_mix_per_cell_gen\": {}}}",
                 r.technique,
                 r.basis,
                 r.word_bits,
@@ -320,6 +335,7 @@ pub fn render_json(rows: &[Technique]) -> String {
                 number(r.logic_ops_per_cell_gen()),
                 r.published.map_or("null".to_string(), |p| p.to_string()),
                 optional(r.sass_per_cell_gen),
+                mix(&r.sass_mix),
             )
         })
         .collect();
@@ -364,8 +380,19 @@ fn cells(rows: &[Technique]) -> Vec<Vec<String>> {
                 figure(r.shifts_per_word),
                 figure(r.shuffles_per_word),
                 format!("{:.4}", r.logic_ops_per_cell_gen()),
-                r.sass_per_cell_gen
-                    .map_or("-".to_string(), |x| format!("{x:.4}")),
+                match (r.sass_per_cell_gen, r.sass_mix.is_empty()) {
+                    (None, _) => "-".to_string(),
+                    (Some(x), true) => format!("{x:.4}"),
+                    (Some(x), false) => {
+                        let parts: Vec<String> = r
+                            .sass_mix
+                            .iter()
+                            .filter(|(_, n)| *n > 0.0)
+                            .map(|(c, n)| format!("{c} {n:.3}"))
+                            .collect();
+                        format!("{x:.4} ({})", parts.join(", "))
+                    }
+                },
             ]
         })
         .collect()
