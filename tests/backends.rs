@@ -261,6 +261,8 @@ fn generated_tile_kernels_match_the_reference_on_every_isa() {
         (4096, 70),
         (4160, 130),
         (64 * 70, 3),
+        (64, 1),
+        (128, 2),
     ];
     for (k, kernel) in GENERATED.iter().enumerate() {
         let rule = *rule::parse(kernel.rule)

@@ -217,7 +217,7 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
                     "_mm256_andnot_si256",
                 ]) - count(&["_mm256_slli_epi64"]),
                 shifts_per_word: count(&["_mm256_slli_epi64", "_mm256_srli_epi64"]),
-                shuffles_per_word: count(&["_mm256_permute4x64_epi64", "_mm256_blend_epi32"]),
+                shuffles_per_word: count(&["_mm256_permute2x128_si256", "_mm256_alignr_epi8"]),
                 ..row(technique, "gate2", word_bits)
             },
             CpuIsa::Portable => {

@@ -170,12 +170,14 @@ impl Ops {
             CpuIsa::Avx512 => quote! {
                 _mm512_shldi_epi64::<1>(#x, _mm512_alignr_epi64::<7>(#x, #prev))
             },
+            // [prev[3], x[0], x[1], x[2]]: the 128-bit halves (prev high, x low), then each
+            // lane's pair shifted by one word.
             CpuIsa::Avx2 => quote! {
                 _mm256_or_si256(
                     _mm256_slli_epi64::<1>(#x),
-                    _mm256_srli_epi64::<63>(_mm256_blend_epi32::<0x03>(
-                        _mm256_permute4x64_epi64::<0x93>(#x),
-                        _mm256_permute4x64_epi64::<0x93>(#prev),
+                    _mm256_srli_epi64::<63>(_mm256_alignr_epi8::<8>(
+                        #x,
+                        _mm256_permute2x128_si256::<0x03>(#x, #prev),
                     )),
                 )
             },
@@ -189,12 +191,14 @@ impl Ops {
             CpuIsa::Avx512 => quote! {
                 _mm512_shrdi_epi64::<1>(#x, _mm512_alignr_epi64::<1>(#next, #x))
             },
+            // [x[1], x[2], x[3], next[0]]: the 128-bit halves (x high, next low), then each
+            // lane's pair shifted by one word.
             CpuIsa::Avx2 => quote! {
                 _mm256_or_si256(
                     _mm256_srli_epi64::<1>(#x),
-                    _mm256_slli_epi64::<63>(_mm256_blend_epi32::<0xC0>(
-                        _mm256_permute4x64_epi64::<0x39>(#x),
-                        _mm256_permute4x64_epi64::<0x39>(#next),
+                    _mm256_slli_epi64::<63>(_mm256_alignr_epi8::<8>(
+                        _mm256_permute2x128_si256::<0x21>(#x, #next),
+                        #x,
                     )),
                 )
             },
@@ -500,7 +504,8 @@ mod tests {
         let gate2 = gate2_kernel(&kernel);
         assert!(gate2.combine().op_counts().lut3 == 0);
         let avx2 = body_of(&source, "advance_tile_avx2");
-        assert_eq!(avx2.matches("_mm256_permute4x64_epi64").count(), 8);
+        assert_eq!(avx2.matches("_mm256_permute2x128_si256").count(), 4);
+        assert_eq!(avx2.matches("_mm256_alignr_epi8").count(), 4);
         assert!(!body_of(&source, "advance_tile_portable").contains("_mm"));
     }
 }

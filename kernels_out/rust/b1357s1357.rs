@@ -145,12 +145,9 @@ pub unsafe fn advance_tile_avx2(
                         _mm256_srli_epi64::<
                             63,
                         >(
-                            _mm256_blend_epi32::<
-                                0x03,
-                            >(
-                                _mm256_permute4x64_epi64::<0x93>(x),
-                                _mm256_permute4x64_epi64::<0x93>(prev),
-                            ),
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(x, _mm256_permute2x128_si256::<0x03>(x, prev)),
                         ),
                     );
                     let r = _mm256_or_si256(
@@ -158,12 +155,9 @@ pub unsafe fn advance_tile_avx2(
                         _mm256_slli_epi64::<
                             63,
                         >(
-                            _mm256_blend_epi32::<
-                                0xC0,
-                            >(
-                                _mm256_permute4x64_epi64::<0x39>(x),
-                                _mm256_permute4x64_epi64::<0x39>(next),
-                            ),
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(x, next), x),
                         ),
                     );
                     let lx = _mm256_xor_si256(l, x);
@@ -187,12 +181,9 @@ pub unsafe fn advance_tile_avx2(
                         _mm256_srli_epi64::<
                             63,
                         >(
-                            _mm256_blend_epi32::<
-                                0x03,
-                            >(
-                                _mm256_permute4x64_epi64::<0x93>(mx),
-                                _mm256_permute4x64_epi64::<0x93>(mprev),
-                            ),
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(mx, _mm256_permute2x128_si256::<0x03>(mx, mprev)),
                         ),
                     );
                     let middle_centre = mx;
@@ -201,12 +192,9 @@ pub unsafe fn advance_tile_avx2(
                         _mm256_slli_epi64::<
                             63,
                         >(
-                            _mm256_blend_epi32::<
-                                0xC0,
-                            >(
-                                _mm256_permute4x64_epi64::<0x39>(mx),
-                                _mm256_permute4x64_epi64::<0x39>(mnext),
-                            ),
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
                     let t0 = _mm256_xor_si256(lower_sum, upper_sum);
