@@ -93,11 +93,32 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
     }
     for isa in CpuIsa::ALL {
         let symbol = format!("{}::{}", rule.catagolue_name(), isa.function_name());
-        match hot_loop_instructions(&symbol) {
-            Ok(Some(instructions)) => {
-                let name = format!("lifegen CPU kernel, {}", isa.name());
+        let name = format!("lifegen CPU kernel, {}", isa.name());
+        // Vectors per loop trip, from instructions each vector step has a known number of:
+        // vpternlogq (one per LUT3) on AVX-512, the 8 vector shifts of a step on AVX2.
+        let per_step = match isa {
+            CpuIsa::Avx512 => Some(("vpternlogq", kernel.logic_ops_per_word())),
+            CpuIsa::Avx2 => Some(("vps", 8)),
+            CpuIsa::Portable => None,
+        };
+        let Some((marker, per_step)) = per_step else {
+            continue;
+        };
+        match hot_loop(&symbol) {
+            Ok(Some(span)) => {
+                let markers = span
+                    .iter()
+                    .filter(|op| {
+                        op.starts_with(marker)
+                            && (marker != "vps"
+                                || op.starts_with("vpsllq")
+                                || op.starts_with("vpsrlq"))
+                    })
+                    .count();
+                let steps = (markers as f64 / per_step as f64).round().max(1.0);
                 if let Some(row) = rows.iter_mut().find(|r| r.technique == name) {
-                    row.sass_per_cell_gen = Some(instructions as f64 / (64 * isa.lanes()) as f64);
+                    row.sass_per_cell_gen =
+                        Some(span.len() as f64 / (steps * (64 * isa.lanes()) as f64));
                 }
             }
             Ok(None) => {}
@@ -155,9 +176,9 @@ fn plain_c(tools: &CudaTools, rows: &mut Vec<Technique>) -> Result<()> {
     Ok(())
 }
 
-/// Instructions in the innermost loop of `symbol` in this binary (one vector per iteration), by
-/// `objdump`: the shortest backward branch whose body holds the kernel's logic.
-fn hot_loop_instructions(symbol: &str) -> Result<Option<usize>> {
+/// The opcodes of the hot loop of `symbol` in this binary, by `objdump`: of the loops (backward
+/// branches) the one whose instructions are the densest in vector logic.
+fn hot_loop(symbol: &str) -> Result<Option<Vec<String>>> {
     let exe = std::env::current_exe().context("cannot find this binary")?;
     let out = std::process::Command::new("objdump")
         .args(["-d", "--no-show-raw-insn", "-C"])
@@ -186,22 +207,23 @@ fn hot_loop_instructions(symbol: &str) -> Result<Option<usize>> {
         })
         .collect();
     let logic = |op: &str| {
-        op.starts_with("vpternlog")
-            || op.starts_with("vpand")
-            || op.starts_with("vpxor")
-            || matches!(op, "and" | "xor" | "or" | "andn")
+        ["vpternlog", "vpand", "vpor", "vpxor"]
+            .iter()
+            .any(|p| op.starts_with(p))
     };
     let best = instructions
         .iter()
         .filter_map(|&(address, _, target)| {
             let target = target.filter(|&t| t < address)?;
-            let span: Vec<&str> = instructions
+            let span: Vec<String> = instructions
                 .iter()
                 .filter(|(a, _, _)| (target..=address).contains(a))
-                .map(|(_, op, _)| *op)
+                .map(|(_, op, _)| op.to_string())
                 .collect();
-            (span.iter().filter(|op| logic(op)).count() >= 4).then_some(span.len())
+            let density = span.iter().filter(|op| logic(op)).count() as f64 / span.len() as f64;
+            Some((density, span))
         })
-        .min();
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, span)| span);
     Ok(best)
 }

@@ -194,11 +194,14 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
     let source = rust_emit::emit(&kernel);
     for isa in CpuIsa::ALL {
         let body = function_body(&source, &isa.function_name());
+        // The vector step is emitted once per copy in the unrolled loop (`v += lanes` each).
+        let steps = body.matches("v += ").count().max(1) as f64;
         let count = |needles: &[&str]| {
             needles
                 .iter()
                 .map(|n| body.matches(n).count())
                 .sum::<usize>() as f64
+                / steps
         };
         let word_bits = 64 * isa.lanes() as u32;
         let technique = format!("lifegen CPU kernel, {}", isa.name());
@@ -225,8 +228,7 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
                 Technique {
                     // The full adder's 5 gates and the combine network; `<<`/`>>` are shifts.
                     gate2_per_word: (5 + gate2.combine().gates().len()) as f64,
-                    shifts_per_word: (body.matches("<< ").count() + body.matches(">> ").count())
-                        as f64,
+                    shifts_per_word: count(&["<< ", ">> "]),
                     ..row(technique, "gate2", word_bits)
                 }
             }

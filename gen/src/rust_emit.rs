@@ -396,6 +396,36 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
         ),
         CpuIsa::Portable => (quote! {}, quote! { unsafe }, quote! {}),
     };
+    let step = |next_value: TokenStream, middle_next_value: TokenStream| {
+        quote! {
+            let #next = #next_value;
+            let #l = #west;
+            let #r = #east;
+            #adder
+            let #upper_sum = #load_upper_sum;
+            let #upper_carry = #load_upper_carry;
+            // The middle row's shifts are recomputed: cheaper than storing them.
+            let #mnext = #middle_next_value;
+            let #middle_west = #middle_west_value;
+            let #middle_centre = #mx;
+            let #middle_east = #middle_east_value;
+            #logic
+            #store_sum
+            #store_carry
+            #store_out
+            #prev = #x;
+            #mprev = #mx;
+            #mx = #mnext;
+            #x = #next;
+            v += #lanes;
+        }
+    };
+    let step_inner = step(load_next.clone(), load_middle_next.clone());
+    let step_checked = step(
+        quote! { if v + #lanes < words { #load_next } else { #zero } },
+        quote! { if v + #lanes < words { #load_middle_next } else { #zero } },
+    );
+    let step_last = step(zero.clone(), zero.clone());
     let docs = [
         format!(
             " Advances a tile `levels.len()` generations ({}).",
@@ -407,7 +437,7 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
     ];
     quote! {
         #(#[doc = #docs])*
-        #[allow(unused_variables)]
+        #[allow(unused_variables, unused_assignments)]
         #attribute
         pub #safety fn #name(
             rows_in: &[Row],
@@ -448,27 +478,14 @@ fn tile_function(isa: CpuIsa, kernel: &RowSharedKernel) -> TokenStream {
                     let mut #mprev = #zero;
                     let mut #mx = #load_middle_first;
                     let mut v = 0;
-                    while v < words {
-                        let #next = if v + #lanes < words { #load_next } else { #zero };
-                        let #l = #west;
-                        let #r = #east;
-                        #adder
-                        let #upper_sum = #load_upper_sum;
-                        let #upper_carry = #load_upper_carry;
-                        // The middle row's shifts are recomputed: cheaper than storing them.
-                        let #mnext = if v + #lanes < words { #load_middle_next } else { #zero };
-                        let #middle_west = #middle_west_value;
-                        let #middle_centre = #mx;
-                        let #middle_east = #middle_east_value;
-                        #logic
-                        #store_sum
-                        #store_carry
-                        #store_out
-                        #prev = #x;
-                        #mprev = #mx;
-                        #mx = #mnext;
-                        #x = #next;
-                        v += #lanes;
+                    // Two vectors per trip (the rotation of x, prev and next then costs no
+                    // moves), and a last single vector when the count is odd.
+                    while v + 2 * #lanes <= words {
+                        #step_inner
+                        #step_checked
+                    }
+                    if v < words {
+                        #step_last
                     }
                 }
             }

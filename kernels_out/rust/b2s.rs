@@ -6,7 +6,7 @@
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
 /// # Safety: the CPU must have the instruction set.
-#[allow(unused_variables)]
+#[allow(unused_variables, unused_assignments)]
 #[target_feature(enable = "avx512f,avx512vbmi2")]
 pub unsafe fn advance_tile_avx512(
     rows_in: &[Row],
@@ -41,7 +41,59 @@ pub unsafe fn advance_tile_avx512(
                 let mut mprev = _mm512_setzero_si512();
                 let mut mx = _mm512_load_si512((*middle).0.as_ptr().add(0).cast());
                 let mut v = 0;
-                while v < words {
+                while v + 2 * 8usize <= words {
+                    let next = _mm512_load_si512(
+                        (*input).0.as_ptr().add(v + 8usize).cast(),
+                    );
+                    let l = _mm512_shldi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<7>(x, prev));
+                    let r = _mm512_shrdi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<1>(next, x));
+                    let lower_sum = _mm512_ternarylogic_epi64::<0x96>(l, x, r);
+                    let lower_carry = _mm512_ternarylogic_epi64::<0xE8>(l, x, r);
+                    let upper_sum = _mm512_load_si512(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm512_load_si512(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm512_load_si512(
+                        (*middle).0.as_ptr().add(v + 8usize).cast(),
+                    );
+                    let middle_west = _mm512_shldi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<7>(mx, mprev));
+                    let middle_centre = mx;
+                    let middle_east = _mm512_shrdi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
+                    let t0 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t1 = _mm512_ternarylogic_epi64::<
+                        0x16,
+                    >(upper_carry, lower_carry, t0);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x7C,
+                    >(middle_west, middle_east, t0);
+                    let t3 = _mm512_ternarylogic_epi64::<0x96>(upper_sum, lower_sum, t2);
+                    let t4 = _mm512_ternarylogic_epi64::<0x04>(middle_centre, t1, t3);
+                    _mm512_store_si512(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm512_store_si512(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t4);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 8usize;
                     let next = if v + 8usize < words {
                         _mm512_load_si512((*input).0.as_ptr().add(v + 8usize).cast())
                     } else {
@@ -99,6 +151,56 @@ pub unsafe fn advance_tile_avx512(
                     x = next;
                     v += 8usize;
                 }
+                if v < words {
+                    let next = _mm512_setzero_si512();
+                    let l = _mm512_shldi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<7>(x, prev));
+                    let r = _mm512_shrdi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<1>(next, x));
+                    let lower_sum = _mm512_ternarylogic_epi64::<0x96>(l, x, r);
+                    let lower_carry = _mm512_ternarylogic_epi64::<0xE8>(l, x, r);
+                    let upper_sum = _mm512_load_si512(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm512_load_si512(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm512_setzero_si512();
+                    let middle_west = _mm512_shldi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<7>(mx, mprev));
+                    let middle_centre = mx;
+                    let middle_east = _mm512_shrdi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
+                    let t0 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t1 = _mm512_ternarylogic_epi64::<
+                        0x16,
+                    >(upper_carry, lower_carry, t0);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x7C,
+                    >(middle_west, middle_east, t0);
+                    let t3 = _mm512_ternarylogic_epi64::<0x96>(upper_sum, lower_sum, t2);
+                    let t4 = _mm512_ternarylogic_epi64::<0x04>(middle_centre, t1, t3);
+                    _mm512_store_si512(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm512_store_si512(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t4);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 8usize;
+                }
             }
         }
     }
@@ -107,7 +209,7 @@ pub unsafe fn advance_tile_avx512(
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
 /// # Safety: the CPU must have the instruction set.
-#[allow(unused_variables)]
+#[allow(unused_variables, unused_assignments)]
 #[target_feature(enable = "avx2")]
 pub unsafe fn advance_tile_avx2(
     rows_in: &[Row],
@@ -143,7 +245,100 @@ pub unsafe fn advance_tile_avx2(
                 let mut mprev = _mm256_setzero_si256();
                 let mut mx = _mm256_load_si256((*middle).0.as_ptr().add(0).cast());
                 let mut v = 0;
-                while v < words {
+                while v + 2 * 4usize <= words {
+                    let next = _mm256_load_si256(
+                        (*input).0.as_ptr().add(v + 4usize).cast(),
+                    );
+                    let l = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(x),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(x, _mm256_permute2x128_si256::<0x03>(x, prev)),
+                        ),
+                    );
+                    let r = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(x),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(x, next), x),
+                        ),
+                    );
+                    let lx = _mm256_xor_si256(l, x);
+                    let lower_sum = _mm256_xor_si256(lx, r);
+                    let and_lx = _mm256_and_si256(l, x);
+                    let and_r = _mm256_and_si256(lx, r);
+                    let lower_carry = _mm256_or_si256(and_lx, and_r);
+                    let upper_sum = _mm256_load_si256(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm256_load_si256(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm256_load_si256(
+                        (*middle).0.as_ptr().add(v + 4usize).cast(),
+                    );
+                    let middle_west = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(mx),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(mx, _mm256_permute2x128_si256::<0x03>(mx, mprev)),
+                        ),
+                    );
+                    let middle_centre = mx;
+                    let middle_east = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(mx),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
+                        ),
+                    );
+                    let t0 = _mm256_xor_si256(
+                        _mm256_and_si256(lower_sum, middle_west),
+                        ones,
+                    );
+                    let t1 = _mm256_or_si256(lower_sum, middle_west);
+                    let t2 = _mm256_and_si256(upper_sum, t0);
+                    let t3 = _mm256_andnot_si256(upper_sum, t1);
+                    let t4 = _mm256_or_si256(t2, t3);
+                    let t5 = _mm256_xor_si256(_mm256_or_si256(lower_carry, t4), ones);
+                    let t6 = _mm256_xor_si256(lower_carry, t4);
+                    let t7 = _mm256_and_si256(upper_carry, t5);
+                    let t8 = _mm256_andnot_si256(upper_carry, t6);
+                    let t9 = _mm256_or_si256(t7, t8);
+                    let t10 = _mm256_xor_si256(_mm256_and_si256(middle_east, t4), ones);
+                    let t11 = _mm256_and_si256(middle_west, t10);
+                    let t12 = _mm256_andnot_si256(middle_west, middle_east);
+                    let t13 = _mm256_or_si256(t11, t12);
+                    let t14 = _mm256_xor_si256(lower_sum, t13);
+                    let t15 = _mm256_xor_si256(upper_sum, t14);
+                    let t16 = _mm256_andnot_si256(t15, t9);
+                    let t17 = _mm256_andnot_si256(middle_centre, t16);
+                    _mm256_store_si256(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm256_store_si256(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t17);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 4usize;
                     let next = if v + 4usize < words {
                         _mm256_load_si256((*input).0.as_ptr().add(v + 4usize).cast())
                     } else {
@@ -242,6 +437,97 @@ pub unsafe fn advance_tile_avx2(
                     x = next;
                     v += 4usize;
                 }
+                if v < words {
+                    let next = _mm256_setzero_si256();
+                    let l = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(x),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(x, _mm256_permute2x128_si256::<0x03>(x, prev)),
+                        ),
+                    );
+                    let r = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(x),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(x, next), x),
+                        ),
+                    );
+                    let lx = _mm256_xor_si256(l, x);
+                    let lower_sum = _mm256_xor_si256(lx, r);
+                    let and_lx = _mm256_and_si256(l, x);
+                    let and_r = _mm256_and_si256(lx, r);
+                    let lower_carry = _mm256_or_si256(and_lx, and_r);
+                    let upper_sum = _mm256_load_si256(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm256_load_si256(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm256_setzero_si256();
+                    let middle_west = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(mx),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(mx, _mm256_permute2x128_si256::<0x03>(mx, mprev)),
+                        ),
+                    );
+                    let middle_centre = mx;
+                    let middle_east = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(mx),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
+                        ),
+                    );
+                    let t0 = _mm256_xor_si256(
+                        _mm256_and_si256(lower_sum, middle_west),
+                        ones,
+                    );
+                    let t1 = _mm256_or_si256(lower_sum, middle_west);
+                    let t2 = _mm256_and_si256(upper_sum, t0);
+                    let t3 = _mm256_andnot_si256(upper_sum, t1);
+                    let t4 = _mm256_or_si256(t2, t3);
+                    let t5 = _mm256_xor_si256(_mm256_or_si256(lower_carry, t4), ones);
+                    let t6 = _mm256_xor_si256(lower_carry, t4);
+                    let t7 = _mm256_and_si256(upper_carry, t5);
+                    let t8 = _mm256_andnot_si256(upper_carry, t6);
+                    let t9 = _mm256_or_si256(t7, t8);
+                    let t10 = _mm256_xor_si256(_mm256_and_si256(middle_east, t4), ones);
+                    let t11 = _mm256_and_si256(middle_west, t10);
+                    let t12 = _mm256_andnot_si256(middle_west, middle_east);
+                    let t13 = _mm256_or_si256(t11, t12);
+                    let t14 = _mm256_xor_si256(lower_sum, t13);
+                    let t15 = _mm256_xor_si256(upper_sum, t14);
+                    let t16 = _mm256_andnot_si256(t15, t9);
+                    let t17 = _mm256_andnot_si256(middle_centre, t16);
+                    _mm256_store_si256(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm256_store_si256(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t17);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 4usize;
+                }
             }
         }
     }
@@ -250,7 +536,7 @@ pub unsafe fn advance_tile_avx2(
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
 /// # Safety: the CPU must have the instruction set.
-#[allow(unused_variables)]
+#[allow(unused_variables, unused_assignments)]
 pub unsafe fn advance_tile_portable(
     rows_in: &[Row],
     rows_out: &mut [Row],
@@ -284,7 +570,47 @@ pub unsafe fn advance_tile_portable(
                 let mut mprev = 0u64;
                 let mut mx = *(*middle).0.get_unchecked(0);
                 let mut v = 0;
-                while v < words {
+                while v + 2 * 1usize <= words {
+                    let next = *(*input).0.get_unchecked(v + 1usize);
+                    let l = x << 1 | prev >> 63;
+                    let r = x >> 1 | next << 63;
+                    let lx = l ^ x;
+                    let lower_sum = lx ^ r;
+                    let and_lx = l & x;
+                    let and_r = lx & r;
+                    let lower_carry = and_lx | and_r;
+                    let upper_sum = *level.sum[slot].0.get_unchecked(v);
+                    let upper_carry = *level.carry[slot].0.get_unchecked(v);
+                    let mnext = *(*middle).0.get_unchecked(v + 1usize);
+                    let middle_west = mx << 1 | mprev >> 63;
+                    let middle_centre = mx;
+                    let middle_east = mx >> 1 | mnext << 63;
+                    let t0 = !(lower_sum & middle_west);
+                    let t1 = lower_sum | middle_west;
+                    let t2 = upper_sum & t0;
+                    let t3 = !upper_sum & t1;
+                    let t4 = t2 | t3;
+                    let t5 = !(lower_carry | t4);
+                    let t6 = lower_carry ^ t4;
+                    let t7 = upper_carry & t5;
+                    let t8 = !upper_carry & t6;
+                    let t9 = t7 | t8;
+                    let t10 = !(middle_east & t4);
+                    let t11 = middle_west & t10;
+                    let t12 = !middle_west & middle_east;
+                    let t13 = t11 | t12;
+                    let t14 = lower_sum ^ t13;
+                    let t15 = upper_sum ^ t14;
+                    let t16 = !t15 & t9;
+                    let t17 = !middle_centre & t16;
+                    *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
+                    *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
+                    *(*output).0.get_unchecked_mut(v) = t17;
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 1usize;
                     let next = if v + 1usize < words {
                         *(*input).0.get_unchecked(v + 1usize)
                     } else {
@@ -304,6 +630,48 @@ pub unsafe fn advance_tile_portable(
                     } else {
                         0u64
                     };
+                    let middle_west = mx << 1 | mprev >> 63;
+                    let middle_centre = mx;
+                    let middle_east = mx >> 1 | mnext << 63;
+                    let t0 = !(lower_sum & middle_west);
+                    let t1 = lower_sum | middle_west;
+                    let t2 = upper_sum & t0;
+                    let t3 = !upper_sum & t1;
+                    let t4 = t2 | t3;
+                    let t5 = !(lower_carry | t4);
+                    let t6 = lower_carry ^ t4;
+                    let t7 = upper_carry & t5;
+                    let t8 = !upper_carry & t6;
+                    let t9 = t7 | t8;
+                    let t10 = !(middle_east & t4);
+                    let t11 = middle_west & t10;
+                    let t12 = !middle_west & middle_east;
+                    let t13 = t11 | t12;
+                    let t14 = lower_sum ^ t13;
+                    let t15 = upper_sum ^ t14;
+                    let t16 = !t15 & t9;
+                    let t17 = !middle_centre & t16;
+                    *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
+                    *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
+                    *(*output).0.get_unchecked_mut(v) = t17;
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 1usize;
+                }
+                if v < words {
+                    let next = 0u64;
+                    let l = x << 1 | prev >> 63;
+                    let r = x >> 1 | next << 63;
+                    let lx = l ^ x;
+                    let lower_sum = lx ^ r;
+                    let and_lx = l & x;
+                    let and_r = lx & r;
+                    let lower_carry = and_lx | and_r;
+                    let upper_sum = *level.sum[slot].0.get_unchecked(v);
+                    let upper_carry = *level.carry[slot].0.get_unchecked(v);
+                    let mnext = 0u64;
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;

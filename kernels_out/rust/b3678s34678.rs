@@ -6,7 +6,7 @@
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
 /// # Safety: the CPU must have the instruction set.
-#[allow(unused_variables)]
+#[allow(unused_variables, unused_assignments)]
 #[target_feature(enable = "avx512f,avx512vbmi2")]
 pub unsafe fn advance_tile_avx512(
     rows_in: &[Row],
@@ -41,7 +41,73 @@ pub unsafe fn advance_tile_avx512(
                 let mut mprev = _mm512_setzero_si512();
                 let mut mx = _mm512_load_si512((*middle).0.as_ptr().add(0).cast());
                 let mut v = 0;
-                while v < words {
+                while v + 2 * 8usize <= words {
+                    let next = _mm512_load_si512(
+                        (*input).0.as_ptr().add(v + 8usize).cast(),
+                    );
+                    let l = _mm512_shldi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<7>(x, prev));
+                    let r = _mm512_shrdi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<1>(next, x));
+                    let lower_sum = _mm512_ternarylogic_epi64::<0x96>(l, x, r);
+                    let lower_carry = _mm512_ternarylogic_epi64::<0xE8>(l, x, r);
+                    let upper_sum = _mm512_load_si512(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm512_load_si512(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm512_load_si512(
+                        (*middle).0.as_ptr().add(v + 8usize).cast(),
+                    );
+                    let middle_west = _mm512_shldi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<7>(mx, mprev));
+                    let middle_centre = mx;
+                    let middle_east = _mm512_shrdi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
+                    let t0 = _mm512_ternarylogic_epi64::<
+                        0xFE,
+                    >(middle_centre, lower_carry, upper_carry);
+                    let t1 = _mm512_ternarylogic_epi64::<
+                        0xC3,
+                    >(lower_carry, upper_carry, lower_carry);
+                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
+                    let t3 = _mm512_ternarylogic_epi64::<
+                        0xE8,
+                    >(middle_centre, lower_carry, upper_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
+                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
+                    let t6 = _mm512_ternarylogic_epi64::<
+                        0x3C,
+                    >(lower_carry, upper_carry, lower_carry);
+                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
+                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
+                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
+                    let t10 = _mm512_ternarylogic_epi64::<
+                        0x80,
+                    >(middle_centre, lower_carry, upper_carry);
+                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
+                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
+                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
+                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                    _mm512_store_si512(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm512_store_si512(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 8usize;
                     let next = if v + 8usize < words {
                         _mm512_load_si512((*input).0.as_ptr().add(v + 8usize).cast())
                     } else {
@@ -113,6 +179,70 @@ pub unsafe fn advance_tile_avx512(
                     x = next;
                     v += 8usize;
                 }
+                if v < words {
+                    let next = _mm512_setzero_si512();
+                    let l = _mm512_shldi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<7>(x, prev));
+                    let r = _mm512_shrdi_epi64::<
+                        1,
+                    >(x, _mm512_alignr_epi64::<1>(next, x));
+                    let lower_sum = _mm512_ternarylogic_epi64::<0x96>(l, x, r);
+                    let lower_carry = _mm512_ternarylogic_epi64::<0xE8>(l, x, r);
+                    let upper_sum = _mm512_load_si512(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm512_load_si512(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm512_setzero_si512();
+                    let middle_west = _mm512_shldi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<7>(mx, mprev));
+                    let middle_centre = mx;
+                    let middle_east = _mm512_shrdi_epi64::<
+                        1,
+                    >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
+                    let t0 = _mm512_ternarylogic_epi64::<
+                        0xFE,
+                    >(middle_centre, lower_carry, upper_carry);
+                    let t1 = _mm512_ternarylogic_epi64::<
+                        0xC3,
+                    >(lower_carry, upper_carry, lower_carry);
+                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
+                    let t3 = _mm512_ternarylogic_epi64::<
+                        0xE8,
+                    >(middle_centre, lower_carry, upper_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
+                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
+                    let t6 = _mm512_ternarylogic_epi64::<
+                        0x3C,
+                    >(lower_carry, upper_carry, lower_carry);
+                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
+                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
+                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
+                    let t10 = _mm512_ternarylogic_epi64::<
+                        0x80,
+                    >(middle_centre, lower_carry, upper_carry);
+                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
+                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
+                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
+                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                    _mm512_store_si512(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm512_store_si512(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 8usize;
+                }
             }
         }
     }
@@ -121,7 +251,7 @@ pub unsafe fn advance_tile_avx512(
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
 /// # Safety: the CPU must have the instruction set.
-#[allow(unused_variables)]
+#[allow(unused_variables, unused_assignments)]
 #[target_feature(enable = "avx2")]
 pub unsafe fn advance_tile_avx2(
     rows_in: &[Row],
@@ -157,7 +287,123 @@ pub unsafe fn advance_tile_avx2(
                 let mut mprev = _mm256_setzero_si256();
                 let mut mx = _mm256_load_si256((*middle).0.as_ptr().add(0).cast());
                 let mut v = 0;
-                while v < words {
+                while v + 2 * 4usize <= words {
+                    let next = _mm256_load_si256(
+                        (*input).0.as_ptr().add(v + 4usize).cast(),
+                    );
+                    let l = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(x),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(x, _mm256_permute2x128_si256::<0x03>(x, prev)),
+                        ),
+                    );
+                    let r = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(x),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(x, next), x),
+                        ),
+                    );
+                    let lx = _mm256_xor_si256(l, x);
+                    let lower_sum = _mm256_xor_si256(lx, r);
+                    let and_lx = _mm256_and_si256(l, x);
+                    let and_r = _mm256_and_si256(lx, r);
+                    let lower_carry = _mm256_or_si256(and_lx, and_r);
+                    let upper_sum = _mm256_load_si256(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm256_load_si256(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm256_load_si256(
+                        (*middle).0.as_ptr().add(v + 4usize).cast(),
+                    );
+                    let middle_west = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(mx),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(mx, _mm256_permute2x128_si256::<0x03>(mx, mprev)),
+                        ),
+                    );
+                    let middle_centre = mx;
+                    let middle_east = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(mx),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
+                        ),
+                    );
+                    let t0 = _mm256_or_si256(lower_carry, upper_carry);
+                    let t1 = _mm256_or_si256(middle_centre, t0);
+                    let t2 = _mm256_xor_si256(
+                        _mm256_xor_si256(lower_carry, upper_carry),
+                        ones,
+                    );
+                    let t3 = _mm256_and_si256(upper_sum, t1);
+                    let t4 = _mm256_andnot_si256(upper_sum, t2);
+                    let t5 = _mm256_or_si256(t3, t4);
+                    let t6 = _mm256_or_si256(lower_carry, upper_carry);
+                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
+                    let t8 = _mm256_and_si256(middle_centre, t6);
+                    let t9 = _mm256_andnot_si256(middle_centre, t7);
+                    let t10 = _mm256_or_si256(t8, t9);
+                    let t11 = _mm256_and_si256(upper_sum, t2);
+                    let t12 = _mm256_andnot_si256(upper_sum, t10);
+                    let t13 = _mm256_or_si256(t11, t12);
+                    let t14 = _mm256_and_si256(lower_sum, t5);
+                    let t15 = _mm256_andnot_si256(lower_sum, t13);
+                    let t16 = _mm256_or_si256(t14, t15);
+                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
+                    let t18 = _mm256_and_si256(upper_sum, t10);
+                    let t19 = _mm256_andnot_si256(upper_sum, t17);
+                    let t20 = _mm256_or_si256(t18, t19);
+                    let t21 = _mm256_and_si256(lower_sum, t13);
+                    let t22 = _mm256_andnot_si256(lower_sum, t20);
+                    let t23 = _mm256_or_si256(t21, t22);
+                    let t24 = _mm256_and_si256(middle_west, t16);
+                    let t25 = _mm256_andnot_si256(middle_west, t23);
+                    let t26 = _mm256_or_si256(t24, t25);
+                    let t27 = _mm256_and_si256(lower_carry, upper_carry);
+                    let t28 = _mm256_and_si256(middle_centre, t27);
+                    let t29 = _mm256_and_si256(upper_sum, t17);
+                    let t30 = _mm256_andnot_si256(upper_sum, t28);
+                    let t31 = _mm256_or_si256(t29, t30);
+                    let t32 = _mm256_and_si256(lower_sum, t20);
+                    let t33 = _mm256_andnot_si256(lower_sum, t31);
+                    let t34 = _mm256_or_si256(t32, t33);
+                    let t35 = _mm256_and_si256(middle_west, t23);
+                    let t36 = _mm256_andnot_si256(middle_west, t34);
+                    let t37 = _mm256_or_si256(t35, t36);
+                    let t38 = _mm256_and_si256(middle_east, t26);
+                    let t39 = _mm256_andnot_si256(middle_east, t37);
+                    let t40 = _mm256_or_si256(t38, t39);
+                    _mm256_store_si256(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm256_store_si256(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 4usize;
                     let next = if v + 4usize < words {
                         _mm256_load_si256((*input).0.as_ptr().add(v + 4usize).cast())
                     } else {
@@ -279,6 +525,120 @@ pub unsafe fn advance_tile_avx2(
                     x = next;
                     v += 4usize;
                 }
+                if v < words {
+                    let next = _mm256_setzero_si256();
+                    let l = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(x),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(x, _mm256_permute2x128_si256::<0x03>(x, prev)),
+                        ),
+                    );
+                    let r = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(x),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(x, next), x),
+                        ),
+                    );
+                    let lx = _mm256_xor_si256(l, x);
+                    let lower_sum = _mm256_xor_si256(lx, r);
+                    let and_lx = _mm256_and_si256(l, x);
+                    let and_r = _mm256_and_si256(lx, r);
+                    let lower_carry = _mm256_or_si256(and_lx, and_r);
+                    let upper_sum = _mm256_load_si256(
+                        level.sum[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let upper_carry = _mm256_load_si256(
+                        level.carry[slot].0.as_ptr().add(v).cast(),
+                    );
+                    let mnext = _mm256_setzero_si256();
+                    let middle_west = _mm256_or_si256(
+                        _mm256_slli_epi64::<1>(mx),
+                        _mm256_srli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(mx, _mm256_permute2x128_si256::<0x03>(mx, mprev)),
+                        ),
+                    );
+                    let middle_centre = mx;
+                    let middle_east = _mm256_or_si256(
+                        _mm256_srli_epi64::<1>(mx),
+                        _mm256_slli_epi64::<
+                            63,
+                        >(
+                            _mm256_alignr_epi8::<
+                                8,
+                            >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
+                        ),
+                    );
+                    let t0 = _mm256_or_si256(lower_carry, upper_carry);
+                    let t1 = _mm256_or_si256(middle_centre, t0);
+                    let t2 = _mm256_xor_si256(
+                        _mm256_xor_si256(lower_carry, upper_carry),
+                        ones,
+                    );
+                    let t3 = _mm256_and_si256(upper_sum, t1);
+                    let t4 = _mm256_andnot_si256(upper_sum, t2);
+                    let t5 = _mm256_or_si256(t3, t4);
+                    let t6 = _mm256_or_si256(lower_carry, upper_carry);
+                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
+                    let t8 = _mm256_and_si256(middle_centre, t6);
+                    let t9 = _mm256_andnot_si256(middle_centre, t7);
+                    let t10 = _mm256_or_si256(t8, t9);
+                    let t11 = _mm256_and_si256(upper_sum, t2);
+                    let t12 = _mm256_andnot_si256(upper_sum, t10);
+                    let t13 = _mm256_or_si256(t11, t12);
+                    let t14 = _mm256_and_si256(lower_sum, t5);
+                    let t15 = _mm256_andnot_si256(lower_sum, t13);
+                    let t16 = _mm256_or_si256(t14, t15);
+                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
+                    let t18 = _mm256_and_si256(upper_sum, t10);
+                    let t19 = _mm256_andnot_si256(upper_sum, t17);
+                    let t20 = _mm256_or_si256(t18, t19);
+                    let t21 = _mm256_and_si256(lower_sum, t13);
+                    let t22 = _mm256_andnot_si256(lower_sum, t20);
+                    let t23 = _mm256_or_si256(t21, t22);
+                    let t24 = _mm256_and_si256(middle_west, t16);
+                    let t25 = _mm256_andnot_si256(middle_west, t23);
+                    let t26 = _mm256_or_si256(t24, t25);
+                    let t27 = _mm256_and_si256(lower_carry, upper_carry);
+                    let t28 = _mm256_and_si256(middle_centre, t27);
+                    let t29 = _mm256_and_si256(upper_sum, t17);
+                    let t30 = _mm256_andnot_si256(upper_sum, t28);
+                    let t31 = _mm256_or_si256(t29, t30);
+                    let t32 = _mm256_and_si256(lower_sum, t20);
+                    let t33 = _mm256_andnot_si256(lower_sum, t31);
+                    let t34 = _mm256_or_si256(t32, t33);
+                    let t35 = _mm256_and_si256(middle_west, t23);
+                    let t36 = _mm256_andnot_si256(middle_west, t34);
+                    let t37 = _mm256_or_si256(t35, t36);
+                    let t38 = _mm256_and_si256(middle_east, t26);
+                    let t39 = _mm256_andnot_si256(middle_east, t37);
+                    let t40 = _mm256_or_si256(t38, t39);
+                    _mm256_store_si256(
+                        level.sum[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_sum,
+                    );
+                    _mm256_store_si256(
+                        level.carry[slot].0.as_mut_ptr().add(v).cast(),
+                        lower_carry,
+                    );
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 4usize;
+                }
             }
         }
     }
@@ -287,7 +647,7 @@ pub unsafe fn advance_tile_avx2(
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
 /// # Safety: the CPU must have the instruction set.
-#[allow(unused_variables)]
+#[allow(unused_variables, unused_assignments)]
 pub unsafe fn advance_tile_portable(
     rows_in: &[Row],
     rows_out: &mut [Row],
@@ -321,7 +681,70 @@ pub unsafe fn advance_tile_portable(
                 let mut mprev = 0u64;
                 let mut mx = *(*middle).0.get_unchecked(0);
                 let mut v = 0;
-                while v < words {
+                while v + 2 * 1usize <= words {
+                    let next = *(*input).0.get_unchecked(v + 1usize);
+                    let l = x << 1 | prev >> 63;
+                    let r = x >> 1 | next << 63;
+                    let lx = l ^ x;
+                    let lower_sum = lx ^ r;
+                    let and_lx = l & x;
+                    let and_r = lx & r;
+                    let lower_carry = and_lx | and_r;
+                    let upper_sum = *level.sum[slot].0.get_unchecked(v);
+                    let upper_carry = *level.carry[slot].0.get_unchecked(v);
+                    let mnext = *(*middle).0.get_unchecked(v + 1usize);
+                    let middle_west = mx << 1 | mprev >> 63;
+                    let middle_centre = mx;
+                    let middle_east = mx >> 1 | mnext << 63;
+                    let t0 = lower_carry | upper_carry;
+                    let t1 = middle_centre | t0;
+                    let t2 = !(lower_carry ^ upper_carry);
+                    let t3 = upper_sum & t1;
+                    let t4 = !upper_sum & t2;
+                    let t5 = t3 | t4;
+                    let t6 = lower_carry | upper_carry;
+                    let t7 = lower_carry & upper_carry;
+                    let t8 = middle_centre & t6;
+                    let t9 = !middle_centre & t7;
+                    let t10 = t8 | t9;
+                    let t11 = upper_sum & t2;
+                    let t12 = !upper_sum & t10;
+                    let t13 = t11 | t12;
+                    let t14 = lower_sum & t5;
+                    let t15 = !lower_sum & t13;
+                    let t16 = t14 | t15;
+                    let t17 = lower_carry ^ upper_carry;
+                    let t18 = upper_sum & t10;
+                    let t19 = !upper_sum & t17;
+                    let t20 = t18 | t19;
+                    let t21 = lower_sum & t13;
+                    let t22 = !lower_sum & t20;
+                    let t23 = t21 | t22;
+                    let t24 = middle_west & t16;
+                    let t25 = !middle_west & t23;
+                    let t26 = t24 | t25;
+                    let t27 = lower_carry & upper_carry;
+                    let t28 = middle_centre & t27;
+                    let t29 = upper_sum & t17;
+                    let t30 = !upper_sum & t28;
+                    let t31 = t29 | t30;
+                    let t32 = lower_sum & t20;
+                    let t33 = !lower_sum & t31;
+                    let t34 = t32 | t33;
+                    let t35 = middle_west & t23;
+                    let t36 = !middle_west & t34;
+                    let t37 = t35 | t36;
+                    let t38 = middle_east & t26;
+                    let t39 = !middle_east & t37;
+                    let t40 = t38 | t39;
+                    *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
+                    *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
+                    *(*output).0.get_unchecked_mut(v) = t40;
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 1usize;
                     let next = if v + 1usize < words {
                         *(*input).0.get_unchecked(v + 1usize)
                     } else {
@@ -341,6 +764,71 @@ pub unsafe fn advance_tile_portable(
                     } else {
                         0u64
                     };
+                    let middle_west = mx << 1 | mprev >> 63;
+                    let middle_centre = mx;
+                    let middle_east = mx >> 1 | mnext << 63;
+                    let t0 = lower_carry | upper_carry;
+                    let t1 = middle_centre | t0;
+                    let t2 = !(lower_carry ^ upper_carry);
+                    let t3 = upper_sum & t1;
+                    let t4 = !upper_sum & t2;
+                    let t5 = t3 | t4;
+                    let t6 = lower_carry | upper_carry;
+                    let t7 = lower_carry & upper_carry;
+                    let t8 = middle_centre & t6;
+                    let t9 = !middle_centre & t7;
+                    let t10 = t8 | t9;
+                    let t11 = upper_sum & t2;
+                    let t12 = !upper_sum & t10;
+                    let t13 = t11 | t12;
+                    let t14 = lower_sum & t5;
+                    let t15 = !lower_sum & t13;
+                    let t16 = t14 | t15;
+                    let t17 = lower_carry ^ upper_carry;
+                    let t18 = upper_sum & t10;
+                    let t19 = !upper_sum & t17;
+                    let t20 = t18 | t19;
+                    let t21 = lower_sum & t13;
+                    let t22 = !lower_sum & t20;
+                    let t23 = t21 | t22;
+                    let t24 = middle_west & t16;
+                    let t25 = !middle_west & t23;
+                    let t26 = t24 | t25;
+                    let t27 = lower_carry & upper_carry;
+                    let t28 = middle_centre & t27;
+                    let t29 = upper_sum & t17;
+                    let t30 = !upper_sum & t28;
+                    let t31 = t29 | t30;
+                    let t32 = lower_sum & t20;
+                    let t33 = !lower_sum & t31;
+                    let t34 = t32 | t33;
+                    let t35 = middle_west & t23;
+                    let t36 = !middle_west & t34;
+                    let t37 = t35 | t36;
+                    let t38 = middle_east & t26;
+                    let t39 = !middle_east & t37;
+                    let t40 = t38 | t39;
+                    *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
+                    *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
+                    *(*output).0.get_unchecked_mut(v) = t40;
+                    prev = x;
+                    mprev = mx;
+                    mx = mnext;
+                    x = next;
+                    v += 1usize;
+                }
+                if v < words {
+                    let next = 0u64;
+                    let l = x << 1 | prev >> 63;
+                    let r = x >> 1 | next << 63;
+                    let lx = l ^ x;
+                    let lower_sum = lx ^ r;
+                    let and_lx = l & x;
+                    let and_r = lx & r;
+                    let lower_carry = and_lx | and_r;
+                    let upper_sum = *level.sum[slot].0.get_unchecked(v);
+                    let upper_carry = *level.carry[slot].0.get_unchecked(v);
+                    let mnext = 0u64;
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
