@@ -9,7 +9,7 @@ use lifegen_gen::cache::SearchRecord;
 use lifegen_gen::sat::SolverKind;
 use lifegen_gen::shapes::Shape;
 use lifegen_gen::synth::{self, SearchOptions, SizeAnswer};
-use lifegen_gen::{Basis, Rule, rule};
+use lifegen_gen::{Basis, LifeLike, Network, Rule, rule};
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
@@ -84,7 +84,7 @@ pub fn search(args: SearchArgs) -> Result<()> {
         min: args.min,
         max: args.max,
         budget,
-        known: Some(shape.lowered(&rule, basis)),
+        known: Some(upper_bound(&rule, shape, basis, &args.root)),
     };
     let started = Instant::now();
     let result = synth::search(&spec, &options, |attempt| {
@@ -166,4 +166,21 @@ fn save(root: &std::path::Path, record: &SearchRecord) -> Result<()> {
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("saved {}", path.display());
     Ok(())
+}
+
+/// The smallest verified network known without searching: the lowered one, or for the
+/// row-shared shape in LUT3 a full adder composed with the stored blog-shape network.
+fn upper_bound(rule: &LifeLike, shape: Shape, basis: Basis, root: &std::path::Path) -> Network {
+    let lowered = shape.lowered(rule, basis);
+    if shape != Shape::RowShared || basis != Basis::Lut3 {
+        return lowered;
+    }
+    let blog = SearchRecord::path(root, rule, Shape::Blog, Basis::Lut3);
+    std::fs::read_to_string(&blog)
+        .ok()
+        .and_then(|text| SearchRecord::parse(&blog.display().to_string(), &text).ok())
+        .map(|record| lifegen_gen::kernel::compose_from_blog(&record.network))
+        .filter(|composed| composed.gates().len() < lowered.gates().len())
+        .filter(|composed| lifegen_gen::verify(composed, &shape.spec(rule)).is_ok())
+        .unwrap_or(lowered)
 }

@@ -61,14 +61,17 @@ impl RowSharedKernel {
         .expect("lowered networks are exact")
     }
 
-    /// The smallest LUT3 combine network known for `rule`: a stored search result when there
-    /// is one no larger than the lowered network, else the lowered network.
+    /// The smallest LUT3 combine network known for `rule`: a stored row-shared search result,
+    /// a stored blog-shape result composed by [`compose_from_blog`], or the lowered network,
+    /// whichever has fewest gates (the row-shared record on ties).
     pub fn best(rule: LifeLike, records: &[SearchRecord]) -> Self {
         let lowered = RowSharedKernel::lowered(rule);
-        records
+        let ours = records
             .iter()
-            .filter(|r| r.rule == rule && r.shape == Shape::RowShared && r.basis == Basis::Lut3)
-            .filter(|r| r.network.gates().len() <= lowered.combine.gates().len())
+            .filter(|r| r.rule == rule && r.basis == Basis::Lut3);
+        let row_shared = ours
+            .clone()
+            .filter(|r| r.shape == Shape::RowShared)
             .filter_map(|r| {
                 let status = if r.proven_optimal {
                     "SAT search, proven optimal"
@@ -76,9 +79,24 @@ impl RowSharedKernel {
                     "SAT search, not proven optimal"
                 };
                 RowSharedKernel::new(rule, r.network.clone(), status).ok()
-            })
+            });
+        let composed = ours.filter(|r| r.shape == Shape::Blog).filter_map(|r| {
+            let status = format!(
+                "a full adder and the blog shape's SAT network ({} gates, {}), not proven optimal",
+                r.network.gates().len(),
+                if r.proven_optimal {
+                    "proven optimal there"
+                } else {
+                    "not proven there"
+                }
+            );
+            RowSharedKernel::new(rule, compose_from_blog(&r.network), status).ok()
+        });
+        row_shared
+            .chain(composed)
+            .chain([lowered])
             .min_by_key(|k| k.combine.gates().len())
-            .unwrap_or(lowered)
+            .expect("the lowered network is always there")
     }
 
     pub fn rule(&self) -> &LifeLike {
@@ -141,6 +159,51 @@ impl RowSharedKernel {
     }
 }
 
+/// A row-shared combine network from a blog-shape network: a full adder of (upper sum, lower
+/// sum, l) leaves the count as `s + r + 2 (c + upper carry + lower carry)`, which is exactly the
+/// blog shape's `aA + a9 + 2 (b0 + b1 + b2)`; its network then finishes the cell. Costs 2 LUT3
+/// more than the blog network.
+pub fn compose_from_blog(blog: &Network) -> Network {
+    let names = Shape::RowShared
+        .spec(&LifeLike::CONWAY)
+        .input_names()
+        .to_vec();
+    let mut b = NetworkBuilder::new(names);
+    let (us, uc, ls, lc, l, x, r) = (
+        UPPER_SUM as Wire,
+        UPPER_CARRY as Wire,
+        LOWER_SUM as Wire,
+        LOWER_CARRY as Wire,
+        MIDDLE_WEST as Wire,
+        MIDDLE_CENTRE as Wire,
+        MIDDLE_EAST as Wire,
+    );
+    let s = b.lut3(ROW_SUM, us, ls, l);
+    let c = b.lut3(ROW_CARRY, us, ls, l);
+    // The blog shape's inputs: aA, a9, b0, b1, b2, centre.
+    let mut wires: Vec<Wire> = vec![s, r, c, uc, lc, x];
+    for gate in blog.gates() {
+        let w = |v: Wire| wires[v as usize];
+        let wire = b.push(match *gate {
+            Gate::Not(a) => Gate::Not(w(a)),
+            Gate::Gate2 { table, a, b } => Gate::Gate2 {
+                table,
+                a: w(a),
+                b: w(b),
+            },
+            Gate::Lut3 { table, a, b, c } => Gate::Lut3 {
+                table,
+                a: w(a),
+                b: w(b),
+                c: w(c),
+            },
+        });
+        wires.push(wire);
+    }
+    let output = wires[blog.outputs()[0] as usize];
+    b.finish(format!("fa+{}", blog.name()), vec![output])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,6 +224,17 @@ mod tests {
         ] {
             let kernel = RowSharedKernel::lowered(life_like(text));
             assert!(kernel.logic_ops_per_word() >= 2, "{text}");
+        }
+    }
+
+    #[test]
+    fn blog_networks_compose_into_row_shared_ones() {
+        for text in ["B3/S23", "B36/S23", "B2/S", "B345/S5"] {
+            let rule = life_like(text);
+            let blog = Shape::Blog.lowered(&rule, Basis::Lut3);
+            let composed = compose_from_blog(&blog);
+            assert_eq!(composed.gates().len(), blog.gates().len() + 2);
+            RowSharedKernel::new(rule, composed, "test").expect("the composition is exact");
         }
     }
 

@@ -1,7 +1,7 @@
 // lifegen CPU kernel (written by `lifegen regen`; do not edit)
 // rule: B345/S5
-// avx512: 17 vpternlogq per 512 cells and generation (15 combine, SAT search, not proven optimal)
-// avx2, portable: 51 two-input ops per word and generation (46 combine gates)
+// avx512: 10 vpternlogq per 512 cells and generation (8 combine, a full adder and the blog shape's SAT network (6 gates, not proven there), not proven optimal)
+// avx2, portable: 32 two-input ops per word and generation (27 combine gates)
 /// Advances a tile `levels.len()` generations (avx512).
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
@@ -70,30 +70,21 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0x01,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0x67,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
-                    let t3 = _mm512_ternarylogic_epi64::<
-                        0x06,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x8E,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x08,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x1E,
+                    >(t1, upper_carry, lower_carry);
+                    let t3 = _mm512_ternarylogic_epi64::<0xA8>(t0, middle_east, t2);
+                    let t4 = _mm512_ternarylogic_epi64::<
+                        0x94,
+                    >(upper_carry, lower_carry, t2);
+                    let t5 = _mm512_ternarylogic_epi64::<0xAC>(middle_centre, t3, t4);
+                    let t6 = _mm512_ternarylogic_epi64::<0xC2>(t0, middle_east, t5);
+                    let t7 = _mm512_ternarylogic_epi64::<0x5C>(t4, t5, t6);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -102,7 +93,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t7);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -140,30 +131,21 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0x01,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0x67,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
-                    let t3 = _mm512_ternarylogic_epi64::<
-                        0x06,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x8E,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x08,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x1E,
+                    >(t1, upper_carry, lower_carry);
+                    let t3 = _mm512_ternarylogic_epi64::<0xA8>(t0, middle_east, t2);
+                    let t4 = _mm512_ternarylogic_epi64::<
+                        0x94,
+                    >(upper_carry, lower_carry, t2);
+                    let t5 = _mm512_ternarylogic_epi64::<0xAC>(middle_centre, t3, t4);
+                    let t6 = _mm512_ternarylogic_epi64::<0xC2>(t0, middle_east, t5);
+                    let t7 = _mm512_ternarylogic_epi64::<0x5C>(t4, t5, t6);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -172,7 +154,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t7);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -204,30 +186,21 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0x01,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0x67,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
-                    let t3 = _mm512_ternarylogic_epi64::<
-                        0x06,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x8E,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x08,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x1E,
+                    >(t1, upper_carry, lower_carry);
+                    let t3 = _mm512_ternarylogic_epi64::<0xA8>(t0, middle_east, t2);
+                    let t4 = _mm512_ternarylogic_epi64::<
+                        0x94,
+                    >(upper_carry, lower_carry, t2);
+                    let t5 = _mm512_ternarylogic_epi64::<0xAC>(middle_centre, t3, t4);
+                    let t6 = _mm512_ternarylogic_epi64::<0xC2>(t0, middle_east, t5);
+                    let t7 = _mm512_ternarylogic_epi64::<0x5C>(t4, t5, t6);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -236,7 +209,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t7);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -346,58 +319,33 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t1 = _mm256_andnot_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t3 = _mm256_xor_si256(
-                        _mm256_and_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t4 = _mm256_and_si256(middle_centre, t2);
-                    let t5 = _mm256_andnot_si256(middle_centre, t3);
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
                     let t6 = _mm256_or_si256(t4, t5);
-                    let t7 = _mm256_and_si256(upper_sum, t1);
-                    let t8 = _mm256_andnot_si256(upper_sum, t6);
-                    let t9 = _mm256_or_si256(t7, t8);
-                    let t10 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t11 = _mm256_andnot_si256(middle_centre, t10);
-                    let t12 = _mm256_and_si256(upper_sum, t6);
-                    let t13 = _mm256_andnot_si256(upper_sum, t11);
-                    let t14 = _mm256_or_si256(t12, t13);
-                    let t15 = _mm256_and_si256(lower_sum, t9);
-                    let t16 = _mm256_andnot_si256(lower_sum, t14);
-                    let t17 = _mm256_or_si256(t15, t16);
-                    let t18 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t19 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t20 = _mm256_and_si256(middle_centre, t18);
-                    let t21 = _mm256_andnot_si256(middle_centre, t19);
+                    let t7 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t8 = _mm256_xor_si256(t6, t7);
+                    let t9 = _mm256_or_si256(t1, middle_east);
+                    let t10 = _mm256_and_si256(t8, t9);
+                    let t11 = _mm256_xor_si256(_mm256_xor_si256(lower_carry, t8), ones);
+                    let t12 = _mm256_andnot_si256(t8, lower_carry);
+                    let t13 = _mm256_and_si256(upper_carry, t11);
+                    let t14 = _mm256_andnot_si256(upper_carry, t12);
+                    let t15 = _mm256_or_si256(t13, t14);
+                    let t16 = _mm256_and_si256(middle_centre, t15);
+                    let t17 = _mm256_andnot_si256(middle_centre, t10);
+                    let t18 = _mm256_or_si256(t16, t17);
+                    let t19 = _mm256_andnot_si256(middle_east, t18);
+                    let t20 = _mm256_and_si256(t1, middle_east);
+                    let t21 = _mm256_andnot_si256(t1, t19);
                     let t22 = _mm256_or_si256(t20, t21);
-                    let t23 = _mm256_and_si256(upper_sum, t11);
-                    let t24 = _mm256_andnot_si256(upper_sum, t22);
-                    let t25 = _mm256_or_si256(t23, t24);
-                    let t26 = _mm256_and_si256(lower_sum, t14);
-                    let t27 = _mm256_andnot_si256(lower_sum, t25);
-                    let t28 = _mm256_or_si256(t26, t27);
-                    let t29 = _mm256_and_si256(middle_west, t17);
-                    let t30 = _mm256_andnot_si256(middle_west, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t33 = _mm256_andnot_si256(middle_centre, t32);
-                    let t34 = _mm256_and_si256(upper_sum, t22);
-                    let t35 = _mm256_andnot_si256(upper_sum, t33);
-                    let t36 = _mm256_or_si256(t34, t35);
-                    let t37 = _mm256_and_si256(lower_sum, t25);
-                    let t38 = _mm256_andnot_si256(lower_sum, t36);
-                    let t39 = _mm256_or_si256(t37, t38);
-                    let t40 = _mm256_and_si256(middle_west, t28);
-                    let t41 = _mm256_andnot_si256(middle_west, t39);
-                    let t42 = _mm256_or_si256(t40, t41);
-                    let t43 = _mm256_and_si256(middle_east, t31);
-                    let t44 = _mm256_andnot_si256(middle_east, t42);
-                    let t45 = _mm256_or_si256(t43, t44);
+                    let t23 = _mm256_xor_si256(t22, ones);
+                    let t24 = _mm256_and_si256(t15, t23);
+                    let t25 = _mm256_andnot_si256(t15, t18);
+                    let t26 = _mm256_or_si256(t24, t25);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -406,7 +354,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t45);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t26);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -474,58 +422,33 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t1 = _mm256_andnot_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t3 = _mm256_xor_si256(
-                        _mm256_and_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t4 = _mm256_and_si256(middle_centre, t2);
-                    let t5 = _mm256_andnot_si256(middle_centre, t3);
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
                     let t6 = _mm256_or_si256(t4, t5);
-                    let t7 = _mm256_and_si256(upper_sum, t1);
-                    let t8 = _mm256_andnot_si256(upper_sum, t6);
-                    let t9 = _mm256_or_si256(t7, t8);
-                    let t10 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t11 = _mm256_andnot_si256(middle_centre, t10);
-                    let t12 = _mm256_and_si256(upper_sum, t6);
-                    let t13 = _mm256_andnot_si256(upper_sum, t11);
-                    let t14 = _mm256_or_si256(t12, t13);
-                    let t15 = _mm256_and_si256(lower_sum, t9);
-                    let t16 = _mm256_andnot_si256(lower_sum, t14);
-                    let t17 = _mm256_or_si256(t15, t16);
-                    let t18 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t19 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t20 = _mm256_and_si256(middle_centre, t18);
-                    let t21 = _mm256_andnot_si256(middle_centre, t19);
+                    let t7 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t8 = _mm256_xor_si256(t6, t7);
+                    let t9 = _mm256_or_si256(t1, middle_east);
+                    let t10 = _mm256_and_si256(t8, t9);
+                    let t11 = _mm256_xor_si256(_mm256_xor_si256(lower_carry, t8), ones);
+                    let t12 = _mm256_andnot_si256(t8, lower_carry);
+                    let t13 = _mm256_and_si256(upper_carry, t11);
+                    let t14 = _mm256_andnot_si256(upper_carry, t12);
+                    let t15 = _mm256_or_si256(t13, t14);
+                    let t16 = _mm256_and_si256(middle_centre, t15);
+                    let t17 = _mm256_andnot_si256(middle_centre, t10);
+                    let t18 = _mm256_or_si256(t16, t17);
+                    let t19 = _mm256_andnot_si256(middle_east, t18);
+                    let t20 = _mm256_and_si256(t1, middle_east);
+                    let t21 = _mm256_andnot_si256(t1, t19);
                     let t22 = _mm256_or_si256(t20, t21);
-                    let t23 = _mm256_and_si256(upper_sum, t11);
-                    let t24 = _mm256_andnot_si256(upper_sum, t22);
-                    let t25 = _mm256_or_si256(t23, t24);
-                    let t26 = _mm256_and_si256(lower_sum, t14);
-                    let t27 = _mm256_andnot_si256(lower_sum, t25);
-                    let t28 = _mm256_or_si256(t26, t27);
-                    let t29 = _mm256_and_si256(middle_west, t17);
-                    let t30 = _mm256_andnot_si256(middle_west, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t33 = _mm256_andnot_si256(middle_centre, t32);
-                    let t34 = _mm256_and_si256(upper_sum, t22);
-                    let t35 = _mm256_andnot_si256(upper_sum, t33);
-                    let t36 = _mm256_or_si256(t34, t35);
-                    let t37 = _mm256_and_si256(lower_sum, t25);
-                    let t38 = _mm256_andnot_si256(lower_sum, t36);
-                    let t39 = _mm256_or_si256(t37, t38);
-                    let t40 = _mm256_and_si256(middle_west, t28);
-                    let t41 = _mm256_andnot_si256(middle_west, t39);
-                    let t42 = _mm256_or_si256(t40, t41);
-                    let t43 = _mm256_and_si256(middle_east, t31);
-                    let t44 = _mm256_andnot_si256(middle_east, t42);
-                    let t45 = _mm256_or_si256(t43, t44);
+                    let t23 = _mm256_xor_si256(t22, ones);
+                    let t24 = _mm256_and_si256(t15, t23);
+                    let t25 = _mm256_andnot_si256(t15, t18);
+                    let t26 = _mm256_or_si256(t24, t25);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -534,7 +457,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t45);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t26);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -596,58 +519,33 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t1 = _mm256_andnot_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t3 = _mm256_xor_si256(
-                        _mm256_and_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t4 = _mm256_and_si256(middle_centre, t2);
-                    let t5 = _mm256_andnot_si256(middle_centre, t3);
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
                     let t6 = _mm256_or_si256(t4, t5);
-                    let t7 = _mm256_and_si256(upper_sum, t1);
-                    let t8 = _mm256_andnot_si256(upper_sum, t6);
-                    let t9 = _mm256_or_si256(t7, t8);
-                    let t10 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t11 = _mm256_andnot_si256(middle_centre, t10);
-                    let t12 = _mm256_and_si256(upper_sum, t6);
-                    let t13 = _mm256_andnot_si256(upper_sum, t11);
-                    let t14 = _mm256_or_si256(t12, t13);
-                    let t15 = _mm256_and_si256(lower_sum, t9);
-                    let t16 = _mm256_andnot_si256(lower_sum, t14);
-                    let t17 = _mm256_or_si256(t15, t16);
-                    let t18 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t19 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t20 = _mm256_and_si256(middle_centre, t18);
-                    let t21 = _mm256_andnot_si256(middle_centre, t19);
+                    let t7 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t8 = _mm256_xor_si256(t6, t7);
+                    let t9 = _mm256_or_si256(t1, middle_east);
+                    let t10 = _mm256_and_si256(t8, t9);
+                    let t11 = _mm256_xor_si256(_mm256_xor_si256(lower_carry, t8), ones);
+                    let t12 = _mm256_andnot_si256(t8, lower_carry);
+                    let t13 = _mm256_and_si256(upper_carry, t11);
+                    let t14 = _mm256_andnot_si256(upper_carry, t12);
+                    let t15 = _mm256_or_si256(t13, t14);
+                    let t16 = _mm256_and_si256(middle_centre, t15);
+                    let t17 = _mm256_andnot_si256(middle_centre, t10);
+                    let t18 = _mm256_or_si256(t16, t17);
+                    let t19 = _mm256_andnot_si256(middle_east, t18);
+                    let t20 = _mm256_and_si256(t1, middle_east);
+                    let t21 = _mm256_andnot_si256(t1, t19);
                     let t22 = _mm256_or_si256(t20, t21);
-                    let t23 = _mm256_and_si256(upper_sum, t11);
-                    let t24 = _mm256_andnot_si256(upper_sum, t22);
-                    let t25 = _mm256_or_si256(t23, t24);
-                    let t26 = _mm256_and_si256(lower_sum, t14);
-                    let t27 = _mm256_andnot_si256(lower_sum, t25);
-                    let t28 = _mm256_or_si256(t26, t27);
-                    let t29 = _mm256_and_si256(middle_west, t17);
-                    let t30 = _mm256_andnot_si256(middle_west, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t33 = _mm256_andnot_si256(middle_centre, t32);
-                    let t34 = _mm256_and_si256(upper_sum, t22);
-                    let t35 = _mm256_andnot_si256(upper_sum, t33);
-                    let t36 = _mm256_or_si256(t34, t35);
-                    let t37 = _mm256_and_si256(lower_sum, t25);
-                    let t38 = _mm256_andnot_si256(lower_sum, t36);
-                    let t39 = _mm256_or_si256(t37, t38);
-                    let t40 = _mm256_and_si256(middle_west, t28);
-                    let t41 = _mm256_andnot_si256(middle_west, t39);
-                    let t42 = _mm256_or_si256(t40, t41);
-                    let t43 = _mm256_and_si256(middle_east, t31);
-                    let t44 = _mm256_andnot_si256(middle_east, t42);
-                    let t45 = _mm256_or_si256(t43, t44);
+                    let t23 = _mm256_xor_si256(t22, ones);
+                    let t24 = _mm256_and_si256(t15, t23);
+                    let t25 = _mm256_andnot_si256(t15, t18);
+                    let t26 = _mm256_or_si256(t24, t25);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -656,7 +554,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t45);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t26);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -720,55 +618,36 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = !(lower_carry | upper_carry);
-                    let t1 = !middle_centre & t0;
-                    let t2 = lower_carry ^ upper_carry;
-                    let t3 = !(lower_carry & upper_carry);
-                    let t4 = middle_centre & t2;
-                    let t5 = !middle_centre & t3;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
                     let t6 = t4 | t5;
-                    let t7 = upper_sum & t1;
-                    let t8 = !upper_sum & t6;
-                    let t9 = t7 | t8;
-                    let t10 = lower_carry ^ upper_carry;
-                    let t11 = !middle_centre & t10;
-                    let t12 = upper_sum & t6;
-                    let t13 = !upper_sum & t11;
-                    let t14 = t12 | t13;
-                    let t15 = lower_sum & t9;
-                    let t16 = !lower_sum & t14;
-                    let t17 = t15 | t16;
-                    let t18 = lower_carry & upper_carry;
-                    let t19 = lower_carry | upper_carry;
-                    let t20 = middle_centre & t18;
-                    let t21 = !middle_centre & t19;
+                    let t7 = upper_carry | lower_carry;
+                    let t8 = t6 ^ t7;
+                    let t9 = t1 | middle_east;
+                    let t10 = t8 & t9;
+                    let t11 = !(lower_carry ^ t8);
+                    let t12 = !t8 & lower_carry;
+                    let t13 = upper_carry & t11;
+                    let t14 = !upper_carry & t12;
+                    let t15 = t13 | t14;
+                    let t16 = middle_centre & t15;
+                    let t17 = !middle_centre & t10;
+                    let t18 = t16 | t17;
+                    let t19 = !middle_east & t18;
+                    let t20 = t1 & middle_east;
+                    let t21 = !t1 & t19;
                     let t22 = t20 | t21;
-                    let t23 = upper_sum & t11;
-                    let t24 = !upper_sum & t22;
-                    let t25 = t23 | t24;
-                    let t26 = lower_sum & t14;
-                    let t27 = !lower_sum & t25;
-                    let t28 = t26 | t27;
-                    let t29 = middle_west & t17;
-                    let t30 = !middle_west & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_carry & upper_carry;
-                    let t33 = !middle_centre & t32;
-                    let t34 = upper_sum & t22;
-                    let t35 = !upper_sum & t33;
-                    let t36 = t34 | t35;
-                    let t37 = lower_sum & t25;
-                    let t38 = !lower_sum & t36;
-                    let t39 = t37 | t38;
-                    let t40 = middle_west & t28;
-                    let t41 = !middle_west & t39;
-                    let t42 = t40 | t41;
-                    let t43 = middle_east & t31;
-                    let t44 = !middle_east & t42;
-                    let t45 = t43 | t44;
+                    let t23 = !t22;
+                    let t24 = t15 & t23;
+                    let t25 = !t15 & t18;
+                    let t26 = t24 | t25;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t45;
+                    *(*output).0.get_unchecked_mut(v) = t26;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -796,55 +675,36 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = !(lower_carry | upper_carry);
-                    let t1 = !middle_centre & t0;
-                    let t2 = lower_carry ^ upper_carry;
-                    let t3 = !(lower_carry & upper_carry);
-                    let t4 = middle_centre & t2;
-                    let t5 = !middle_centre & t3;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
                     let t6 = t4 | t5;
-                    let t7 = upper_sum & t1;
-                    let t8 = !upper_sum & t6;
-                    let t9 = t7 | t8;
-                    let t10 = lower_carry ^ upper_carry;
-                    let t11 = !middle_centre & t10;
-                    let t12 = upper_sum & t6;
-                    let t13 = !upper_sum & t11;
-                    let t14 = t12 | t13;
-                    let t15 = lower_sum & t9;
-                    let t16 = !lower_sum & t14;
-                    let t17 = t15 | t16;
-                    let t18 = lower_carry & upper_carry;
-                    let t19 = lower_carry | upper_carry;
-                    let t20 = middle_centre & t18;
-                    let t21 = !middle_centre & t19;
+                    let t7 = upper_carry | lower_carry;
+                    let t8 = t6 ^ t7;
+                    let t9 = t1 | middle_east;
+                    let t10 = t8 & t9;
+                    let t11 = !(lower_carry ^ t8);
+                    let t12 = !t8 & lower_carry;
+                    let t13 = upper_carry & t11;
+                    let t14 = !upper_carry & t12;
+                    let t15 = t13 | t14;
+                    let t16 = middle_centre & t15;
+                    let t17 = !middle_centre & t10;
+                    let t18 = t16 | t17;
+                    let t19 = !middle_east & t18;
+                    let t20 = t1 & middle_east;
+                    let t21 = !t1 & t19;
                     let t22 = t20 | t21;
-                    let t23 = upper_sum & t11;
-                    let t24 = !upper_sum & t22;
-                    let t25 = t23 | t24;
-                    let t26 = lower_sum & t14;
-                    let t27 = !lower_sum & t25;
-                    let t28 = t26 | t27;
-                    let t29 = middle_west & t17;
-                    let t30 = !middle_west & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_carry & upper_carry;
-                    let t33 = !middle_centre & t32;
-                    let t34 = upper_sum & t22;
-                    let t35 = !upper_sum & t33;
-                    let t36 = t34 | t35;
-                    let t37 = lower_sum & t25;
-                    let t38 = !lower_sum & t36;
-                    let t39 = t37 | t38;
-                    let t40 = middle_west & t28;
-                    let t41 = !middle_west & t39;
-                    let t42 = t40 | t41;
-                    let t43 = middle_east & t31;
-                    let t44 = !middle_east & t42;
-                    let t45 = t43 | t44;
+                    let t23 = !t22;
+                    let t24 = t15 & t23;
+                    let t25 = !t15 & t18;
+                    let t26 = t24 | t25;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t45;
+                    *(*output).0.get_unchecked_mut(v) = t26;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -866,55 +726,36 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = !(lower_carry | upper_carry);
-                    let t1 = !middle_centre & t0;
-                    let t2 = lower_carry ^ upper_carry;
-                    let t3 = !(lower_carry & upper_carry);
-                    let t4 = middle_centre & t2;
-                    let t5 = !middle_centre & t3;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
                     let t6 = t4 | t5;
-                    let t7 = upper_sum & t1;
-                    let t8 = !upper_sum & t6;
-                    let t9 = t7 | t8;
-                    let t10 = lower_carry ^ upper_carry;
-                    let t11 = !middle_centre & t10;
-                    let t12 = upper_sum & t6;
-                    let t13 = !upper_sum & t11;
-                    let t14 = t12 | t13;
-                    let t15 = lower_sum & t9;
-                    let t16 = !lower_sum & t14;
-                    let t17 = t15 | t16;
-                    let t18 = lower_carry & upper_carry;
-                    let t19 = lower_carry | upper_carry;
-                    let t20 = middle_centre & t18;
-                    let t21 = !middle_centre & t19;
+                    let t7 = upper_carry | lower_carry;
+                    let t8 = t6 ^ t7;
+                    let t9 = t1 | middle_east;
+                    let t10 = t8 & t9;
+                    let t11 = !(lower_carry ^ t8);
+                    let t12 = !t8 & lower_carry;
+                    let t13 = upper_carry & t11;
+                    let t14 = !upper_carry & t12;
+                    let t15 = t13 | t14;
+                    let t16 = middle_centre & t15;
+                    let t17 = !middle_centre & t10;
+                    let t18 = t16 | t17;
+                    let t19 = !middle_east & t18;
+                    let t20 = t1 & middle_east;
+                    let t21 = !t1 & t19;
                     let t22 = t20 | t21;
-                    let t23 = upper_sum & t11;
-                    let t24 = !upper_sum & t22;
-                    let t25 = t23 | t24;
-                    let t26 = lower_sum & t14;
-                    let t27 = !lower_sum & t25;
-                    let t28 = t26 | t27;
-                    let t29 = middle_west & t17;
-                    let t30 = !middle_west & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_carry & upper_carry;
-                    let t33 = !middle_centre & t32;
-                    let t34 = upper_sum & t22;
-                    let t35 = !upper_sum & t33;
-                    let t36 = t34 | t35;
-                    let t37 = lower_sum & t25;
-                    let t38 = !lower_sum & t36;
-                    let t39 = t37 | t38;
-                    let t40 = middle_west & t28;
-                    let t41 = !middle_west & t39;
-                    let t42 = t40 | t41;
-                    let t43 = middle_east & t31;
-                    let t44 = !middle_east & t42;
-                    let t45 = t43 | t44;
+                    let t23 = !t22;
+                    let t24 = t15 & t23;
+                    let t25 = !t15 & t18;
+                    let t26 = t24 | t25;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t45;
+                    *(*output).0.get_unchecked_mut(v) = t26;
                     prev = x;
                     mprev = mx;
                     mx = mnext;

@@ -1,7 +1,7 @@
 // lifegen CPU kernel (written by `lifegen regen`; do not edit)
 // rule: B3678/S34678
-// avx512: 17 vpternlogq per 512 cells and generation (15 combine, SAT search, not proven optimal)
-// avx2, portable: 46 two-input ops per word and generation (41 combine gates)
+// avx512: 9 vpternlogq per 512 cells and generation (7 combine, a full adder and the blog shape's SAT network (5 gates, proven optimal there), not proven optimal)
+// avx2, portable: 28 two-input ops per word and generation (23 combine gates)
 /// Advances a tile `levels.len()` generations (avx512).
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
@@ -70,30 +70,20 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0xFE,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0xC3,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
-                    let t3 = _mm512_ternarylogic_epi64::<
                         0xE8,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x3C,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x80,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(t1, upper_carry, lower_carry);
+                    let t3 = _mm512_ternarylogic_epi64::<
+                        0x96,
+                    >(t1, upper_carry, lower_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<0x82>(t0, middle_east, t2);
+                    let t5 = _mm512_ternarylogic_epi64::<0x7E>(t0, middle_centre, t3);
+                    let t6 = _mm512_ternarylogic_epi64::<0x78>(t3, t4, t5);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -102,7 +92,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t6);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -140,30 +130,20 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0xFE,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0xC3,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
-                    let t3 = _mm512_ternarylogic_epi64::<
                         0xE8,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x3C,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x80,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(t1, upper_carry, lower_carry);
+                    let t3 = _mm512_ternarylogic_epi64::<
+                        0x96,
+                    >(t1, upper_carry, lower_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<0x82>(t0, middle_east, t2);
+                    let t5 = _mm512_ternarylogic_epi64::<0x7E>(t0, middle_centre, t3);
+                    let t6 = _mm512_ternarylogic_epi64::<0x78>(t3, t4, t5);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -172,7 +152,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t6);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -204,30 +184,20 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0xFE,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0xC3,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
-                    let t3 = _mm512_ternarylogic_epi64::<
                         0xE8,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x3C,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x80,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(t1, upper_carry, lower_carry);
+                    let t3 = _mm512_ternarylogic_epi64::<
+                        0x96,
+                    >(t1, upper_carry, lower_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<0x82>(t0, middle_east, t2);
+                    let t5 = _mm512_ternarylogic_epi64::<0x7E>(t0, middle_centre, t3);
+                    let t6 = _mm512_ternarylogic_epi64::<0x78>(t3, t4, t5);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -236,7 +206,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t6);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -346,50 +316,35 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t1 = _mm256_or_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(
-                        _mm256_xor_si256(lower_carry, upper_carry),
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_xor_si256(
+                        _mm256_and_si256(upper_carry, lower_carry),
                         ones,
                     );
-                    let t3 = _mm256_and_si256(upper_sum, t1);
-                    let t4 = _mm256_andnot_si256(upper_sum, t2);
-                    let t5 = _mm256_or_si256(t3, t4);
-                    let t6 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t8 = _mm256_and_si256(middle_centre, t6);
-                    let t9 = _mm256_andnot_si256(middle_centre, t7);
-                    let t10 = _mm256_or_si256(t8, t9);
-                    let t11 = _mm256_and_si256(upper_sum, t2);
-                    let t12 = _mm256_andnot_si256(upper_sum, t10);
-                    let t13 = _mm256_or_si256(t11, t12);
-                    let t14 = _mm256_and_si256(lower_sum, t5);
-                    let t15 = _mm256_andnot_si256(lower_sum, t13);
-                    let t16 = _mm256_or_si256(t14, t15);
-                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t18 = _mm256_and_si256(upper_sum, t10);
-                    let t19 = _mm256_andnot_si256(upper_sum, t17);
+                    let t8 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t9 = _mm256_and_si256(t6, t7);
+                    let t10 = _mm256_andnot_si256(t6, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_xor_si256(upper_carry, lower_carry);
+                    let t13 = _mm256_xor_si256(t6, t12);
+                    let t14 = _mm256_xor_si256(_mm256_xor_si256(t1, middle_east), ones);
+                    let t15 = _mm256_and_si256(t11, t14);
+                    let t16 = _mm256_xor_si256(
+                        _mm256_and_si256(middle_centre, t13),
+                        ones,
+                    );
+                    let t17 = _mm256_or_si256(middle_centre, t13);
+                    let t18 = _mm256_and_si256(t1, t16);
+                    let t19 = _mm256_andnot_si256(t1, t17);
                     let t20 = _mm256_or_si256(t18, t19);
-                    let t21 = _mm256_and_si256(lower_sum, t13);
-                    let t22 = _mm256_andnot_si256(lower_sum, t20);
-                    let t23 = _mm256_or_si256(t21, t22);
-                    let t24 = _mm256_and_si256(middle_west, t16);
-                    let t25 = _mm256_andnot_si256(middle_west, t23);
-                    let t26 = _mm256_or_si256(t24, t25);
-                    let t27 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t28 = _mm256_and_si256(middle_centre, t27);
-                    let t29 = _mm256_and_si256(upper_sum, t17);
-                    let t30 = _mm256_andnot_si256(upper_sum, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_sum, t20);
-                    let t33 = _mm256_andnot_si256(lower_sum, t31);
-                    let t34 = _mm256_or_si256(t32, t33);
-                    let t35 = _mm256_and_si256(middle_west, t23);
-                    let t36 = _mm256_andnot_si256(middle_west, t34);
-                    let t37 = _mm256_or_si256(t35, t36);
-                    let t38 = _mm256_and_si256(middle_east, t26);
-                    let t39 = _mm256_andnot_si256(middle_east, t37);
-                    let t40 = _mm256_or_si256(t38, t39);
+                    let t21 = _mm256_and_si256(t15, t20);
+                    let t22 = _mm256_xor_si256(t13, t21);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -398,7 +353,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t22);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -466,50 +421,35 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t1 = _mm256_or_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(
-                        _mm256_xor_si256(lower_carry, upper_carry),
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_xor_si256(
+                        _mm256_and_si256(upper_carry, lower_carry),
                         ones,
                     );
-                    let t3 = _mm256_and_si256(upper_sum, t1);
-                    let t4 = _mm256_andnot_si256(upper_sum, t2);
-                    let t5 = _mm256_or_si256(t3, t4);
-                    let t6 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t8 = _mm256_and_si256(middle_centre, t6);
-                    let t9 = _mm256_andnot_si256(middle_centre, t7);
-                    let t10 = _mm256_or_si256(t8, t9);
-                    let t11 = _mm256_and_si256(upper_sum, t2);
-                    let t12 = _mm256_andnot_si256(upper_sum, t10);
-                    let t13 = _mm256_or_si256(t11, t12);
-                    let t14 = _mm256_and_si256(lower_sum, t5);
-                    let t15 = _mm256_andnot_si256(lower_sum, t13);
-                    let t16 = _mm256_or_si256(t14, t15);
-                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t18 = _mm256_and_si256(upper_sum, t10);
-                    let t19 = _mm256_andnot_si256(upper_sum, t17);
+                    let t8 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t9 = _mm256_and_si256(t6, t7);
+                    let t10 = _mm256_andnot_si256(t6, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_xor_si256(upper_carry, lower_carry);
+                    let t13 = _mm256_xor_si256(t6, t12);
+                    let t14 = _mm256_xor_si256(_mm256_xor_si256(t1, middle_east), ones);
+                    let t15 = _mm256_and_si256(t11, t14);
+                    let t16 = _mm256_xor_si256(
+                        _mm256_and_si256(middle_centre, t13),
+                        ones,
+                    );
+                    let t17 = _mm256_or_si256(middle_centre, t13);
+                    let t18 = _mm256_and_si256(t1, t16);
+                    let t19 = _mm256_andnot_si256(t1, t17);
                     let t20 = _mm256_or_si256(t18, t19);
-                    let t21 = _mm256_and_si256(lower_sum, t13);
-                    let t22 = _mm256_andnot_si256(lower_sum, t20);
-                    let t23 = _mm256_or_si256(t21, t22);
-                    let t24 = _mm256_and_si256(middle_west, t16);
-                    let t25 = _mm256_andnot_si256(middle_west, t23);
-                    let t26 = _mm256_or_si256(t24, t25);
-                    let t27 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t28 = _mm256_and_si256(middle_centre, t27);
-                    let t29 = _mm256_and_si256(upper_sum, t17);
-                    let t30 = _mm256_andnot_si256(upper_sum, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_sum, t20);
-                    let t33 = _mm256_andnot_si256(lower_sum, t31);
-                    let t34 = _mm256_or_si256(t32, t33);
-                    let t35 = _mm256_and_si256(middle_west, t23);
-                    let t36 = _mm256_andnot_si256(middle_west, t34);
-                    let t37 = _mm256_or_si256(t35, t36);
-                    let t38 = _mm256_and_si256(middle_east, t26);
-                    let t39 = _mm256_andnot_si256(middle_east, t37);
-                    let t40 = _mm256_or_si256(t38, t39);
+                    let t21 = _mm256_and_si256(t15, t20);
+                    let t22 = _mm256_xor_si256(t13, t21);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -518,7 +458,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t22);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -580,50 +520,35 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t1 = _mm256_or_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(
-                        _mm256_xor_si256(lower_carry, upper_carry),
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_xor_si256(
+                        _mm256_and_si256(upper_carry, lower_carry),
                         ones,
                     );
-                    let t3 = _mm256_and_si256(upper_sum, t1);
-                    let t4 = _mm256_andnot_si256(upper_sum, t2);
-                    let t5 = _mm256_or_si256(t3, t4);
-                    let t6 = _mm256_or_si256(lower_carry, upper_carry);
-                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t8 = _mm256_and_si256(middle_centre, t6);
-                    let t9 = _mm256_andnot_si256(middle_centre, t7);
-                    let t10 = _mm256_or_si256(t8, t9);
-                    let t11 = _mm256_and_si256(upper_sum, t2);
-                    let t12 = _mm256_andnot_si256(upper_sum, t10);
-                    let t13 = _mm256_or_si256(t11, t12);
-                    let t14 = _mm256_and_si256(lower_sum, t5);
-                    let t15 = _mm256_andnot_si256(lower_sum, t13);
-                    let t16 = _mm256_or_si256(t14, t15);
-                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t18 = _mm256_and_si256(upper_sum, t10);
-                    let t19 = _mm256_andnot_si256(upper_sum, t17);
+                    let t8 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t9 = _mm256_and_si256(t6, t7);
+                    let t10 = _mm256_andnot_si256(t6, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_xor_si256(upper_carry, lower_carry);
+                    let t13 = _mm256_xor_si256(t6, t12);
+                    let t14 = _mm256_xor_si256(_mm256_xor_si256(t1, middle_east), ones);
+                    let t15 = _mm256_and_si256(t11, t14);
+                    let t16 = _mm256_xor_si256(
+                        _mm256_and_si256(middle_centre, t13),
+                        ones,
+                    );
+                    let t17 = _mm256_or_si256(middle_centre, t13);
+                    let t18 = _mm256_and_si256(t1, t16);
+                    let t19 = _mm256_andnot_si256(t1, t17);
                     let t20 = _mm256_or_si256(t18, t19);
-                    let t21 = _mm256_and_si256(lower_sum, t13);
-                    let t22 = _mm256_andnot_si256(lower_sum, t20);
-                    let t23 = _mm256_or_si256(t21, t22);
-                    let t24 = _mm256_and_si256(middle_west, t16);
-                    let t25 = _mm256_andnot_si256(middle_west, t23);
-                    let t26 = _mm256_or_si256(t24, t25);
-                    let t27 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t28 = _mm256_and_si256(middle_centre, t27);
-                    let t29 = _mm256_and_si256(upper_sum, t17);
-                    let t30 = _mm256_andnot_si256(upper_sum, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_sum, t20);
-                    let t33 = _mm256_andnot_si256(lower_sum, t31);
-                    let t34 = _mm256_or_si256(t32, t33);
-                    let t35 = _mm256_and_si256(middle_west, t23);
-                    let t36 = _mm256_andnot_si256(middle_west, t34);
-                    let t37 = _mm256_or_si256(t35, t36);
-                    let t38 = _mm256_and_si256(middle_east, t26);
-                    let t39 = _mm256_andnot_si256(middle_east, t37);
-                    let t40 = _mm256_or_si256(t38, t39);
+                    let t21 = _mm256_and_si256(t15, t20);
+                    let t22 = _mm256_xor_si256(t13, t21);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -632,7 +557,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t22);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -696,50 +621,32 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = lower_carry | upper_carry;
-                    let t1 = middle_centre | t0;
-                    let t2 = !(lower_carry ^ upper_carry);
-                    let t3 = upper_sum & t1;
-                    let t4 = !upper_sum & t2;
-                    let t5 = t3 | t4;
-                    let t6 = lower_carry | upper_carry;
-                    let t7 = lower_carry & upper_carry;
-                    let t8 = middle_centre & t6;
-                    let t9 = !middle_centre & t7;
-                    let t10 = t8 | t9;
-                    let t11 = upper_sum & t2;
-                    let t12 = !upper_sum & t10;
-                    let t13 = t11 | t12;
-                    let t14 = lower_sum & t5;
-                    let t15 = !lower_sum & t13;
-                    let t16 = t14 | t15;
-                    let t17 = lower_carry ^ upper_carry;
-                    let t18 = upper_sum & t10;
-                    let t19 = !upper_sum & t17;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = !(upper_carry & lower_carry);
+                    let t8 = upper_carry | lower_carry;
+                    let t9 = t6 & t7;
+                    let t10 = !t6 & t8;
+                    let t11 = t9 | t10;
+                    let t12 = upper_carry ^ lower_carry;
+                    let t13 = t6 ^ t12;
+                    let t14 = !(t1 ^ middle_east);
+                    let t15 = t11 & t14;
+                    let t16 = !(middle_centre & t13);
+                    let t17 = middle_centre | t13;
+                    let t18 = t1 & t16;
+                    let t19 = !t1 & t17;
                     let t20 = t18 | t19;
-                    let t21 = lower_sum & t13;
-                    let t22 = !lower_sum & t20;
-                    let t23 = t21 | t22;
-                    let t24 = middle_west & t16;
-                    let t25 = !middle_west & t23;
-                    let t26 = t24 | t25;
-                    let t27 = lower_carry & upper_carry;
-                    let t28 = middle_centre & t27;
-                    let t29 = upper_sum & t17;
-                    let t30 = !upper_sum & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_sum & t20;
-                    let t33 = !lower_sum & t31;
-                    let t34 = t32 | t33;
-                    let t35 = middle_west & t23;
-                    let t36 = !middle_west & t34;
-                    let t37 = t35 | t36;
-                    let t38 = middle_east & t26;
-                    let t39 = !middle_east & t37;
-                    let t40 = t38 | t39;
+                    let t21 = t15 & t20;
+                    let t22 = t13 ^ t21;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t40;
+                    *(*output).0.get_unchecked_mut(v) = t22;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -767,50 +674,32 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = lower_carry | upper_carry;
-                    let t1 = middle_centre | t0;
-                    let t2 = !(lower_carry ^ upper_carry);
-                    let t3 = upper_sum & t1;
-                    let t4 = !upper_sum & t2;
-                    let t5 = t3 | t4;
-                    let t6 = lower_carry | upper_carry;
-                    let t7 = lower_carry & upper_carry;
-                    let t8 = middle_centre & t6;
-                    let t9 = !middle_centre & t7;
-                    let t10 = t8 | t9;
-                    let t11 = upper_sum & t2;
-                    let t12 = !upper_sum & t10;
-                    let t13 = t11 | t12;
-                    let t14 = lower_sum & t5;
-                    let t15 = !lower_sum & t13;
-                    let t16 = t14 | t15;
-                    let t17 = lower_carry ^ upper_carry;
-                    let t18 = upper_sum & t10;
-                    let t19 = !upper_sum & t17;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = !(upper_carry & lower_carry);
+                    let t8 = upper_carry | lower_carry;
+                    let t9 = t6 & t7;
+                    let t10 = !t6 & t8;
+                    let t11 = t9 | t10;
+                    let t12 = upper_carry ^ lower_carry;
+                    let t13 = t6 ^ t12;
+                    let t14 = !(t1 ^ middle_east);
+                    let t15 = t11 & t14;
+                    let t16 = !(middle_centre & t13);
+                    let t17 = middle_centre | t13;
+                    let t18 = t1 & t16;
+                    let t19 = !t1 & t17;
                     let t20 = t18 | t19;
-                    let t21 = lower_sum & t13;
-                    let t22 = !lower_sum & t20;
-                    let t23 = t21 | t22;
-                    let t24 = middle_west & t16;
-                    let t25 = !middle_west & t23;
-                    let t26 = t24 | t25;
-                    let t27 = lower_carry & upper_carry;
-                    let t28 = middle_centre & t27;
-                    let t29 = upper_sum & t17;
-                    let t30 = !upper_sum & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_sum & t20;
-                    let t33 = !lower_sum & t31;
-                    let t34 = t32 | t33;
-                    let t35 = middle_west & t23;
-                    let t36 = !middle_west & t34;
-                    let t37 = t35 | t36;
-                    let t38 = middle_east & t26;
-                    let t39 = !middle_east & t37;
-                    let t40 = t38 | t39;
+                    let t21 = t15 & t20;
+                    let t22 = t13 ^ t21;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t40;
+                    *(*output).0.get_unchecked_mut(v) = t22;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -832,50 +721,32 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = lower_carry | upper_carry;
-                    let t1 = middle_centre | t0;
-                    let t2 = !(lower_carry ^ upper_carry);
-                    let t3 = upper_sum & t1;
-                    let t4 = !upper_sum & t2;
-                    let t5 = t3 | t4;
-                    let t6 = lower_carry | upper_carry;
-                    let t7 = lower_carry & upper_carry;
-                    let t8 = middle_centre & t6;
-                    let t9 = !middle_centre & t7;
-                    let t10 = t8 | t9;
-                    let t11 = upper_sum & t2;
-                    let t12 = !upper_sum & t10;
-                    let t13 = t11 | t12;
-                    let t14 = lower_sum & t5;
-                    let t15 = !lower_sum & t13;
-                    let t16 = t14 | t15;
-                    let t17 = lower_carry ^ upper_carry;
-                    let t18 = upper_sum & t10;
-                    let t19 = !upper_sum & t17;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = !(upper_carry & lower_carry);
+                    let t8 = upper_carry | lower_carry;
+                    let t9 = t6 & t7;
+                    let t10 = !t6 & t8;
+                    let t11 = t9 | t10;
+                    let t12 = upper_carry ^ lower_carry;
+                    let t13 = t6 ^ t12;
+                    let t14 = !(t1 ^ middle_east);
+                    let t15 = t11 & t14;
+                    let t16 = !(middle_centre & t13);
+                    let t17 = middle_centre | t13;
+                    let t18 = t1 & t16;
+                    let t19 = !t1 & t17;
                     let t20 = t18 | t19;
-                    let t21 = lower_sum & t13;
-                    let t22 = !lower_sum & t20;
-                    let t23 = t21 | t22;
-                    let t24 = middle_west & t16;
-                    let t25 = !middle_west & t23;
-                    let t26 = t24 | t25;
-                    let t27 = lower_carry & upper_carry;
-                    let t28 = middle_centre & t27;
-                    let t29 = upper_sum & t17;
-                    let t30 = !upper_sum & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_sum & t20;
-                    let t33 = !lower_sum & t31;
-                    let t34 = t32 | t33;
-                    let t35 = middle_west & t23;
-                    let t36 = !middle_west & t34;
-                    let t37 = t35 | t36;
-                    let t38 = middle_east & t26;
-                    let t39 = !middle_east & t37;
-                    let t40 = t38 | t39;
+                    let t21 = t15 & t20;
+                    let t22 = t13 ^ t21;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t40;
+                    *(*output).0.get_unchecked_mut(v) = t22;
                     prev = x;
                     mprev = mx;
                     mx = mnext;

@@ -1,7 +1,7 @@
 // lifegen CPU kernel (written by `lifegen regen`; do not edit)
 // rule: B36/S23
-// avx512: 17 vpternlogq per 512 cells and generation (15 combine, SAT search, not proven optimal)
-// avx2, portable: 46 two-input ops per word and generation (41 combine gates)
+// avx512: 9 vpternlogq per 512 cells and generation (7 combine, a full adder and the blog shape's SAT network (5 gates, proven optimal there), not proven optimal)
+// avx2, portable: 34 two-input ops per word and generation (29 combine gates)
 /// Advances a tile `levels.len()` generations (avx512).
 /// `words`: a multiple of 8, at most 64.
 /// `rows_in.len() == rows_out.len() + 2 * levels.len()`.
@@ -70,30 +70,22 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0x06,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0x03,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0xE8,
+                    >(t1, upper_carry, lower_carry);
                     let t3 = _mm512_ternarylogic_epi64::<
-                        0x18,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x3C,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x60,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                        0x7E,
+                    >(t1, upper_carry, lower_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(t0, middle_east, middle_centre);
+                    let t5 = _mm512_ternarylogic_epi64::<0x6A>(t0, middle_east, t2);
+                    let t6 = _mm512_ternarylogic_epi64::<0x42>(t3, t4, t5);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -102,7 +94,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t6);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -140,30 +132,22 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0x06,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0x03,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0xE8,
+                    >(t1, upper_carry, lower_carry);
                     let t3 = _mm512_ternarylogic_epi64::<
-                        0x18,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x3C,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x60,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                        0x7E,
+                    >(t1, upper_carry, lower_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(t0, middle_east, middle_centre);
+                    let t5 = _mm512_ternarylogic_epi64::<0x6A>(t0, middle_east, t2);
+                    let t6 = _mm512_ternarylogic_epi64::<0x42>(t3, t4, t5);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -172,7 +156,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t6);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -204,30 +188,22 @@ pub unsafe fn advance_tile_avx512(
                         1,
                     >(mx, _mm512_alignr_epi64::<1>(mnext, mx));
                     let t0 = _mm512_ternarylogic_epi64::<
-                        0x06,
-                    >(middle_centre, lower_carry, upper_carry);
+                        0x96,
+                    >(upper_sum, lower_sum, middle_west);
                     let t1 = _mm512_ternarylogic_epi64::<
-                        0x03,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t2 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t0, t1);
+                        0xE8,
+                    >(upper_sum, lower_sum, middle_west);
+                    let t2 = _mm512_ternarylogic_epi64::<
+                        0xE8,
+                    >(t1, upper_carry, lower_carry);
                     let t3 = _mm512_ternarylogic_epi64::<
-                        0x18,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t4 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t1, t3);
-                    let t5 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t2, t4);
-                    let t6 = _mm512_ternarylogic_epi64::<
-                        0x3C,
-                    >(lower_carry, upper_carry, lower_carry);
-                    let t7 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t3, t6);
-                    let t8 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t4, t7);
-                    let t9 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t5, t8);
-                    let t10 = _mm512_ternarylogic_epi64::<
-                        0x60,
-                    >(middle_centre, lower_carry, upper_carry);
-                    let t11 = _mm512_ternarylogic_epi64::<0xCA>(upper_sum, t6, t10);
-                    let t12 = _mm512_ternarylogic_epi64::<0xCA>(lower_sum, t7, t11);
-                    let t13 = _mm512_ternarylogic_epi64::<0xCA>(middle_west, t8, t12);
-                    let t14 = _mm512_ternarylogic_epi64::<0xCA>(middle_east, t9, t13);
+                        0x7E,
+                    >(t1, upper_carry, lower_carry);
+                    let t4 = _mm512_ternarylogic_epi64::<
+                        0x7E,
+                    >(t0, middle_east, middle_centre);
+                    let t5 = _mm512_ternarylogic_epi64::<0x6A>(t0, middle_east, t2);
+                    let t6 = _mm512_ternarylogic_epi64::<0x42>(t3, t4, t5);
                     _mm512_store_si512(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -236,7 +212,7 @@ pub unsafe fn advance_tile_avx512(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t14);
+                    _mm512_store_si512((*output).0.as_mut_ptr().add(v).cast(), t6);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -346,53 +322,41 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t1 = _mm256_andnot_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t8 = _mm256_and_si256(upper_carry, lower_carry);
+                    let t9 = _mm256_and_si256(t6, t7);
+                    let t10 = _mm256_andnot_si256(t6, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_xor_si256(
+                        _mm256_and_si256(upper_carry, lower_carry),
                         ones,
                     );
-                    let t3 = _mm256_and_si256(upper_sum, t1);
-                    let t4 = _mm256_andnot_si256(upper_sum, t2);
-                    let t5 = _mm256_or_si256(t3, t4);
-                    let t6 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t8 = _mm256_and_si256(middle_centre, t6);
-                    let t9 = _mm256_andnot_si256(middle_centre, t7);
-                    let t10 = _mm256_or_si256(t8, t9);
-                    let t11 = _mm256_and_si256(upper_sum, t2);
-                    let t12 = _mm256_andnot_si256(upper_sum, t10);
-                    let t13 = _mm256_or_si256(t11, t12);
-                    let t14 = _mm256_and_si256(lower_sum, t5);
-                    let t15 = _mm256_andnot_si256(lower_sum, t13);
+                    let t13 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t14 = _mm256_and_si256(t6, t12);
+                    let t15 = _mm256_andnot_si256(t6, t13);
                     let t16 = _mm256_or_si256(t14, t15);
-                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t18 = _mm256_and_si256(upper_sum, t10);
-                    let t19 = _mm256_andnot_si256(upper_sum, t17);
-                    let t20 = _mm256_or_si256(t18, t19);
-                    let t21 = _mm256_and_si256(lower_sum, t13);
-                    let t22 = _mm256_andnot_si256(lower_sum, t20);
-                    let t23 = _mm256_or_si256(t21, t22);
-                    let t24 = _mm256_and_si256(middle_west, t16);
-                    let t25 = _mm256_andnot_si256(middle_west, t23);
-                    let t26 = _mm256_or_si256(t24, t25);
-                    let t27 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t28 = _mm256_and_si256(middle_centre, t27);
-                    let t29 = _mm256_and_si256(upper_sum, t17);
-                    let t30 = _mm256_andnot_si256(upper_sum, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_sum, t20);
-                    let t33 = _mm256_andnot_si256(lower_sum, t31);
-                    let t34 = _mm256_or_si256(t32, t33);
-                    let t35 = _mm256_and_si256(middle_west, t23);
-                    let t36 = _mm256_andnot_si256(middle_west, t34);
-                    let t37 = _mm256_or_si256(t35, t36);
-                    let t38 = _mm256_and_si256(middle_east, t26);
-                    let t39 = _mm256_andnot_si256(middle_east, t37);
-                    let t40 = _mm256_or_si256(t38, t39);
+                    let t17 = _mm256_xor_si256(
+                        _mm256_and_si256(middle_east, middle_centre),
+                        ones,
+                    );
+                    let t18 = _mm256_or_si256(middle_east, middle_centre);
+                    let t19 = _mm256_and_si256(t1, t17);
+                    let t20 = _mm256_andnot_si256(t1, t18);
+                    let t21 = _mm256_or_si256(t19, t20);
+                    let t22 = _mm256_and_si256(t1, middle_east);
+                    let t23 = _mm256_xor_si256(t11, t22);
+                    let t24 = _mm256_andnot_si256(t23, t21);
+                    let t25 = _mm256_andnot_si256(t21, t23);
+                    let t26 = _mm256_and_si256(t16, t24);
+                    let t27 = _mm256_andnot_si256(t16, t25);
+                    let t28 = _mm256_or_si256(t26, t27);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -401,7 +365,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t28);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -469,53 +433,41 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t1 = _mm256_andnot_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t8 = _mm256_and_si256(upper_carry, lower_carry);
+                    let t9 = _mm256_and_si256(t6, t7);
+                    let t10 = _mm256_andnot_si256(t6, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_xor_si256(
+                        _mm256_and_si256(upper_carry, lower_carry),
                         ones,
                     );
-                    let t3 = _mm256_and_si256(upper_sum, t1);
-                    let t4 = _mm256_andnot_si256(upper_sum, t2);
-                    let t5 = _mm256_or_si256(t3, t4);
-                    let t6 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t8 = _mm256_and_si256(middle_centre, t6);
-                    let t9 = _mm256_andnot_si256(middle_centre, t7);
-                    let t10 = _mm256_or_si256(t8, t9);
-                    let t11 = _mm256_and_si256(upper_sum, t2);
-                    let t12 = _mm256_andnot_si256(upper_sum, t10);
-                    let t13 = _mm256_or_si256(t11, t12);
-                    let t14 = _mm256_and_si256(lower_sum, t5);
-                    let t15 = _mm256_andnot_si256(lower_sum, t13);
+                    let t13 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t14 = _mm256_and_si256(t6, t12);
+                    let t15 = _mm256_andnot_si256(t6, t13);
                     let t16 = _mm256_or_si256(t14, t15);
-                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t18 = _mm256_and_si256(upper_sum, t10);
-                    let t19 = _mm256_andnot_si256(upper_sum, t17);
-                    let t20 = _mm256_or_si256(t18, t19);
-                    let t21 = _mm256_and_si256(lower_sum, t13);
-                    let t22 = _mm256_andnot_si256(lower_sum, t20);
-                    let t23 = _mm256_or_si256(t21, t22);
-                    let t24 = _mm256_and_si256(middle_west, t16);
-                    let t25 = _mm256_andnot_si256(middle_west, t23);
-                    let t26 = _mm256_or_si256(t24, t25);
-                    let t27 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t28 = _mm256_and_si256(middle_centre, t27);
-                    let t29 = _mm256_and_si256(upper_sum, t17);
-                    let t30 = _mm256_andnot_si256(upper_sum, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_sum, t20);
-                    let t33 = _mm256_andnot_si256(lower_sum, t31);
-                    let t34 = _mm256_or_si256(t32, t33);
-                    let t35 = _mm256_and_si256(middle_west, t23);
-                    let t36 = _mm256_andnot_si256(middle_west, t34);
-                    let t37 = _mm256_or_si256(t35, t36);
-                    let t38 = _mm256_and_si256(middle_east, t26);
-                    let t39 = _mm256_andnot_si256(middle_east, t37);
-                    let t40 = _mm256_or_si256(t38, t39);
+                    let t17 = _mm256_xor_si256(
+                        _mm256_and_si256(middle_east, middle_centre),
+                        ones,
+                    );
+                    let t18 = _mm256_or_si256(middle_east, middle_centre);
+                    let t19 = _mm256_and_si256(t1, t17);
+                    let t20 = _mm256_andnot_si256(t1, t18);
+                    let t21 = _mm256_or_si256(t19, t20);
+                    let t22 = _mm256_and_si256(t1, middle_east);
+                    let t23 = _mm256_xor_si256(t11, t22);
+                    let t24 = _mm256_andnot_si256(t23, t21);
+                    let t25 = _mm256_andnot_si256(t21, t23);
+                    let t26 = _mm256_and_si256(t16, t24);
+                    let t27 = _mm256_andnot_si256(t16, t25);
+                    let t28 = _mm256_or_si256(t26, t27);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -524,7 +476,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t28);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -586,53 +538,41 @@ pub unsafe fn advance_tile_avx2(
                             >(_mm256_permute2x128_si256::<0x21>(mx, mnext), mx),
                         ),
                     );
-                    let t0 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t1 = _mm256_andnot_si256(middle_centre, t0);
-                    let t2 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
+                    let t0 = _mm256_xor_si256(lower_sum, middle_west);
+                    let t1 = _mm256_xor_si256(upper_sum, t0);
+                    let t2 = _mm256_or_si256(lower_sum, middle_west);
+                    let t3 = _mm256_and_si256(lower_sum, middle_west);
+                    let t4 = _mm256_and_si256(upper_sum, t2);
+                    let t5 = _mm256_andnot_si256(upper_sum, t3);
+                    let t6 = _mm256_or_si256(t4, t5);
+                    let t7 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t8 = _mm256_and_si256(upper_carry, lower_carry);
+                    let t9 = _mm256_and_si256(t6, t7);
+                    let t10 = _mm256_andnot_si256(t6, t8);
+                    let t11 = _mm256_or_si256(t9, t10);
+                    let t12 = _mm256_xor_si256(
+                        _mm256_and_si256(upper_carry, lower_carry),
                         ones,
                     );
-                    let t3 = _mm256_and_si256(upper_sum, t1);
-                    let t4 = _mm256_andnot_si256(upper_sum, t2);
-                    let t5 = _mm256_or_si256(t3, t4);
-                    let t6 = _mm256_xor_si256(
-                        _mm256_or_si256(lower_carry, upper_carry),
-                        ones,
-                    );
-                    let t7 = _mm256_and_si256(lower_carry, upper_carry);
-                    let t8 = _mm256_and_si256(middle_centre, t6);
-                    let t9 = _mm256_andnot_si256(middle_centre, t7);
-                    let t10 = _mm256_or_si256(t8, t9);
-                    let t11 = _mm256_and_si256(upper_sum, t2);
-                    let t12 = _mm256_andnot_si256(upper_sum, t10);
-                    let t13 = _mm256_or_si256(t11, t12);
-                    let t14 = _mm256_and_si256(lower_sum, t5);
-                    let t15 = _mm256_andnot_si256(lower_sum, t13);
+                    let t13 = _mm256_or_si256(upper_carry, lower_carry);
+                    let t14 = _mm256_and_si256(t6, t12);
+                    let t15 = _mm256_andnot_si256(t6, t13);
                     let t16 = _mm256_or_si256(t14, t15);
-                    let t17 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t18 = _mm256_and_si256(upper_sum, t10);
-                    let t19 = _mm256_andnot_si256(upper_sum, t17);
-                    let t20 = _mm256_or_si256(t18, t19);
-                    let t21 = _mm256_and_si256(lower_sum, t13);
-                    let t22 = _mm256_andnot_si256(lower_sum, t20);
-                    let t23 = _mm256_or_si256(t21, t22);
-                    let t24 = _mm256_and_si256(middle_west, t16);
-                    let t25 = _mm256_andnot_si256(middle_west, t23);
-                    let t26 = _mm256_or_si256(t24, t25);
-                    let t27 = _mm256_xor_si256(lower_carry, upper_carry);
-                    let t28 = _mm256_and_si256(middle_centre, t27);
-                    let t29 = _mm256_and_si256(upper_sum, t17);
-                    let t30 = _mm256_andnot_si256(upper_sum, t28);
-                    let t31 = _mm256_or_si256(t29, t30);
-                    let t32 = _mm256_and_si256(lower_sum, t20);
-                    let t33 = _mm256_andnot_si256(lower_sum, t31);
-                    let t34 = _mm256_or_si256(t32, t33);
-                    let t35 = _mm256_and_si256(middle_west, t23);
-                    let t36 = _mm256_andnot_si256(middle_west, t34);
-                    let t37 = _mm256_or_si256(t35, t36);
-                    let t38 = _mm256_and_si256(middle_east, t26);
-                    let t39 = _mm256_andnot_si256(middle_east, t37);
-                    let t40 = _mm256_or_si256(t38, t39);
+                    let t17 = _mm256_xor_si256(
+                        _mm256_and_si256(middle_east, middle_centre),
+                        ones,
+                    );
+                    let t18 = _mm256_or_si256(middle_east, middle_centre);
+                    let t19 = _mm256_and_si256(t1, t17);
+                    let t20 = _mm256_andnot_si256(t1, t18);
+                    let t21 = _mm256_or_si256(t19, t20);
+                    let t22 = _mm256_and_si256(t1, middle_east);
+                    let t23 = _mm256_xor_si256(t11, t22);
+                    let t24 = _mm256_andnot_si256(t23, t21);
+                    let t25 = _mm256_andnot_si256(t21, t23);
+                    let t26 = _mm256_and_si256(t16, t24);
+                    let t27 = _mm256_andnot_si256(t16, t25);
+                    let t28 = _mm256_or_si256(t26, t27);
                     _mm256_store_si256(
                         level.sum[slot].0.as_mut_ptr().add(v).cast(),
                         lower_sum,
@@ -641,7 +581,7 @@ pub unsafe fn advance_tile_avx2(
                         level.carry[slot].0.as_mut_ptr().add(v).cast(),
                         lower_carry,
                     );
-                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t40);
+                    _mm256_store_si256((*output).0.as_mut_ptr().add(v).cast(), t28);
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -705,50 +645,38 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = lower_carry ^ upper_carry;
-                    let t1 = !middle_centre & t0;
-                    let t2 = !(lower_carry | upper_carry);
-                    let t3 = upper_sum & t1;
-                    let t4 = !upper_sum & t2;
-                    let t5 = t3 | t4;
-                    let t6 = !(lower_carry | upper_carry);
-                    let t7 = lower_carry & upper_carry;
-                    let t8 = middle_centre & t6;
-                    let t9 = !middle_centre & t7;
-                    let t10 = t8 | t9;
-                    let t11 = upper_sum & t2;
-                    let t12 = !upper_sum & t10;
-                    let t13 = t11 | t12;
-                    let t14 = lower_sum & t5;
-                    let t15 = !lower_sum & t13;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = upper_carry | lower_carry;
+                    let t8 = upper_carry & lower_carry;
+                    let t9 = t6 & t7;
+                    let t10 = !t6 & t8;
+                    let t11 = t9 | t10;
+                    let t12 = !(upper_carry & lower_carry);
+                    let t13 = upper_carry | lower_carry;
+                    let t14 = t6 & t12;
+                    let t15 = !t6 & t13;
                     let t16 = t14 | t15;
-                    let t17 = lower_carry ^ upper_carry;
-                    let t18 = upper_sum & t10;
-                    let t19 = !upper_sum & t17;
-                    let t20 = t18 | t19;
-                    let t21 = lower_sum & t13;
-                    let t22 = !lower_sum & t20;
-                    let t23 = t21 | t22;
-                    let t24 = middle_west & t16;
-                    let t25 = !middle_west & t23;
-                    let t26 = t24 | t25;
-                    let t27 = lower_carry ^ upper_carry;
-                    let t28 = middle_centre & t27;
-                    let t29 = upper_sum & t17;
-                    let t30 = !upper_sum & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_sum & t20;
-                    let t33 = !lower_sum & t31;
-                    let t34 = t32 | t33;
-                    let t35 = middle_west & t23;
-                    let t36 = !middle_west & t34;
-                    let t37 = t35 | t36;
-                    let t38 = middle_east & t26;
-                    let t39 = !middle_east & t37;
-                    let t40 = t38 | t39;
+                    let t17 = !(middle_east & middle_centre);
+                    let t18 = middle_east | middle_centre;
+                    let t19 = t1 & t17;
+                    let t20 = !t1 & t18;
+                    let t21 = t19 | t20;
+                    let t22 = t1 & middle_east;
+                    let t23 = t11 ^ t22;
+                    let t24 = !t23 & t21;
+                    let t25 = !t21 & t23;
+                    let t26 = t16 & t24;
+                    let t27 = !t16 & t25;
+                    let t28 = t26 | t27;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t40;
+                    *(*output).0.get_unchecked_mut(v) = t28;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -776,50 +704,38 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = lower_carry ^ upper_carry;
-                    let t1 = !middle_centre & t0;
-                    let t2 = !(lower_carry | upper_carry);
-                    let t3 = upper_sum & t1;
-                    let t4 = !upper_sum & t2;
-                    let t5 = t3 | t4;
-                    let t6 = !(lower_carry | upper_carry);
-                    let t7 = lower_carry & upper_carry;
-                    let t8 = middle_centre & t6;
-                    let t9 = !middle_centre & t7;
-                    let t10 = t8 | t9;
-                    let t11 = upper_sum & t2;
-                    let t12 = !upper_sum & t10;
-                    let t13 = t11 | t12;
-                    let t14 = lower_sum & t5;
-                    let t15 = !lower_sum & t13;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = upper_carry | lower_carry;
+                    let t8 = upper_carry & lower_carry;
+                    let t9 = t6 & t7;
+                    let t10 = !t6 & t8;
+                    let t11 = t9 | t10;
+                    let t12 = !(upper_carry & lower_carry);
+                    let t13 = upper_carry | lower_carry;
+                    let t14 = t6 & t12;
+                    let t15 = !t6 & t13;
                     let t16 = t14 | t15;
-                    let t17 = lower_carry ^ upper_carry;
-                    let t18 = upper_sum & t10;
-                    let t19 = !upper_sum & t17;
-                    let t20 = t18 | t19;
-                    let t21 = lower_sum & t13;
-                    let t22 = !lower_sum & t20;
-                    let t23 = t21 | t22;
-                    let t24 = middle_west & t16;
-                    let t25 = !middle_west & t23;
-                    let t26 = t24 | t25;
-                    let t27 = lower_carry ^ upper_carry;
-                    let t28 = middle_centre & t27;
-                    let t29 = upper_sum & t17;
-                    let t30 = !upper_sum & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_sum & t20;
-                    let t33 = !lower_sum & t31;
-                    let t34 = t32 | t33;
-                    let t35 = middle_west & t23;
-                    let t36 = !middle_west & t34;
-                    let t37 = t35 | t36;
-                    let t38 = middle_east & t26;
-                    let t39 = !middle_east & t37;
-                    let t40 = t38 | t39;
+                    let t17 = !(middle_east & middle_centre);
+                    let t18 = middle_east | middle_centre;
+                    let t19 = t1 & t17;
+                    let t20 = !t1 & t18;
+                    let t21 = t19 | t20;
+                    let t22 = t1 & middle_east;
+                    let t23 = t11 ^ t22;
+                    let t24 = !t23 & t21;
+                    let t25 = !t21 & t23;
+                    let t26 = t16 & t24;
+                    let t27 = !t16 & t25;
+                    let t28 = t26 | t27;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t40;
+                    *(*output).0.get_unchecked_mut(v) = t28;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
@@ -841,50 +757,38 @@ pub unsafe fn advance_tile_portable(
                     let middle_west = mx << 1 | mprev >> 63;
                     let middle_centre = mx;
                     let middle_east = mx >> 1 | mnext << 63;
-                    let t0 = lower_carry ^ upper_carry;
-                    let t1 = !middle_centre & t0;
-                    let t2 = !(lower_carry | upper_carry);
-                    let t3 = upper_sum & t1;
-                    let t4 = !upper_sum & t2;
-                    let t5 = t3 | t4;
-                    let t6 = !(lower_carry | upper_carry);
-                    let t7 = lower_carry & upper_carry;
-                    let t8 = middle_centre & t6;
-                    let t9 = !middle_centre & t7;
-                    let t10 = t8 | t9;
-                    let t11 = upper_sum & t2;
-                    let t12 = !upper_sum & t10;
-                    let t13 = t11 | t12;
-                    let t14 = lower_sum & t5;
-                    let t15 = !lower_sum & t13;
+                    let t0 = lower_sum ^ middle_west;
+                    let t1 = upper_sum ^ t0;
+                    let t2 = lower_sum | middle_west;
+                    let t3 = lower_sum & middle_west;
+                    let t4 = upper_sum & t2;
+                    let t5 = !upper_sum & t3;
+                    let t6 = t4 | t5;
+                    let t7 = upper_carry | lower_carry;
+                    let t8 = upper_carry & lower_carry;
+                    let t9 = t6 & t7;
+                    let t10 = !t6 & t8;
+                    let t11 = t9 | t10;
+                    let t12 = !(upper_carry & lower_carry);
+                    let t13 = upper_carry | lower_carry;
+                    let t14 = t6 & t12;
+                    let t15 = !t6 & t13;
                     let t16 = t14 | t15;
-                    let t17 = lower_carry ^ upper_carry;
-                    let t18 = upper_sum & t10;
-                    let t19 = !upper_sum & t17;
-                    let t20 = t18 | t19;
-                    let t21 = lower_sum & t13;
-                    let t22 = !lower_sum & t20;
-                    let t23 = t21 | t22;
-                    let t24 = middle_west & t16;
-                    let t25 = !middle_west & t23;
-                    let t26 = t24 | t25;
-                    let t27 = lower_carry ^ upper_carry;
-                    let t28 = middle_centre & t27;
-                    let t29 = upper_sum & t17;
-                    let t30 = !upper_sum & t28;
-                    let t31 = t29 | t30;
-                    let t32 = lower_sum & t20;
-                    let t33 = !lower_sum & t31;
-                    let t34 = t32 | t33;
-                    let t35 = middle_west & t23;
-                    let t36 = !middle_west & t34;
-                    let t37 = t35 | t36;
-                    let t38 = middle_east & t26;
-                    let t39 = !middle_east & t37;
-                    let t40 = t38 | t39;
+                    let t17 = !(middle_east & middle_centre);
+                    let t18 = middle_east | middle_centre;
+                    let t19 = t1 & t17;
+                    let t20 = !t1 & t18;
+                    let t21 = t19 | t20;
+                    let t22 = t1 & middle_east;
+                    let t23 = t11 ^ t22;
+                    let t24 = !t23 & t21;
+                    let t25 = !t21 & t23;
+                    let t26 = t16 & t24;
+                    let t27 = !t16 & t25;
+                    let t28 = t26 | t27;
                     *level.sum[slot].0.get_unchecked_mut(v) = lower_sum;
                     *level.carry[slot].0.get_unchecked_mut(v) = lower_carry;
-                    *(*output).0.get_unchecked_mut(v) = t40;
+                    *(*output).0.get_unchecked_mut(v) = t28;
                     prev = x;
                     mprev = mx;
                     mx = mnext;
