@@ -133,7 +133,16 @@ fn every_plan_shape_matches() {
             check(&LifeLike::CONWAY, &start, 29, plan);
         }
     }
-    for text in ["B36/S23", "B2/S", "B1357/S1357", "B0/S8"] {
+    for text in [
+        "B36/S23",
+        "B2/S",
+        "B1357/S1357",
+        "B0/S8",
+        "B3678/S34678",
+        "B368/S245",
+        "B345/S5",
+        "B34/S34",
+    ] {
         let rule = *rule::parse(text).unwrap().rule.as_life_like().unwrap();
         check(&rule, &start, 25, GpuPlan::default_plan());
     }
