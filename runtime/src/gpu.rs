@@ -159,7 +159,10 @@ impl Launcher {
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver("read the multiprocessor count"))? as u64;
         let segment = match segment_override() {
-            Some(rows_per_segment) => rows_per_segment.min(rows),
+            Some(rows_per_segment) => {
+                let fewest = rows.div_ceil((MAX_TASKS / strips as u64).max(1) as u32);
+                rows_per_segment.min(rows).max(fewest)
+            }
             None => choose_segment(&plan, strips, rows, sms * blocks_per_sm as u64),
         };
         let tasks = strips * rows.div_ceil(segment);
@@ -210,6 +213,9 @@ impl Launcher {
     }
 }
 
+/// The most warps one launch runs (thread indices stay below 2^32 with room to spare).
+const MAX_TASKS: u64 = 1 << 26;
+
 /// A tuning knob for experiments: `LIFEGEN_GPU_SEGMENT_ROWS` fixes the rows per segment.
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_SEGMENT_ROWS";
 
@@ -229,6 +235,8 @@ fn choose_segment(plan: &GpuPlan, strips: u32, rows: u32, resident_warps: u64) -
     let max_segments = rows.div_ceil(plan.warmup_iterations().max(16)).max(1);
     (1..=max_segments.min(4096))
         .map(|segments| rows.div_ceil(segments))
+        // The kernel numbers warps with 32-bit thread indices.
+        .filter(|&segment| strips as u64 * rows.div_ceil(segment) as u64 <= MAX_TASKS)
         .min_by_key(|&segment| {
             let tasks = strips as u64 * rows.div_ceil(segment) as u64;
             (10 * tasks.div_ceil(resident_warps) + 1) * plan.iterations(segment) as u64
@@ -515,6 +523,9 @@ mod tests {
         assert!((700..1100).contains(&segment), "{segment}");
         // A tiny one runs as one segment.
         assert_eq!(choose_segment(&plan, 1, 5, 1056), 5);
+        // A very wide one keeps its warp count within 32-bit thread indices.
+        let segment = choose_segment(&plan, 1 << 22, 1 << 16, 1056);
+        assert!((1u64 << 22) * (1u64 << 16).div_ceil(segment as u64) <= MAX_TASKS);
     }
 
     #[test]
