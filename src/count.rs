@@ -68,12 +68,7 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
             let assembled = tools
                 .assemble(&ptx.text)
                 .context("cannot assemble the GPU kernel")?;
-            let generated = lifegen_gen::regen::GeneratedKernel {
-                logic: kernel.clone(),
-                ptx,
-                rust: String::new(),
-            };
-            let figures = SassFigures::new(&generated, &assembled);
+            let figures = SassFigures::new(ptx.entry, plan, &assembled);
             if let Some(row) = rows
                 .iter_mut()
                 .find(|r| r.technique.starts_with("lifegen GPU"))
@@ -91,41 +86,47 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
         }
         None => eprintln!("note: ptxas, cuobjdump and nvdisasm not found: no SASS figures"),
     }
+    let listing = match disassemble_self() {
+        Ok(listing) => listing,
+        Err(e) => {
+            eprintln!("note: no CPU instruction counts: {e:#}");
+            return Ok(());
+        }
+    };
     for isa in CpuIsa::ALL {
         let symbol = format!("{}::{}", rule.catagolue_name(), isa.function_name());
         let name = format!("lifegen CPU kernel, {}", isa.name());
         // Vectors per loop trip, from instructions each vector step has a known number of:
         // vpternlogq (one per LUT3) on AVX-512, the 8 vector shifts of a step on AVX2.
-        let per_step = match isa {
-            CpuIsa::Avx512 => Some(("vpternlogq", kernel.logic_ops_per_word())),
-            CpuIsa::Avx2 => Some(("vps", 8)),
-            CpuIsa::Portable => None,
+        let (markers, per_step): (&[&str], usize) = match isa {
+            CpuIsa::Avx512 => (&["vpternlogq"], kernel.logic_ops_per_word()),
+            CpuIsa::Avx2 => (&["vpsllq", "vpsrlq"], 8),
+            CpuIsa::Portable => continue,
         };
-        let Some((marker, per_step)) = per_step else {
+        let Some(span) = hot_loop(&listing, &symbol) else {
             continue;
         };
-        match hot_loop(&symbol) {
-            Ok(Some(span)) => {
-                let markers = span
-                    .iter()
-                    .filter(|op| {
-                        op.starts_with(marker)
-                            && (marker != "vps"
-                                || op.starts_with("vpsllq")
-                                || op.starts_with("vpsrlq"))
-                    })
-                    .count();
-                let steps = (markers as f64 / per_step as f64).round().max(1.0);
-                if let Some(row) = rows.iter_mut().find(|r| r.technique == name) {
-                    row.sass_per_cell_gen =
-                        Some(span.len() as f64 / (steps * (64 * isa.lanes()) as f64));
-                }
-            }
-            Ok(None) => {}
-            Err(e) => eprintln!("note: no CPU instruction counts: {e:#}"),
+        let marked = span
+            .iter()
+            .filter(|op| markers.iter().any(|m| op.starts_with(m)))
+            .count();
+        let steps = (marked as f64 / per_step as f64).round().max(1.0);
+        if let Some(row) = rows.iter_mut().find(|r| r.technique == name) {
+            row.sass_per_cell_gen = Some(span.len() as f64 / (steps * (64 * isa.lanes()) as f64));
         }
     }
     Ok(())
+}
+
+/// This binary's machine code, as `objdump -d` lists it.
+fn disassemble_self() -> Result<String> {
+    let exe = std::env::current_exe().context("cannot find this binary")?;
+    let out = std::process::Command::new("objdump")
+        .args(["-d", "--no-show-raw-insn", "-C"])
+        .arg(&exe)
+        .output()
+        .context("cannot run objdump")?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// The plain CUDA C baseline, compiled by nvcc and ptxas: one word per thread, no loop, so the
@@ -176,19 +177,10 @@ fn plain_c(tools: &CudaTools, rows: &mut Vec<Technique>) -> Result<()> {
     Ok(())
 }
 
-/// The opcodes of the hot loop of `symbol` in this binary, by `objdump`: of the loops (backward
+/// The opcodes of the hot loop of `symbol` in an objdump listing: of the loops (backward
 /// branches) the one whose instructions are the densest in vector logic.
-fn hot_loop(symbol: &str) -> Result<Option<Vec<String>>> {
-    let exe = std::env::current_exe().context("cannot find this binary")?;
-    let out = std::process::Command::new("objdump")
-        .args(["-d", "--no-show-raw-insn", "-C"])
-        .arg(&exe)
-        .output()
-        .context("cannot run objdump")?;
-    let listing = String::from_utf8_lossy(&out.stdout);
-    let Some(start) = listing.find(&format!("{symbol}>:")) else {
-        return Ok(None);
-    };
+fn hot_loop(listing: &str, symbol: &str) -> Option<Vec<String>> {
+    let start = listing.find(&format!("{symbol}>:"))?;
     let body = &listing[start..];
     let body = &body[..body.find("\n\n").unwrap_or(body.len())];
     let instructions: Vec<(u64, &str, Option<u64>)> = body
@@ -211,7 +203,7 @@ fn hot_loop(symbol: &str) -> Result<Option<Vec<String>>> {
             .iter()
             .any(|p| op.starts_with(p))
     };
-    let best = instructions
+    instructions
         .iter()
         .filter_map(|&(address, _, target)| {
             let target = target.filter(|&t| t < address)?;
@@ -224,6 +216,5 @@ fn hot_loop(symbol: &str) -> Result<Option<Vec<String>>> {
             Some((density, span))
         })
         .max_by(|a, b| a.0.total_cmp(&b.0))
-        .map(|(_, span)| span);
-    Ok(best)
+        .map(|(_, span)| span)
 }

@@ -34,7 +34,11 @@ pub fn regen(args: RegenArgs) -> Result<()> {
                         assembled.spill_bytes
                     );
                 }
-                figures.push(SassFigures::new(kernel, &assembled));
+                figures.push(SassFigures::new(
+                    kernel.file_name(),
+                    kernel.ptx.plan,
+                    &assembled,
+                ));
             }
             files.push((SASS_MANIFEST.into(), regen::render_sass(&figures)));
         }

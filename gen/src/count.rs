@@ -193,7 +193,7 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
     });
     let source = rust_emit::emit(&kernel);
     for isa in CpuIsa::ALL {
-        let body = function_body(&source, &isa.function_name());
+        let body = rust_emit::function_source(&source, isa);
         // The vector step is emitted once per copy in the unrolled loop (`v += lanes` each).
         let steps = body.matches("v += ").count().max(1) as f64;
         let count = |needles: &[&str]| {
@@ -235,15 +235,6 @@ pub fn techniques(rule: &LifeLike, records: &[SearchRecord]) -> Vec<Technique> {
         });
     }
     rows
-}
-
-/// The text of `function`'s definition in an emitted kernel module.
-fn function_body<'a>(source: &'a str, function: &str) -> &'a str {
-    let start = source.find(&format!("fn {function}(")).unwrap_or(0);
-    let end = source[start + 1..]
-        .find("pub unsafe fn")
-        .map_or(source.len(), |e| e + start + 1);
-    &source[start..end]
 }
 
 /// The rows as an aligned text table.

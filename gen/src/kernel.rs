@@ -6,7 +6,7 @@
 use crate::cache::SearchRecord;
 use crate::life::{CENTRE, cell_input_names, cell_spec};
 use crate::lowering::Basis;
-use crate::network::{Gate, Network, NetworkBuilder, Wire, lut3};
+use crate::network::{Network, NetworkBuilder, Wire, lut3};
 use crate::rule::LifeLike;
 use crate::shapes::Shape;
 use crate::spec::{VerifyError, verify};
@@ -127,7 +127,7 @@ impl RowSharedKernel {
         };
         let (upper_sum, upper_carry) = row_adder(&mut b, 0, 1, 2);
         let (lower_sum, lower_carry) = row_adder(&mut b, 5, 6, 7);
-        let mut wires: Vec<Wire> = vec![
+        let inputs = [
             upper_sum,
             upper_carry,
             lower_sum,
@@ -136,26 +136,8 @@ impl RowSharedKernel {
             CENTRE as Wire,
             4,
         ];
-        for gate in self.combine.gates() {
-            let w = |x: Wire| wires[x as usize];
-            let wire = b.push(match *gate {
-                Gate::Not(a) => Gate::Not(w(a)),
-                Gate::Gate2 { table, a, b } => Gate::Gate2 {
-                    table,
-                    a: w(a),
-                    b: w(b),
-                },
-                Gate::Lut3 { table, a, b, c } => Gate::Lut3 {
-                    table,
-                    a: w(a),
-                    b: w(b),
-                    c: w(c),
-                },
-            });
-            wires.push(wire);
-        }
-        let output = wires[self.combine.outputs()[0] as usize];
-        b.finish(format!("{}+row-adders", self.combine.name()), vec![output])
+        let output = b.append(&self.combine, &inputs);
+        b.finish(format!("{}+row-adders", self.combine.name()), output)
     }
 }
 
@@ -181,27 +163,8 @@ pub fn compose_from_blog(blog: &Network) -> Network {
     let s = b.lut3(ROW_SUM, us, ls, l);
     let c = b.lut3(ROW_CARRY, us, ls, l);
     // The blog shape's inputs: aA, a9, b0, b1, b2, centre.
-    let mut wires: Vec<Wire> = vec![s, r, c, uc, lc, x];
-    for gate in blog.gates() {
-        let w = |v: Wire| wires[v as usize];
-        let wire = b.push(match *gate {
-            Gate::Not(a) => Gate::Not(w(a)),
-            Gate::Gate2 { table, a, b } => Gate::Gate2 {
-                table,
-                a: w(a),
-                b: w(b),
-            },
-            Gate::Lut3 { table, a, b, c } => Gate::Lut3 {
-                table,
-                a: w(a),
-                b: w(b),
-                c: w(c),
-            },
-        });
-        wires.push(wire);
-    }
-    let output = wires[blog.outputs()[0] as usize];
-    b.finish(format!("fa+{}", blog.name()), vec![output])
+    let output = b.append(blog, &[s, r, c, uc, lc, x]);
+    b.finish(format!("fa+{}", blog.name()), output)
 }
 
 #[cfg(test)]

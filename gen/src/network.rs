@@ -63,6 +63,24 @@ impl Gate {
         list.into_iter().take(len)
     }
 
+    /// The same gate reading `wire(w)` wherever it read `w`.
+    pub fn map_wires(&self, wire: impl Fn(Wire) -> Wire) -> Gate {
+        match *self {
+            Gate::Not(a) => Gate::Not(wire(a)),
+            Gate::Gate2 { table, a, b } => Gate::Gate2 {
+                table,
+                a: wire(a),
+                b: wire(b),
+            },
+            Gate::Lut3 { table, a, b, c } => Gate::Lut3 {
+                table,
+                a: wire(a),
+                b: wire(b),
+                c: wire(c),
+            },
+        }
+    }
+
     /// Evaluates the gate on 64 rows at once.
     #[inline]
     pub fn eval(&self, value: impl Fn(Wire) -> u64) -> u64 {
@@ -410,6 +428,21 @@ impl NetworkBuilder {
     }
     pub fn lut3(&mut self, table: u8, a: Wire, b: Wire, c: Wire) -> Wire {
         self.push(Gate::Lut3 { table, a, b, c })
+    }
+
+    /// Appends `network`'s gates with its inputs bound to `inputs`; returns its outputs' wires.
+    pub fn append(&mut self, network: &Network, inputs: &[Wire]) -> Vec<Wire> {
+        assert_eq!(inputs.len(), network.num_inputs(), "one wire per input");
+        let mut wires = inputs.to_vec();
+        for gate in network.gates() {
+            let wire = self.push(gate.map_wires(|w| wires[w as usize]));
+            wires.push(wire);
+        }
+        network
+            .outputs()
+            .iter()
+            .map(|&w| wires[w as usize])
+            .collect()
     }
 
     pub fn finish(self, name: impl Into<String>, outputs: Vec<Wire>) -> Network {

@@ -107,10 +107,6 @@ impl GpuPlan {
         (self.warmup_iterations() + rows).div_ceil(Self::UNROLL) * Self::UNROLL
     }
 
-    pub fn name(&self) -> String {
-        self.to_string()
-    }
-
     pub fn default_plan() -> GpuPlan {
         DEFAULT_GPU_PLAN.parse().expect("the default plan parses")
     }

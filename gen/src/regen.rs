@@ -106,11 +106,11 @@ pub struct SassFigures {
 }
 
 impl SassFigures {
-    pub fn new(kernel: &GeneratedKernel, assembled: &crate::sass::Assembled) -> Self {
-        let plan = kernel.ptx.plan;
+    /// The figures of the kernel in `file`, laid out by `plan`, as ptxas assembled it.
+    pub fn new(file: String, plan: GpuPlan, assembled: &crate::sass::Assembled) -> Self {
         let words = (GpuPlan::UNROLL * plan.gens_per_launch * plan.words_per_lane) as f64;
         SassFigures {
-            file: kernel.file_name(),
+            file,
             registers: assembled.registers,
             spill_bytes: assembled.spill_bytes,
             per_word_gen: crate::sass::CLASSES

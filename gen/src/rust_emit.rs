@@ -74,12 +74,11 @@ pub fn gate2_kernel(kernel: &RowSharedKernel) -> RowSharedKernel {
     for gate in network.gates() {
         let w = |x: Wire| wires[x as usize];
         let wire = match *gate {
-            Gate::Not(a) => b.not(w(a)),
-            Gate::Gate2 { table, a, b: c } => b.gate2(table, w(a), w(c)),
             // Variable 0 is `c`, 2 is `a`: a decomposition's row `4a + 2b + c` is the LUT row.
             Gate::Lut3 { table, a, b: m, c } => {
                 decompose_smallest(&mut b, Basis::Gate2, &[w(c), w(m), w(a)], table as Table)
             }
+            other => b.push(other.map_wires(w)),
         };
         wires.push(wire);
     }
@@ -124,6 +123,17 @@ pub fn emit(kernel: &RowSharedKernel) -> String {
         gate2.combine().gates().len(),
     );
     header + &prettyplease::unparse(&file)
+}
+
+/// The text of `isa`'s function in a module [`emit`] wrote.
+pub fn function_source(source: &str, isa: CpuIsa) -> &str {
+    let start = source
+        .find(&format!("fn {}(", isa.function_name()))
+        .unwrap_or(0);
+    let end = source[start + 1..]
+        .find("pub unsafe fn")
+        .map_or(source.len(), |e| e + start + 1);
+    &source[start..end]
 }
 
 fn ident(name: &str) -> Ident {
@@ -499,20 +509,12 @@ mod tests {
     use super::*;
     use crate::rule::LifeLike;
 
-    fn body_of<'a>(source: &'a str, function: &str) -> &'a str {
-        let start = source.find(&format!("fn {function}(")).unwrap();
-        let end = source[start + 1..]
-            .find("pub unsafe fn")
-            .map_or(source.len(), |e| e + start + 1);
-        &source[start..end]
-    }
-
     #[test]
     fn each_isa_gets_its_own_logic_and_shifts() {
         let kernel = RowSharedKernel::lowered(LifeLike::CONWAY);
         let source = emit(&kernel);
         assert_eq!(source, emit(&kernel), "deterministic");
-        let avx512 = body_of(&source, "advance_tile_avx512");
+        let avx512 = function_source(&source, CpuIsa::Avx512);
         // The vector step appears three times: twice in the unrolled loop, once for an odd end.
         let steps = avx512.matches("v += ").count();
         assert_eq!(steps, 3);
@@ -523,9 +525,9 @@ mod tests {
         assert_eq!(avx512.matches("_mm512_shldi_epi64").count(), steps * 2);
         let gate2 = gate2_kernel(&kernel);
         assert!(gate2.combine().op_counts().lut3 == 0);
-        let avx2 = body_of(&source, "advance_tile_avx2");
+        let avx2 = function_source(&source, CpuIsa::Avx2);
         assert_eq!(avx2.matches("_mm256_permute2x128_si256").count(), steps * 4);
         assert_eq!(avx2.matches("_mm256_alignr_epi8").count(), steps * 4);
-        assert!(!body_of(&source, "advance_tile_portable").contains("_mm"));
+        assert!(!function_source(&source, CpuIsa::Portable).contains("_mm"));
     }
 }

@@ -329,10 +329,6 @@ impl GpuSimulator {
         )
     }
 
-    pub fn device_name(&self) -> &str {
-        &self.device_name
-    }
-
     /// Generations one launch of the main kernel advances.
     pub fn gens_per_launch(&self) -> u64 {
         self.plan.gens_per_launch as u64
