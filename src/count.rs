@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use lifegen_gen::cache::SearchRecord;
 use lifegen_gen::count::{self, Technique};
-use lifegen_gen::kernel::RowSharedKernel;
+use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::regen::SassFigures;
 use lifegen_gen::rust_emit::CpuIsa;
@@ -132,7 +132,7 @@ fn disassemble_self() -> Result<String> {
 /// The plain CUDA C baseline, compiled by nvcc and ptxas: one word per thread, no loop, so the
 /// whole kernel's SASS counts.
 fn plain_c(tools: &CudaTools, rows: &mut Vec<Technique>) -> Result<()> {
-    let source = include_str!("../gen/src/count_sources/plain_life.cu");
+    let source = include_str!("../gen/src/measure/count_sources/plain_life.cu");
     let Some(ptx) = tools
         .compile_cuda(source)
         .context("cannot compile the plain C kernel")?

@@ -8,7 +8,7 @@ use clap::Args;
 use lifegen_gen::cache::SearchRecord;
 use lifegen_gen::sat::SolverKind;
 use lifegen_gen::shapes::Shape;
-use lifegen_gen::synth::{self, SearchOptions, SizeAnswer};
+use lifegen_gen::synth::search::{self as synth, SearchOptions, SizeAnswer};
 use lifegen_gen::{Basis, LifeLike, Network, Rule, rule};
 
 #[derive(Args, Debug)]
@@ -179,7 +179,7 @@ fn upper_bound(rule: &LifeLike, shape: Shape, basis: Basis, root: &std::path::Pa
     std::fs::read_to_string(&blog)
         .ok()
         .and_then(|text| SearchRecord::parse(&blog.display().to_string(), &text).ok())
-        .map(|record| lifegen_gen::kernel::compose_from_blog(&record.network))
+        .map(|record| lifegen_gen::kernel::row_shared::compose_from_blog(&record.network))
         .filter(|composed| composed.gates().len() < lowered.gates().len())
         .filter(|composed| lifegen_gen::verify(composed, &shape.spec(rule)).is_ok())
         .unwrap_or(lowered)

@@ -1,24 +1,22 @@
-//! lifegen-gen: the compiler. Rules, specs, logic networks, verification and lowering.
-//! Pure: no GPU, no universes.
+//! lifegen-gen: the compiler. Rules, specs, logic networks, verification and lowering, synthesis,
+//! kernels and their emitters. Pure: no GPU, no universes.
+//!
+//! One folder a stage: `rules` -> `logic` -> `synth` -> `kernel` -> `emit`, and `measure`.
+//! The stage modules are re-exported flat (`lifegen_gen::rule`, `lifegen_gen::ptx`, ...).
 
-pub mod cache;
-pub mod ceilings;
-pub mod count;
+pub mod emit;
 pub mod kernel;
-pub mod life;
-pub mod lowering;
-pub mod named;
-pub mod network;
-pub mod plan;
-pub mod ptx;
-pub mod regen;
-pub mod rule;
-pub mod rust_emit;
-pub mod sass;
-pub mod sat;
-pub mod shapes;
-pub mod spec;
+pub mod logic;
+pub mod measure;
+pub mod rules;
 pub mod synth;
+
+pub use emit::{ptx, regen, rust_emit};
+pub use kernel::plan;
+pub use logic::{lowering, named, network};
+pub use measure::{ceilings, count, sass};
+pub use rules::{life, rule, spec};
+pub use synth::{cache, sat, shapes};
 
 pub use lowering::Basis;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};

@@ -9,7 +9,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use lifegen_gen::LifeLike;
-use lifegen_gen::kernel::RowSharedKernel;
+use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::ptx::{self, PtxHeader, PtxKernel, read_header};
 

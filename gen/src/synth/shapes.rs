@@ -139,7 +139,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::synth::{SearchOptions, search};
+    use crate::synth::search::{SearchOptions, search};
     use std::time::Duration;
 
     #[test]

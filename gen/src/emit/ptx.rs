@@ -14,7 +14,7 @@
 
 use std::fmt::Write;
 
-use crate::kernel::{
+use crate::kernel::row_shared::{
     LOWER_CARRY, LOWER_SUM, MIDDLE_CENTRE, MIDDLE_EAST, MIDDLE_WEST, ROW_CARRY, ROW_SUM,
     RowSharedKernel, UPPER_CARRY, UPPER_SUM,
 };

@@ -4,7 +4,7 @@
 //! `lifegen count` prints these rows and adds SASS and machine-code figures where it can.
 
 use crate::cache::SearchRecord;
-use crate::kernel::RowSharedKernel;
+use crate::kernel::row_shared::RowSharedKernel;
 use crate::network::{Gate, Network};
 use crate::plan::GpuPlan;
 use crate::rule::LifeLike;

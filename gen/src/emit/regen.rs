@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::cache::{CacheError, SearchRecord};
-use crate::kernel::RowSharedKernel;
+use crate::kernel::row_shared::RowSharedKernel;
 use crate::plan::GpuPlan;
 use crate::ptx::{self, PtxKernel};
 use crate::rule::LifeLike;

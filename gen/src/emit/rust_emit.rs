@@ -19,7 +19,7 @@
 use proc_macro2::{Ident, Literal, Span, TokenStream};
 use quote::quote;
 
-use crate::kernel::{
+use crate::kernel::row_shared::{
     LOWER_CARRY, LOWER_SUM, MIDDLE_CENTRE, MIDDLE_EAST, MIDDLE_WEST, ROW_CARRY, ROW_SUM,
     RowSharedKernel, UPPER_CARRY, UPPER_SUM,
 };

@@ -1,0 +1,4 @@
+//! Stage 5: back ends (PTX, Rust SIMD source) and `regen`, which writes kernels_out/.
+pub mod ptx;
+pub mod regen;
+pub mod rust_emit;

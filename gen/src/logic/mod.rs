@@ -1,0 +1,4 @@
+//! Stage 2: logic networks, adder lowering and the published networks.
+pub mod lowering;
+pub mod named;
+pub mod network;

@@ -1,0 +1,4 @@
+//! Stage 1: rule strings and topologies, the truth tables (specs) a network must meet.
+pub mod life;
+pub mod rule;
+pub mod spec;
