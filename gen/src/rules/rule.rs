@@ -57,11 +57,23 @@ pub enum Neighbourhood {
 
 impl Neighbourhood {
     pub fn contains(&self, radius: u32, dx: i64, dy: i64) -> bool {
-        let r = radius as i64;
-        match self {
-            Neighbourhood::Moore => dx.abs() <= r && dy.abs() <= r,
-            Neighbourhood::VonNeumann => dx.abs() + dy.abs() <= r,
+        self.row_half_width(radius, dy)
+            .is_some_and(|half| dx.unsigned_abs() <= u64::from(half))
+    }
+
+    /// Every neighbourhood is symmetric and convex by rows: row `dy` holds the cells
+    /// `-half..=half` around the centre column, or none (`None`) when `|dy| > radius`.
+    /// The bit-sliced kernels count a row of the window with this one number.
+    pub fn row_half_width(&self, radius: u32, dy: i64) -> Option<u32> {
+        let r = i64::from(radius);
+        if dy.abs() > r {
+            return None;
         }
+        let half = match self {
+            Neighbourhood::Moore => r,
+            Neighbourhood::VonNeumann => r - dy.abs(),
+        };
+        Some(half as u32)
     }
 }
 
