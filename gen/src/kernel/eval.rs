@@ -1,0 +1,172 @@
+//! The IR's meaning, executed as plainly as possible: one stream down a whole torus, every value
+//! a full row of 64-bit words, shifts done cell by cell. It is the oracle the fast back ends are
+//! tested against and what [`crate::kernel::ltl`] verifies programs with before they are emitted.
+
+use std::collections::HashMap;
+
+use crate::kernel::ir::{Instr, Program};
+
+/// A torus of cells, row-major, 64 cells a word, least significant bit leftmost, padding bits 0.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Torus {
+    pub width: usize,
+    pub height: usize,
+    pub words: Vec<u64>,
+}
+
+impl Torus {
+    pub fn new(width: usize, height: usize) -> Self {
+        Torus {
+            width,
+            height,
+            words: vec![0; width.div_ceil(64) * height],
+        }
+    }
+
+    pub fn words_per_row(&self) -> usize {
+        self.width.div_ceil(64)
+    }
+
+    pub fn row(&self, y: usize) -> &[u64] {
+        let n = self.words_per_row();
+        &self.words[y * n..(y + 1) * n]
+    }
+
+    pub fn get(&self, x: usize, y: usize) -> bool {
+        self.row(y)[x / 64] >> (x % 64) & 1 == 1
+    }
+
+    pub fn set(&mut self, x: usize, y: usize, value: bool) {
+        let n = self.words_per_row();
+        let word = &mut self.words[y * n + x / 64];
+        *word = (*word & !(1 << (x % 64))) | (value as u64) << (x % 64);
+    }
+
+    /// A reproducible soup (xorshift), `density` of the cells alive.
+    pub fn random(width: usize, height: usize, density: f64, seed: u64) -> Self {
+        let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut torus = Torus::new(width, height);
+        for y in 0..height {
+            for x in 0..width {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let alive = (state >> 11) as f64 / (1u64 << 53) as f64 <= density;
+                torus.set(x, y, alive);
+            }
+        }
+        torus
+    }
+}
+
+/// Cell `x + cells` of a row, for every `x`, on a torus of `width` cells.
+fn shifted(row: &[u64], width: usize, cells: i32) -> Vec<u64> {
+    let mut out = vec![0u64; row.len()];
+    let w = width as i64;
+    for x in 0..width {
+        let from = (x as i64 + cells as i64).rem_euclid(w) as usize;
+        if row[from / 64] >> (from % 64) & 1 == 1 {
+            out[x / 64] |= 1 << (x % 64);
+        }
+    }
+    out
+}
+
+/// One pass of `program` over `input`: the next generation.
+pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
+    assert_eq!(
+        params.len(),
+        program.params.len(),
+        "one value per parameter"
+    );
+    let (width, height) = (input.width, input.height);
+    let n = input.words_per_row();
+    let mask_last = if width % 64 == 0 {
+        !0
+    } else {
+        (1u64 << (width % 64)) - 1
+    };
+    let mut output = Torus::new(width, height);
+    let y0 = program.lag as i64 - program.warmup as i64;
+    let depth: HashMap<u32, u32> = program
+        .instrs
+        .iter()
+        .filter_map(|i| match *i {
+            Instr::Delay { src, rows } => Some((src, rows)),
+            _ => None,
+        })
+        .fold(HashMap::new(), |mut m, (src, rows)| {
+            let d = m.entry(src).or_insert(0);
+            *d = (*d).max(rows);
+            m
+        });
+    // history[src][k]: the value src had k + 1 iterations ago.
+    let mut history: HashMap<u32, Vec<Vec<u64>>> = HashMap::new();
+    let mut state = vec![vec![0u64; n]; program.state_slots as usize];
+    let zero = vec![0u64; n];
+    for i in 0..(program.warmup as usize + height) {
+        let mut values: Vec<Vec<u64>> = Vec::with_capacity(program.instrs.len());
+        let mut carried = state.clone();
+        for instr in &program.instrs {
+            let value = match *instr {
+                Instr::Load { back } => {
+                    if (i as u32) < back {
+                        zero.clone()
+                    } else {
+                        let y = (y0 + i as i64 - back as i64).rem_euclid(height as i64);
+                        input.row(y as usize).to_vec()
+                    }
+                }
+                Instr::Const(c) => {
+                    let mut row = vec![if c { !0 } else { 0 }; n];
+                    row[n - 1] &= mask_last;
+                    row
+                }
+                Instr::Param { index } => {
+                    let mut row = vec![if params[index as usize] { !0 } else { 0 }; n];
+                    row[n - 1] &= mask_last;
+                    row
+                }
+                Instr::Shift { src, cells } => shifted(&values[src as usize], width, cells),
+                Instr::Lut3 { table, a, b, c } => {
+                    let (a, b, c) = (
+                        &values[a as usize],
+                        &values[b as usize],
+                        &values[c as usize],
+                    );
+                    let mut row: Vec<u64> = (0..n)
+                        .map(|k| crate::network::eval_table3(table, a[k], b[k], c[k]))
+                        .collect();
+                    row[n - 1] &= mask_last;
+                    row
+                }
+                Instr::Delay { src, rows } => history
+                    .get(&src)
+                    .and_then(|h| h.get(rows as usize - 1))
+                    .cloned()
+                    .unwrap_or_else(|| zero.clone()),
+                Instr::State { slot } => state[slot as usize].clone(),
+                Instr::Carry { slot, src } => {
+                    carried[slot as usize] = values[src as usize].clone();
+                    zero.clone()
+                }
+                Instr::Store { src } => {
+                    if i as u32 >= program.warmup {
+                        let y = (y0 + i as i64 - program.lag as i64).rem_euclid(height as i64);
+                        let y = y as usize;
+                        output.words[y * n..(y + 1) * n].copy_from_slice(&values[src as usize]);
+                    }
+                    zero.clone()
+                }
+            };
+            values.push(value);
+        }
+        for (&src, &d) in &depth {
+            let h = history.entry(src).or_default();
+            h.insert(0, values[src as usize].clone());
+            h.truncate(d as usize);
+        }
+        state = carried;
+    }
+    output
+}

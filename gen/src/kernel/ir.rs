@@ -1,0 +1,461 @@
+//! The kernel IR: a word-level program that one lane (a GPU thread, a CPU vector element)
+//! runs for its word of every row, streaming down the universe.
+//!
+//! Every value is one word of cells (32 on the GPU, 64 on the CPU: the program does not care).
+//! Iteration `i` of a stream reads the newest input row, `y0 + i`; a `Store` at iteration `i`
+//! writes row `y0 + i - lag`, and only from iteration `warmup` on. Rows a stream has not
+//! reached yet read as zero (`Load` of a row before `y0`, `Delay` before its depth, `State`
+//! at the first iteration), which is what a running sum needs to start from nothing.
+//!
+//! Back ends translate [`Instr`]s one by one and never see which rule family made the program:
+//! `Shift` is a funnel shift across the word and its neighbour (shuffles on the GPU, offset
+//! loads on the CPU), `Lut3` is `lop3` / `vpternlog`, `Delay` a ring of rows, `State` a
+//! register carried round the row loop, `Param` a run-time mask (all ones or zero) that a back
+//! end may also fold into the program as a constant ([`Program::fold_params`]).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::logic::bitsliced::{Bit, Lut3Sink, gate};
+
+/// A value: the index of the instruction that defines it.
+pub type Val = u32;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Instr {
+    /// The input word `back` rows above the newest (0 = the row entering this iteration).
+    Load { back: u32 },
+    /// All zeros or all ones.
+    Const(bool),
+    /// Run-time parameter `index`: a word of all ones or all zeros.
+    Param { index: u16 },
+    /// At cell `x`, the value `src` has at cell `x + cells` of the same row (a torus in x).
+    Shift { src: Val, cells: i32 },
+    /// `table(a, b, c)`, the PTX `lop3` / x86 `vpternlog` immediate.
+    Lut3 { table: u8, a: Val, b: Val, c: Val },
+    /// The value `src` had `rows` iterations ago.
+    Delay { src: Val, rows: u32 },
+    /// What `Carry { slot }` wrote in the previous iteration.
+    State { slot: u16 },
+    /// Keeps `src` for the next iteration's `State { slot }`; comes after every read of the slot.
+    Carry { slot: u16, src: Val },
+    /// The output word of row `y0 + i - lag`.
+    Store { src: Val },
+}
+
+impl Instr {
+    pub fn operands(&self) -> Vec<Val> {
+        match *self {
+            Instr::Shift { src, .. }
+            | Instr::Delay { src, .. }
+            | Instr::Carry { src, .. }
+            | Instr::Store { src } => vec![src],
+            Instr::Lut3 { a, b, c, .. } => vec![a, b, c],
+            Instr::Load { .. } | Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {
+                vec![]
+            }
+        }
+    }
+}
+
+/// A complete stream program.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Program {
+    pub name: String,
+    pub instrs: Vec<Instr>,
+    /// Names of the run-time parameters, by index.
+    pub params: Vec<String>,
+    pub state_slots: u16,
+    pub warmup: u32,
+    pub lag: u32,
+}
+
+/// How many instructions of each kind a program holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct InstrCounts {
+    pub lut3: usize,
+    pub shift: usize,
+    pub load: usize,
+    pub delay: usize,
+    pub state: usize,
+    pub store: usize,
+}
+
+impl InstrCounts {
+    /// Instructions a lane issues on the logic pipe per word: LUT3s and the funnel shifts.
+    pub fn alu(&self) -> usize {
+        self.lut3 + self.shift
+    }
+}
+
+impl Program {
+    pub fn counts(&self) -> InstrCounts {
+        let mut counts = InstrCounts::default();
+        for instr in &self.instrs {
+            match instr {
+                Instr::Lut3 { .. } => counts.lut3 += 1,
+                Instr::Shift { .. } => counts.shift += 1,
+                Instr::Load { .. } => counts.load += 1,
+                Instr::Delay { .. } => counts.delay += 1,
+                Instr::Carry { .. } => counts.state += 1,
+                Instr::Store { .. } => counts.store += 1,
+                Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {}
+            }
+        }
+        counts
+    }
+
+    /// The deepest `Load` and `Delay`: how many rows a back end must keep.
+    pub fn max_back(&self) -> u32 {
+        self.instrs
+            .iter()
+            .map(|i| match *i {
+                Instr::Load { back } => back,
+                Instr::Delay { rows, .. } => rows,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// How far (in cells, either way) the value `v` reaches across the row: the halo a back end
+    /// must compute around the cells it keeps.
+    pub fn reach(&self) -> Vec<u32> {
+        let mut reach = vec![0u32; self.instrs.len()];
+        for (i, instr) in self.instrs.iter().enumerate() {
+            let from_operands = instr
+                .operands()
+                .iter()
+                .map(|&v| reach[v as usize])
+                .max()
+                .unwrap_or(0);
+            reach[i] = match *instr {
+                Instr::Shift { cells, .. } => from_operands + cells.unsigned_abs(),
+                // A delayed or carried value was computed over the same span one row earlier.
+                _ => from_operands,
+            };
+        }
+        // State carries the reach of what was carried into it.
+        let mut carried = vec![0u32; self.state_slots as usize];
+        for (i, instr) in self.instrs.iter().enumerate() {
+            if let Instr::Carry { slot, .. } = instr {
+                carried[*slot as usize] = reach[i];
+            }
+        }
+        if carried.iter().any(|&c| c > 0) {
+            // Fixed point: a carried value's reach feeds itself; bounded by one pass more.
+            for (i, instr) in self.instrs.iter().enumerate() {
+                let from_operands = instr
+                    .operands()
+                    .iter()
+                    .map(|&v| reach[v as usize])
+                    .max()
+                    .unwrap_or(0);
+                reach[i] = match *instr {
+                    Instr::State { slot } => carried[slot as usize],
+                    Instr::Shift { cells, .. } => from_operands + cells.unsigned_abs(),
+                    _ => from_operands,
+                }
+                .max(reach[i]);
+            }
+        }
+        reach
+    }
+
+    /// The largest reach of any stored value.
+    pub fn halo_cells(&self) -> u32 {
+        let reach = self.reach();
+        self.instrs
+            .iter()
+            .zip(&reach)
+            .map(|(instr, &r)| match instr {
+                Instr::Store { .. } => r,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Checks the program is well formed: operands defined before use, slots and params in
+    /// range, every `Carry` after every read of its slot, exactly one `Store`.
+    pub fn validate(&self) -> Result<(), String> {
+        let mut carried = vec![false; self.state_slots as usize];
+        let mut stores = 0;
+        for (i, instr) in self.instrs.iter().enumerate() {
+            for v in instr.operands() {
+                if v as usize >= i {
+                    return Err(format!("instruction {i} reads %{v} before it is defined"));
+                }
+                if matches!(
+                    self.instrs[v as usize],
+                    Instr::Store { .. } | Instr::Carry { .. }
+                ) {
+                    return Err(format!("instruction {i} reads a store"));
+                }
+            }
+            match *instr {
+                Instr::Param { index } if index as usize >= self.params.len() => {
+                    return Err(format!("parameter {index} out of range"));
+                }
+                Instr::State { slot } | Instr::Carry { slot, .. } if slot >= self.state_slots => {
+                    return Err(format!("state slot {slot} out of range"));
+                }
+                Instr::State { slot } if carried[slot as usize] => {
+                    return Err(format!("state slot {slot} read after its carry"));
+                }
+                Instr::Carry { slot, .. } => carried[slot as usize] = true,
+                Instr::Store { .. } => stores += 1,
+                _ => {}
+            }
+        }
+        if stores != 1 {
+            return Err(format!("{stores} stores; a program has exactly one"));
+        }
+        Ok(())
+    }
+
+    /// The same program with every `Param` replaced by its value and the logic refolded:
+    /// a kernel emitted for one rule gets its bounds as constants in its LUT3 immediates.
+    pub fn fold_params(&self, values: &[bool]) -> Program {
+        assert_eq!(values.len(), self.params.len(), "one value per parameter");
+        let mut b = ProgramBuilder::new(self.name.clone(), vec![]);
+        b.state_slots = self.state_slots;
+        let mut map: Vec<Bit<Val>> = Vec::with_capacity(self.instrs.len());
+        for instr in &self.instrs {
+            let bit = match *instr {
+                Instr::Param { index } => Bit::constant(values[index as usize]),
+                Instr::Const(c) => Bit::constant(c),
+                Instr::Lut3 { table, a, b: bb, c } => gate(
+                    &mut b,
+                    table,
+                    map[a as usize],
+                    map[bb as usize],
+                    map[c as usize],
+                ),
+                Instr::Shift { src, cells } => match map[src as usize] {
+                    Bit::Wire(v) => Bit::Wire(b.shift(v, cells)),
+                    constant => constant,
+                },
+                other => {
+                    let wires: Vec<Val> = other
+                        .operands()
+                        .iter()
+                        .map(|&v| b.materialize(map[v as usize]))
+                        .collect();
+                    let mut next = wires.into_iter();
+                    let remapped = remap(other, |_| next.next().unwrap());
+                    Bit::Wire(b.push(remapped))
+                }
+            };
+            map.push(bit);
+        }
+        let mut program = b.finish(self.warmup, self.lag);
+        program.params = vec![];
+        program.eliminate_dead_code()
+    }
+
+    /// Drops instructions whose values nothing stored or carried depends on.
+    pub fn eliminate_dead_code(&self) -> Program {
+        let mut live = vec![false; self.instrs.len()];
+        for (i, instr) in self.instrs.iter().enumerate().rev() {
+            if matches!(instr, Instr::Store { .. } | Instr::Carry { .. }) {
+                live[i] = true;
+            }
+            if live[i] {
+                for v in instr.operands() {
+                    live[v as usize] = true;
+                }
+            }
+        }
+        let mut index = vec![0 as Val; self.instrs.len()];
+        let mut instrs = Vec::new();
+        for (i, instr) in self.instrs.iter().enumerate() {
+            if live[i] {
+                index[i] = instrs.len() as Val;
+                instrs.push(remap(*instr, |v| index[v as usize]));
+            }
+        }
+        Program {
+            instrs,
+            ..self.clone()
+        }
+    }
+}
+
+fn remap(instr: Instr, mut f: impl FnMut(Val) -> Val) -> Instr {
+    match instr {
+        Instr::Shift { src, cells } => Instr::Shift { src: f(src), cells },
+        Instr::Lut3 { table, a, b, c } => Instr::Lut3 {
+            table,
+            a: f(a),
+            b: f(b),
+            c: f(c),
+        },
+        Instr::Delay { src, rows } => Instr::Delay { src: f(src), rows },
+        Instr::Carry { slot, src } => Instr::Carry { slot, src: f(src) },
+        Instr::Store { src } => Instr::Store { src: f(src) },
+        other => other,
+    }
+}
+
+impl fmt::Display for Program {
+    /// One instruction a line, `%n = op ...`: the listing kernels_out keeps beside each kernel.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "program {} warmup {} lag {} states {}",
+            self.name, self.warmup, self.lag, self.state_slots
+        )?;
+        for (i, name) in self.params.iter().enumerate() {
+            writeln!(f, "param {i} {name}")?;
+        }
+        for (i, instr) in self.instrs.iter().enumerate() {
+            match *instr {
+                Instr::Load { back } => writeln!(f, "%{i} = load {back}")?,
+                Instr::Const(c) => writeln!(f, "%{i} = const {}", u8::from(c))?,
+                Instr::Param { index } => writeln!(f, "%{i} = param {index}")?,
+                Instr::Shift { src, cells } => writeln!(f, "%{i} = shift %{src} {cells}")?,
+                Instr::Lut3 { table, a, b, c } => {
+                    writeln!(f, "%{i} = lut3 0x{table:02x} %{a} %{b} %{c}")?
+                }
+                Instr::Delay { src, rows } => writeln!(f, "%{i} = delay %{src} {rows}")?,
+                Instr::State { slot } => writeln!(f, "%{i} = state {slot}")?,
+                Instr::Carry { slot, src } => writeln!(f, "carry {slot} %{src}")?,
+                Instr::Store { src } => writeln!(f, "store %{src}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Builds a [`Program`] with common subexpressions merged.
+pub struct ProgramBuilder {
+    name: String,
+    instrs: Vec<Instr>,
+    params: Vec<String>,
+    pub state_slots: u16,
+    seen: HashMap<Instr, Val>,
+}
+
+impl ProgramBuilder {
+    pub fn new(name: impl Into<String>, params: Vec<String>) -> Self {
+        ProgramBuilder {
+            name: name.into(),
+            instrs: Vec::new(),
+            params,
+            state_slots: 0,
+            seen: HashMap::new(),
+        }
+    }
+
+    pub fn push(&mut self, instr: Instr) -> Val {
+        let mergeable = !matches!(instr, Instr::Carry { .. } | Instr::Store { .. });
+        if mergeable && let Some(&v) = self.seen.get(&instr) {
+            return v;
+        }
+        let v = self.instrs.len() as Val;
+        self.instrs.push(instr);
+        if mergeable {
+            self.seen.insert(instr, v);
+        }
+        v
+    }
+
+    pub fn load(&mut self, back: u32) -> Val {
+        self.push(Instr::Load { back })
+    }
+
+    pub fn param(&mut self, index: u16) -> Val {
+        self.push(Instr::Param { index })
+    }
+
+    pub fn shift(&mut self, src: Val, cells: i32) -> Val {
+        if cells == 0 {
+            return src;
+        }
+        // A shift of a shift is one shift.
+        if let Instr::Shift {
+            src: inner,
+            cells: c,
+        } = self.instrs[src as usize]
+        {
+            return self.shift(inner, c + cells);
+        }
+        self.push(Instr::Shift { src, cells })
+    }
+
+    pub fn delay(&mut self, src: Val, rows: u32) -> Val {
+        if rows == 0 {
+            return src;
+        }
+        self.push(Instr::Delay { src, rows })
+    }
+
+    pub fn new_state(&mut self) -> (u16, Val) {
+        let slot = self.state_slots;
+        self.state_slots += 1;
+        (slot, self.push(Instr::State { slot }))
+    }
+
+    pub fn carry(&mut self, slot: u16, src: Val) {
+        self.push(Instr::Carry { slot, src });
+    }
+
+    /// A wire for a bit, constants included.
+    pub fn materialize(&mut self, bit: Bit<Val>) -> Val {
+        match bit {
+            Bit::Wire(v) => v,
+            Bit::Zero => self.push(Instr::Const(false)),
+            Bit::One => self.push(Instr::Const(true)),
+        }
+    }
+
+    /// A shifted bit-plane (constants stay constants).
+    pub fn shift_bit(&mut self, bit: Bit<Val>, cells: i32) -> Bit<Val> {
+        match bit {
+            Bit::Wire(v) => Bit::Wire(self.shift(v, cells)),
+            constant => constant,
+        }
+    }
+
+    pub fn delay_bit(&mut self, bit: Bit<Val>, rows: u32) -> Bit<Val> {
+        match bit {
+            Bit::Wire(v) => Bit::Wire(self.delay(v, rows)),
+            // Only zero is zero before the delay fills; the running sums delay no constants.
+            Bit::Zero => Bit::Zero,
+            Bit::One => {
+                let one = self.materialize_one();
+                Bit::Wire(self.delay(one, rows))
+            }
+        }
+    }
+
+    fn materialize_one(&mut self) -> Val {
+        self.push(Instr::Const(true))
+    }
+
+    pub fn store(&mut self, bit: Bit<Val>) {
+        let v = self.materialize(bit);
+        self.push(Instr::Store { src: v });
+    }
+
+    pub fn finish(self, warmup: u32, lag: u32) -> Program {
+        let program = Program {
+            name: self.name,
+            instrs: self.instrs,
+            params: self.params,
+            state_slots: self.state_slots,
+            warmup,
+            lag,
+        };
+        debug_assert_eq!(program.validate(), Ok(()));
+        program
+    }
+}
+
+impl Lut3Sink for ProgramBuilder {
+    type Wire = Val;
+    fn lut3(&mut self, table: u8, a: Val, b: Val, c: Val) -> Val {
+        self.push(Instr::Lut3 { table, a, b, c })
+    }
+}

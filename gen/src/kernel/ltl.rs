@@ -1,0 +1,398 @@
+//! The Larger-than-Life front end: the bit-sliced count of a neighbourhood and the rule, as a
+//! stream program of the kernel IR.
+//!
+//! A row's horizontal window count is built by doubling: `P1` = the row, `P2(x) = P1(x) +
+//! P1(x+1)`, `P4(x) = P2(x) + P2(x+2)`, ..., then the window of `2h+1` cells as a sum of
+//! shifted `P`s, one for each set bit of `2h+1`. Each row's counts are computed once, when the
+//! row enters the stream, and reused by every row whose window holds it:
+//! - Moore (every row of the window as wide): a running sum, `V += H(entering) - H(leaving)`,
+//!   the leaving row's `H` kept by a `Delay` of `2r+1` rows;
+//! - other shapes (von Neumann, circular): the rows' window counts of each width, delayed, summed
+//!   by an adder tree.
+//!
+//! The count includes the centre cell; `M0` moves the survival bounds up by one instead. The
+//! rule compares the count with bounds that are run-time parameters (`lo <= count < hi`, the
+//! bounds picked per cell from survival or birth by the centre cell), so one program serves
+//! every rule of a radius and shape; [`Program::fold_params`] turns them into constants.
+
+use crate::kernel::eval::{Torus, run};
+use crate::kernel::ir::{Program, ProgramBuilder, Val};
+use crate::logic::bitsliced::{Bit, Num, add, add_difference, select_range, width_for};
+use crate::rule::{LargerThanLife, Neighbourhood};
+
+/// The count program of a radius and shape, with the rule's bounds as parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LtlKernel {
+    pub radius: u32,
+    pub neighbourhood: Neighbourhood,
+    pub program: Program,
+    /// Width of each bound parameter, in bits.
+    pub bound_bits: usize,
+}
+
+/// The four bounds in parameter order: survival low, survival high (exclusive), birth low,
+/// birth high (exclusive), each `bound_bits` parameters, least significant first.
+const BOUND_NAMES: [&str; 4] = ["survival_lo", "survival_hi", "birth_lo", "birth_hi"];
+
+/// Cells of the neighbourhood, the centre included.
+pub fn full_size(radius: u32, neighbourhood: Neighbourhood) -> u64 {
+    let r = i64::from(radius);
+    (-r..=r)
+        .filter_map(|dy| neighbourhood.row_half_width(radius, dy))
+        .map(|h| 2 * u64::from(h) + 1)
+        .sum()
+}
+
+impl LtlKernel {
+    pub fn new(radius: u32, neighbourhood: Neighbourhood) -> Self {
+        let full = full_size(radius, neighbourhood);
+        // Bounds reach full + 1 (an exclusive upper bound above every count).
+        let bound_bits = width_for(full + 1);
+        let params = BOUND_NAMES
+            .iter()
+            .flat_map(|name| (0..bound_bits).map(move |i| format!("{name}.{i}")))
+            .collect();
+        let name = format!("ltl_r{radius}_{}", shape_letter(neighbourhood));
+        let mut b = ProgramBuilder::new(name, params);
+        let r = radius;
+        let count = match neighbourhood {
+            Neighbourhood::Moore => moore_count(&mut b, r),
+            _ => stacked_count(&mut b, r, neighbourhood),
+        };
+        let alive = Bit::Wire(b.load(r));
+        let bounds: Vec<Vec<Bit<Val>>> = (0..4)
+            .map(|k| {
+                (0..bound_bits)
+                    .map(|i| Bit::Wire(b.param((k * bound_bits + i) as u16)))
+                    .collect()
+            })
+            .collect();
+        let next = select_range(
+            &mut b,
+            &count,
+            alive,
+            [&bounds[0], &bounds[1]],
+            [&bounds[2], &bounds[3]],
+        );
+        b.store(next);
+        let program = b.finish(2 * r, r);
+        LtlKernel {
+            radius,
+            neighbourhood,
+            program,
+            bound_bits,
+        }
+    }
+
+    /// The parameter values that make the program compute `rule`.
+    pub fn param_values(&self, rule: &LargerThanLife) -> Vec<bool> {
+        assert_eq!(
+            (rule.radius, rule.neighbourhood),
+            (self.radius, self.neighbourhood)
+        );
+        // The count includes the centre: a live cell's M0 count is one less.
+        let shift = u32::from(!rule.include_centre);
+        let bounds = [
+            rule.survival.0 + shift,
+            rule.survival.1 + shift + 1,
+            rule.birth.0,
+            rule.birth.1 + 1,
+        ];
+        bounds
+            .iter()
+            .flat_map(|&v| (0..self.bound_bits).map(move |i| v >> i & 1 == 1))
+            .collect()
+    }
+
+    /// The program for `rule` with its bounds folded in as constants.
+    pub fn for_rule(&self, rule: &LargerThanLife) -> Program {
+        let mut program = self.program.fold_params(&self.param_values(rule));
+        program.name = format!("{}_{}", self.program.name, rule_slug(rule));
+        program
+    }
+}
+
+/// Golly's letter for the shape: `M`, `N` or `C`.
+pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
+    #[allow(unreachable_patterns)]
+    match neighbourhood {
+        Neighbourhood::Moore => 'M',
+        Neighbourhood::VonNeumann => 'N',
+        _ => 'C',
+    }
+}
+
+/// A name fragment for a rule: `s34_58_b34_45_m0`.
+pub fn rule_slug(rule: &LargerThanLife) -> String {
+    format!(
+        "m{}_s{}_{}_b{}_{}",
+        u8::from(rule.include_centre),
+        rule.survival.0,
+        rule.survival.1,
+        rule.birth.0,
+        rule.birth.1
+    )
+}
+
+/// The doubling ladder of a row: `P[k](x)` = cells `x .. x + 2^k` of `row`, for `2^k <= width`.
+fn ladder(b: &mut ProgramBuilder, row: Val, width: u64) -> Vec<Num<Val>> {
+    let mut ladder = vec![Num::cell(Bit::Wire(row))];
+    while 2u64 << (ladder.len() - 1) <= width {
+        let last = ladder.last().unwrap().clone();
+        let step = 1i32 << (ladder.len() - 1);
+        let shifted = shift_num(b, &last, step);
+        ladder.push(add(b, &last, &shifted));
+    }
+    ladder
+}
+
+fn shift_num(b: &mut ProgramBuilder, n: &Num<Val>, cells: i32) -> Num<Val> {
+    Num {
+        bits: n.bits.iter().map(|&bit| b.shift_bit(bit, cells)).collect(),
+        max: n.max,
+    }
+}
+
+/// Cells `x + start .. x + start + width` of the ladder's row, largest pieces first.
+fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -> Num<Val> {
+    let mut total: Option<Num<Val>> = None;
+    let mut offset = start;
+    for k in (0..ladder.len()).rev() {
+        if width >> k & 1 == 1 {
+            let piece = shift_num(b, &ladder[k], offset);
+            total = Some(match total {
+                None => piece,
+                Some(t) => add(b, &t, &piece),
+            });
+            offset += 1 << k;
+        }
+    }
+    total.expect("a window holds at least one cell")
+}
+
+/// Moore: `V += H(entering) - H(leaving)`, `H` the window of `2r+1` cells centred on `x`.
+fn moore_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
+    let width = 2 * u64::from(r) + 1;
+    let entering = b.load(0);
+    // Start the ladder from the window's left end: one shifted plane instead of a shifted sum.
+    let start = b.shift(entering, -(r as i32));
+    let ladder = ladder(b, start, width);
+    let h = window(b, &ladder, 0, width);
+    let leaving = Num {
+        bits: h
+            .bits
+            .iter()
+            .map(|&bit| b.delay_bit(bit, 2 * r + 1))
+            .collect(),
+        max: h.max,
+    };
+    let full = width * width;
+    let slots: Vec<(u16, Val)> = (0..width_for(full)).map(|_| b.new_state()).collect();
+    let v = Num {
+        bits: slots.iter().map(|&(_, v)| Bit::Wire(v)).collect(),
+        max: full,
+    };
+    let next = add_difference(b, &v, &h, &leaving);
+    for (&(slot, _), &bit) in slots.iter().zip(&next.bits) {
+        let wire = b.materialize(bit);
+        b.carry(slot, wire);
+    }
+    next
+}
+
+/// Any stack of centred rows: each row's windows of every half-width the shape uses, delayed to
+/// their row of the window and summed.
+fn stacked_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+    let ri = i64::from(r);
+    let entering = b.load(0);
+    let widest = 2 * u64::from(r) + 1;
+    let ladder = ladder(b, entering, widest);
+    let mut rows: Vec<Num<Val>> = Vec::new();
+    for dy in -ri..=ri {
+        let Some(half) = neighbourhood.row_half_width(r, dy) else {
+            continue;
+        };
+        let h = window(b, &ladder, -(half as i32), 2 * u64::from(half) + 1);
+        // The entering row is the window's bottom row (dy = +r) for the centre `r` rows up.
+        let back = (ri - dy) as u32;
+        rows.push(Num {
+            bits: h.bits.iter().map(|&bit| b.delay_bit(bit, back)).collect(),
+            max: h.max,
+        });
+    }
+    // Balanced adder tree: always add the two smallest.
+    while rows.len() > 1 {
+        rows.sort_by_key(|n| std::cmp::Reverse(n.max));
+        let x = rows.pop().unwrap();
+        let y = rows.pop().unwrap();
+        rows.push(add(b, &x, &y));
+    }
+    rows.pop().unwrap()
+}
+
+/// One generation of `rule` on `torus`, cell by cell: what every LtL program must compute.
+pub fn reference_step(rule: &LargerThanLife, torus: &Torus) -> Torus {
+    let (w, h) = (torus.width as i64, torus.height as i64);
+    let r = i64::from(rule.radius);
+    let mut next = Torus::new(torus.width, torus.height);
+    for y in 0..h {
+        for x in 0..w {
+            let mut count = 0u32;
+            for dy in -r..=r {
+                let Some(half) = rule.neighbourhood.row_half_width(rule.radius, dy) else {
+                    continue;
+                };
+                let yy = (y + dy).rem_euclid(h) as usize;
+                for dx in -i64::from(half)..=i64::from(half) {
+                    count += torus.get((x + dx).rem_euclid(w) as usize, yy) as u32;
+                }
+            }
+            let alive = torus.get(x as usize, y as usize);
+            if !rule.include_centre {
+                count -= alive as u32;
+            }
+            next.set(x as usize, y as usize, rule.next(alive, count));
+        }
+    }
+    next
+}
+
+/// Where a program and the reference first disagree.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the {radius}-radius program disagrees with the reference at ({x}, {y}) of a {width}x{height} torus"
+)]
+pub struct LtlMismatch {
+    pub radius: u32,
+    pub width: usize,
+    pub height: usize,
+    pub x: usize,
+    pub y: usize,
+}
+
+impl LtlKernel {
+    /// Runs the parameterised program for `rule` against [`reference_step`] on random tori of a
+    /// few shapes (widths not multiples of 64, some narrower than a word).
+    pub fn verify(&self, rule: &LargerThanLife) -> Result<(), LtlMismatch> {
+        let params = self.param_values(rule);
+        let span = 2 * self.radius as usize + 1;
+        let shapes = [(span + 37, span + 3), (61, 5), (130, 2 * span + 1)];
+        for (seed, &(width, height)) in shapes.iter().enumerate() {
+            for density in [0.5, 0.15] {
+                let torus = Torus::random(width, height, density, seed as u64 + 1);
+                let got = run(&self.program, &params, &torus);
+                let want = reference_step(rule, &torus);
+                if got != want {
+                    let (x, y) = (0..height)
+                        .flat_map(|y| (0..width).map(move |x| (x, y)))
+                        .find(|&(x, y)| got.get(x, y) != want.get(x, y))
+                        .unwrap();
+                    return Err(LtlMismatch {
+                        radius: self.radius,
+                        width,
+                        height,
+                        x,
+                        y,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::Rule;
+
+    fn ltl(text: &str) -> LargerThanLife {
+        match crate::rule::parse(text).unwrap().rule {
+            Rule::LargerThanLife(rule) => rule,
+            _ => panic!("not LtL"),
+        }
+    }
+
+    #[test]
+    fn programs_match_the_reference() {
+        for text in [
+            "R1,C0,M0,S2..3,B3..3,NM",
+            "R1,C0,M1,S1..4,B0..2,NN",
+            "R2,C0,M1,S3..8,B4..7,NM",
+            "R2,C0,M0,S1..5,B2..3,NN",
+            "R3,C0,M0,S8..20,B9..14,NM",
+            "R5,C0,M1,S34..58,B34..45,NM",
+            "R4,C0,M1,S10..30,B10..20,NN",
+            "R7,C0,M0,S0..100,B60..120,NM",
+        ] {
+            let rule = ltl(text);
+            let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
+            kernel
+                .verify(&rule)
+                .unwrap_or_else(|e| panic!("{text}: {e}"));
+            // The folded program computes the same.
+            let folded = kernel.for_rule(&rule);
+            let torus = Torus::random(75, 2 * rule.radius as usize + 4, 0.4, 9);
+            assert_eq!(
+                run(&folded, &[], &torus),
+                reference_step(&rule, &torus),
+                "{text} folded"
+            );
+            assert!(
+                folded.counts().lut3 < kernel.program.counts().lut3,
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn radius_one_count_is_exhaustively_right() {
+        // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
+        // each block's centre sees exactly its own block. Every count against every bound.
+        for shape in [Neighbourhood::Moore, Neighbourhood::VonNeumann] {
+            let kernel = LtlKernel::new(1, shape);
+            let mut torus = Torus::new(3 * 512, 3);
+            for k in 0..512 {
+                for cell in 0..9 {
+                    torus.set(3 * k + cell % 3, cell / 3, k >> cell & 1 == 1);
+                }
+            }
+            let full = full_size(1, shape) as u32;
+            for include_centre in [false, true] {
+                for low in 0..=full {
+                    for high in low..=full {
+                        let rule = LargerThanLife {
+                            survival: (
+                                low.saturating_sub(u32::from(!include_centre)),
+                                high.saturating_sub(u32::from(!include_centre)),
+                            ),
+                            birth: (low, high),
+                            include_centre,
+                            ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape_letter(shape)))
+                        };
+                        let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
+                        let want = reference_step(&rule, &torus);
+                        for k in 0..512 {
+                            assert_eq!(
+                                got.get(3 * k + 1, 1),
+                                want.get(3 * k + 1, 1),
+                                "{rule} block {k}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn moore_cost_per_word_at_radius_16() {
+        let kernel = LtlKernel::new(16, Neighbourhood::Moore);
+        let rule = ltl("R16,C0,M0,S170..296,B170..300,NM");
+        kernel.verify(&rule).unwrap();
+        let counts = kernel.for_rule(&rule).counts();
+        // Doubling (5 levels + 1) with 17 shifts, the running sum, the folded comparators.
+        assert!(counts.alu() <= 140, "{counts:?}");
+        assert_eq!(counts.shift, 17, "{counts:?}");
+    }
+}

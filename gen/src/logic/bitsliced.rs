@@ -1,0 +1,375 @@
+//! Bit-sliced arithmetic as LUT3 networks: numbers held as bit-planes (one wire a bit, least
+//! significant first), added, subtracted and compared 32 or 64 cells at a time.
+//!
+//! Every builder here is generic over a [`Lut3Sink`], so the same code builds a [`Network`] (to
+//! verify a block exhaustively against arithmetic) and a kernel program (see `kernel::ir`).
+//! Constant bits ([`Bit::Zero`], [`Bit::One`]) are folded away as the gates are built, so a
+//! number that is known to be small costs no gates for its high bits.
+
+use crate::network::{Gate, LUT3_A, LUT3_B, LUT3_C, NetworkBuilder, Wire, eval_table3, lut3};
+
+/// Where the LUT3 gates of a bit-sliced block go.
+pub trait Lut3Sink {
+    type Wire: Copy + Eq;
+    fn lut3(&mut self, table: u8, a: Self::Wire, b: Self::Wire, c: Self::Wire) -> Self::Wire;
+}
+
+impl Lut3Sink for NetworkBuilder {
+    type Wire = Wire;
+    fn lut3(&mut self, table: u8, a: Wire, b: Wire, c: Wire) -> Wire {
+        self.push(Gate::Lut3 { table, a, b, c })
+    }
+}
+
+/// One bit-plane: a known constant or a wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Bit<W> {
+    Zero,
+    One,
+    Wire(W),
+}
+
+impl<W: Copy + Eq> Bit<W> {
+    pub fn constant(value: bool) -> Self {
+        if value { Bit::One } else { Bit::Zero }
+    }
+}
+
+/// `table(a, b, c)` (PTX `lop3` order), with constant inputs folded, repeated wires merged and
+/// inputs the result does not depend on dropped; a gate is emitted only when one is needed.
+pub fn gate<S: Lut3Sink>(
+    sink: &mut S,
+    table: u8,
+    a: Bit<S::Wire>,
+    b: Bit<S::Wire>,
+    c: Bit<S::Wire>,
+) -> Bit<S::Wire> {
+    let inputs = [a, b, c];
+    let mut wires: Vec<S::Wire> = Vec::new();
+    for bit in inputs {
+        if let Bit::Wire(w) = bit
+            && !wires.contains(&w)
+        {
+            wires.push(w);
+        }
+    }
+    // The function of the distinct wires: entry `row` for wire `k` = bit `k` of `row`.
+    let mut f: Vec<bool> = (0..1usize << wires.len())
+        .map(|row| {
+            let value = |bit: Bit<S::Wire>| match bit {
+                Bit::Zero => false,
+                Bit::One => true,
+                Bit::Wire(w) => row >> wires.iter().position(|x| *x == w).unwrap() & 1 == 1,
+            };
+            eval_bit(table, value(a), value(b), value(c))
+        })
+        .collect();
+    // Drop the wires it ignores.
+    let mut kept = wires;
+    for i in (0..kept.len()).rev() {
+        let ignores = (0..f.len())
+            .filter(|row| row >> i & 1 == 0)
+            .all(|row| f[row] == f[row | 1 << i]);
+        if ignores {
+            f = (0..f.len() / 2)
+                .map(|row| f[(row & ((1 << i) - 1)) | (row >> i) << (i + 1)])
+                .collect();
+            kept.remove(i);
+        }
+    }
+    let eval = |_: &[S::Wire], row: usize| f[row];
+    match kept.len() {
+        0 => Bit::constant(eval(&kept, 0)),
+        1 if !eval(&kept, 0) && eval(&kept, 1) => Bit::Wire(kept[0]),
+        _ => {
+            // Slots A, B, C read kept[0], kept[1], kept[2] (the last repeated when fewer).
+            let slot = |i: usize| kept[i.min(kept.len() - 1)];
+            let mut new_table = 0u8;
+            for index in 0..8u8 {
+                let slot_value = [index >> 2 & 1, index >> 1 & 1, index & 1];
+                let mut row = 0usize;
+                for (k, w) in kept.iter().enumerate() {
+                    let s = (0..3).find(|&s| slot(s) == *w).unwrap();
+                    row |= (slot_value[s] as usize) << k;
+                }
+                // A wire in two slots must read the same value in both; other rows are free.
+                let coherent = (0..3).all(|s| {
+                    let k = kept.iter().position(|w| *w == slot(s)).unwrap();
+                    slot_value[s] as usize == row >> k & 1
+                });
+                if coherent && eval(&kept, row) {
+                    new_table |= 1 << index;
+                }
+            }
+            Bit::Wire(sink.lut3(new_table, slot(0), slot(1), slot(2)))
+        }
+    }
+}
+
+/// A bit-sliced unsigned number: planes, least significant first, and the largest value it can
+/// hold (which bounds its width).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Num<W> {
+    pub bits: Vec<Bit<W>>,
+    pub max: u64,
+}
+
+/// Bits needed to hold every value up to `max`.
+pub fn width_for(max: u64) -> usize {
+    (u64::BITS - max.leading_zeros()) as usize
+}
+
+impl<W: Copy + Eq> Num<W> {
+    /// A one-bit number (a cell).
+    pub fn cell(bit: Bit<W>) -> Self {
+        Num {
+            bits: vec![bit],
+            max: 1,
+        }
+    }
+
+    pub fn bit(&self, i: usize) -> Bit<W> {
+        self.bits.get(i).copied().unwrap_or(Bit::Zero)
+    }
+
+    pub fn width(&self) -> usize {
+        self.bits.len()
+    }
+}
+
+/// `maj(a, !b, c)`: the carry of `a + !b + c`, and also `a > b || (a == b && c)`.
+const MAJ_NOT_B: u8 = (LUT3_A & !LUT3_B) | (LUT3_A & LUT3_C) | (!LUT3_B & LUT3_C);
+/// `a ^ !b ^ c`
+const XNOR3: u8 = !lut3::XOR3;
+/// `a & !b`
+pub const AND_NOT: u8 = LUT3_A & !LUT3_B;
+
+/// `a + b`.
+pub fn add<S: Lut3Sink>(sink: &mut S, a: &Num<S::Wire>, b: &Num<S::Wire>) -> Num<S::Wire> {
+    let max = a.max + b.max;
+    let width = width_for(max);
+    let mut bits = Vec::with_capacity(width);
+    let mut carry = Bit::Zero;
+    for i in 0..width {
+        let (x, y) = (a.bit(i), b.bit(i));
+        bits.push(gate(sink, lut3::XOR3, x, y, carry));
+        carry = gate(sink, lut3::MAJ, x, y, carry);
+    }
+    Num { bits, max }
+}
+
+/// `v + plus - minus`, for a caller who knows the result lies in `0..=v.max` (a running window
+/// sum: the row entering and the row leaving). The difference is formed in two's complement
+/// and added, sign-extended, to `v`.
+pub fn add_difference<S: Lut3Sink>(
+    sink: &mut S,
+    v: &Num<S::Wire>,
+    plus: &Num<S::Wire>,
+    minus: &Num<S::Wire>,
+) -> Num<S::Wire> {
+    let k = width_for(plus.max.max(minus.max));
+    // plus + !minus + 1 over k + 1 bits: bit k is the sign.
+    let mut difference = Vec::with_capacity(k + 1);
+    let mut carry = Bit::One;
+    for i in 0..=k {
+        let (x, y) = (plus.bit(i), minus.bit(i));
+        difference.push(gate(sink, XNOR3, x, y, carry));
+        carry = gate(sink, MAJ_NOT_B, x, y, carry);
+    }
+    let sign = difference[k];
+    let width = v.width();
+    let mut bits = Vec::with_capacity(width);
+    let mut carry = Bit::Zero;
+    for i in 0..width {
+        let d = difference.get(i).copied().unwrap_or(sign);
+        bits.push(gate(sink, lut3::XOR3, v.bit(i), d, carry));
+        carry = gate(sink, lut3::MAJ, v.bit(i), d, carry);
+    }
+    Num { bits, max: v.max }
+}
+
+/// `x >= c`, where `c` is given bit by bit (wires: run-time constants or per-cell values).
+pub fn at_least<S: Lut3Sink>(sink: &mut S, x: &Num<S::Wire>, c: &[Bit<S::Wire>]) -> Bit<S::Wire> {
+    // Bit i: x[..=i] >= c[..=i]  <=>  x_i > c_i, or x_i == c_i and x[..i] >= c[..i].
+    let mut at_least = Bit::One;
+    for i in 0..c.len().max(x.width()) {
+        let ci = c.get(i).copied().unwrap_or(Bit::Zero);
+        at_least = gate(sink, MAJ_NOT_B, x.bit(i), ci, at_least);
+    }
+    at_least
+}
+
+/// The Larger-than-Life rule on a count: `lo <= count < hi_exclusive`, with both bounds chosen
+/// per cell between the survival bounds (live cells) and the birth bounds (dead cells).
+pub fn select_range<S: Lut3Sink>(
+    sink: &mut S,
+    count: &Num<S::Wire>,
+    alive: Bit<S::Wire>,
+    survival: [&[Bit<S::Wire>]; 2],
+    birth: [&[Bit<S::Wire>]; 2],
+) -> Bit<S::Wire> {
+    let mut pick = |s: &[Bit<S::Wire>], b: &[Bit<S::Wire>]| -> Vec<Bit<S::Wire>> {
+        (0..s.len().max(b.len()))
+            .map(|i| {
+                let si = s.get(i).copied().unwrap_or(Bit::Zero);
+                let bi = b.get(i).copied().unwrap_or(Bit::Zero);
+                gate(sink, lut3::MUX, alive, si, bi)
+            })
+            .collect()
+    };
+    let low = pick(survival[0], birth[0]);
+    let high = pick(survival[1], birth[1]);
+    let above_low = at_least(sink, count, &low);
+    let above_high = at_least(sink, count, &high);
+    gate(sink, AND_NOT, above_low, above_high, above_high)
+}
+
+/// Evaluates a [`gate`] table on constants (for tests and folding).
+pub fn eval_bit(table: u8, a: bool, b: bool, c: bool) -> bool {
+    let m = |x: bool| if x { !0u64 } else { 0 };
+    eval_table3(table, m(a), m(b), m(c)) & 1 == 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::{Spec, verify};
+
+    fn inputs(builder: &NetworkBuilder, from: usize, count: usize) -> Num<Wire> {
+        Num {
+            bits: (from..from + count)
+                .map(|i| Bit::Wire(builder.input(i)))
+                .collect(),
+            max: (1 << count) - 1,
+        }
+    }
+
+    fn outputs(builder: &mut NetworkBuilder, bits: &[Bit<Wire>]) -> Vec<Wire> {
+        // Constant outputs become gates so the network has one wire per output.
+        let any = builder.input(0);
+        bits.iter()
+            .map(|bit| match *bit {
+                Bit::Wire(w) => w,
+                Bit::Zero => builder.lut3(0x00, any, any, any),
+                Bit::One => builder.lut3(0xFF, any, any, any),
+            })
+            .collect()
+    }
+
+    fn names(n: usize) -> Vec<String> {
+        (0..n).map(|i| format!("i{i}")).collect()
+    }
+
+    #[test]
+    fn gate_folds_constants_and_repeats() {
+        let mut b = NetworkBuilder::new(names(3));
+        let (x, y) = (Bit::Wire(b.input(0)), Bit::Wire(b.input(1)));
+        assert_eq!(gate(&mut b, lut3::XOR3, x, Bit::Zero, Bit::Zero), x);
+        assert_eq!(gate(&mut b, lut3::XOR3, x, x, y), y);
+        assert_eq!(gate(&mut b, lut3::MAJ, Bit::One, Bit::One, x), Bit::One);
+        assert!(b.is_empty());
+        // Every table over every mix of constants and wires computes what it should.
+        for table in 0..=255u8 {
+            let choices = [
+                Bit::Zero,
+                Bit::One,
+                Bit::Wire(b.input(0)),
+                Bit::Wire(b.input(1)),
+                Bit::Wire(b.input(2)),
+            ];
+            for a in choices {
+                for bb in choices {
+                    for c in choices {
+                        let mut nb = NetworkBuilder::new(names(3));
+                        let out = gate(&mut nb, table, a, bb, c);
+                        let out = outputs(&mut nb, &[out]);
+                        let network = nb.finish("g", out);
+                        let value = |bit: Bit<Wire>, row: usize| match bit {
+                            Bit::Zero => false,
+                            Bit::One => true,
+                            Bit::Wire(w) => row >> w & 1 == 1,
+                        };
+                        let spec = Spec::from_fn(names(3), 1, |row| {
+                            vec![Some(eval_bit(
+                                table,
+                                value(a, row),
+                                value(bb, row),
+                                value(c, row),
+                            ))]
+                        });
+                        verify(&network, &spec).unwrap();
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn adders_are_exact() {
+        for (wa, wb) in [(1, 1), (3, 2), (6, 6), (11, 6)] {
+            let mut b = NetworkBuilder::new(names(wa + wb));
+            let (x, y) = (inputs(&b, 0, wa), inputs(&b, wa, wb));
+            let sum = add(&mut b, &x, &y);
+            let out = outputs(&mut b, &sum.bits);
+            let network = b.finish("add", out);
+            let spec = Spec::from_fn(names(wa + wb), sum.width(), |row| {
+                let s = (row & ((1 << wa) - 1)) + (row >> wa);
+                (0..sum.width()).map(|i| Some(s >> i & 1 == 1)).collect()
+            });
+            verify(&network, &spec).unwrap();
+        }
+    }
+
+    #[test]
+    fn running_sum_update_is_exact() {
+        // v (7 bits, max 100) + plus - minus (5 bits each), wherever the result is in 0..=100.
+        let (wv, wp) = (7, 5);
+        let mut b = NetworkBuilder::new(names(wv + 2 * wp));
+        let mut v = inputs(&b, 0, wv);
+        v.max = 100;
+        let plus = inputs(&b, wv, wp);
+        let minus = inputs(&b, wv + wp, wp);
+        let out = add_difference(&mut b, &v, &plus, &minus);
+        let wires = outputs(&mut b, &out.bits);
+        let network = b.finish("running", wires);
+        let spec = Spec::from_fn(names(wv + 2 * wp), wv, |row| {
+            let x = (row & 127) as i64;
+            let p = (row >> wv & 31) as i64;
+            let m = (row >> (wv + wp) & 31) as i64;
+            let r = x + p - m;
+            (0..wv)
+                .map(|i| (x <= 100 && (0..=100).contains(&r)).then_some(r >> i & 1 == 1))
+                .collect()
+        });
+        verify(&network, &spec).unwrap();
+    }
+
+    #[test]
+    fn comparator_and_range_select_are_exact() {
+        // x: 6 bits; bounds: 7 bits each of two ranges (exhaustive over x, alive and one
+        // range's bounds; the other range fixed by a second pass with roles swapped).
+        let w = 6;
+        let n = 1 + w + 7 + 7;
+        let mut b = NetworkBuilder::new(names(n));
+        let alive = Bit::Wire(b.input(0));
+        let x = inputs(&b, 1, w);
+        let lo: Vec<Bit<Wire>> = inputs(&b, 1 + w, 7).bits;
+        let hi: Vec<Bit<Wire>> = inputs(&b, 1 + w + 7, 7).bits;
+        // Birth bounds fixed constants 5..=40 (hi exclusive 41).
+        let c =
+            |v: u64| -> Vec<Bit<Wire>> { (0..7).map(|i| Bit::constant(v >> i & 1 == 1)).collect() };
+        let (blo, bhi) = (c(5), c(41));
+        let out = select_range(&mut b, &x, alive, [&lo, &hi], [&blo, &bhi]);
+        let wires = outputs(&mut b, &[out]);
+        let network = b.finish("range", wires);
+        let spec = Spec::from_fn(names(n), 1, |row| {
+            let alive = row & 1 == 1;
+            let x = row >> 1 & 63;
+            let lo = row >> (1 + w) & 127;
+            let hi = row >> (1 + w + 7) & 127;
+            let (l, h) = if alive { (lo, hi) } else { (5, 41) };
+            vec![Some(l <= x && x < h)]
+        });
+        verify(&network, &spec).unwrap();
+    }
+}
