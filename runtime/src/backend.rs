@@ -1,14 +1,15 @@
 //! Choosing and creating a simulator for a rule and a universe.
 
-use lifegen_gen::Rule;
+use lifegen_gen::kernel::ltl::{LtlKernel, life_like_equivalent};
 use lifegen_gen::plan::GpuPlan;
+use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
 use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
 use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
 use crate::reference;
+use crate::stream::StreamStepper;
 use crate::tiles::TileStepper;
 use crate::universe::{Universe, UniverseError};
-use crate::window::WindowStepper;
 
 /// The backends a user can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,6 +47,10 @@ pub enum BackendError {
     UnsupportedIsa(#[from] UnsupportedIsa),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    #[error(
+        "internal error: the generated Larger-than-Life program failed its check ({0}); please report it"
+    )]
+    Unverified(#[from] lifegen_gen::kernel::ltl::LtlMismatch),
 }
 
 /// A simulator holding one universe.
@@ -132,15 +137,21 @@ impl HostStepper for TileStepper {
     }
 }
 
-impl HostStepper for WindowStepper {
+impl HostStepper for StreamStepper {
     fn describe(&self) -> String {
+        let threads = rayon::current_num_threads();
+        let counts = self.program().counts();
         format!(
-            "cpu (window sums, {} threads)",
-            rayon::current_num_threads()
+            "cpu (bit-sliced stream program {}: {} lut3 + {} shifts per word, {}, {threads} thread{})",
+            self.program().name,
+            counts.lut3,
+            counts.shift,
+            self.isa().name(),
+            if threads == 1 { "" } else { "s" }
         )
     }
     fn step(&mut self, universe: &mut Universe, gens: u64) {
-        WindowStepper::advance(self, universe, gens)
+        StreamStepper::advance(self, universe, gens)
     }
 }
 
@@ -183,7 +194,7 @@ pub fn create_with_plan(
     universe: Universe,
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let (width, height) = (universe.width() as u64, universe.height() as u64);
+    let (width, _) = (universe.width() as u64, universe.height() as u64);
     Ok(match (kind, rule) {
         (BackendKind::Reference, _) => resident(Reference(*rule), universe),
         (BackendKind::Gpu, Rule::LargerThanLife(_)) => {
@@ -198,18 +209,41 @@ pub fn create_with_plan(
             Box::new(GpuSimulator::new(life, universe, plan)?)
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
-            let isa = Isa::from_environment()?;
-            let spare = Universe::new(width, height)?;
-            match TileStepper::new(life, isa, spare) {
-                Some(tiles) => resident(tiles, universe),
-                None => {
-                    let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
-                    resident(stepper, universe)
-                }
-            }
+            life_like_cpu(life, universe)?
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LargerThanLife(ltl)) => {
-            resident(WindowStepper::new(*ltl, width, height)?, universe)
+            match life_like_equivalent(ltl) {
+                Some(life) => life_like_cpu(&life, universe)?,
+                None => ltl_cpu(ltl, universe)?,
+            }
         }
     })
+}
+
+fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+    let (width, height) = (universe.width() as u64, universe.height() as u64);
+    let isa = Isa::from_environment()?;
+    let spare = Universe::new(width, height)?;
+    Ok(match TileStepper::new(life, isa, spare) {
+        Some(tiles) => resident(tiles, universe),
+        None => {
+            let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
+            resident(stepper, universe)
+        }
+    })
+}
+
+/// Radii up to this have their program checked against the reference on small tori each time
+/// one is built (milliseconds); the tests check larger ones.
+const CHECK_RADIUS: u32 = 32;
+
+fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+    let isa = Isa::from_environment()?;
+    let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
+    if rule.radius <= CHECK_RADIUS {
+        kernel.verify(rule)?;
+    }
+    let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
+    let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
+    Ok(resident(stepper, universe))
 }

@@ -7,6 +7,7 @@ pub mod memory;
 pub mod png;
 pub mod reference;
 pub mod rle;
+pub mod stream;
 pub mod tiles;
 pub mod universe;
 pub mod window;

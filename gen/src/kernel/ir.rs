@@ -385,10 +385,13 @@ impl ProgramBuilder {
     }
 
     pub fn delay(&mut self, src: Val, rows: u32) -> Val {
-        if rows == 0 {
-            return src;
+        match self.instrs[src as usize] {
+            _ if rows == 0 => src,
+            // An input row delayed is an older input row; a delay of a delay, one delay.
+            Instr::Load { back } => self.load(back + rows),
+            Instr::Delay { src, rows: inner } => self.delay(src, inner + rows),
+            _ => self.push(Instr::Delay { src, rows }),
         }
-        self.push(Instr::Delay { src, rows })
     }
 
     pub fn new_state(&mut self) -> (u16, Val) {

@@ -18,7 +18,7 @@
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{Bit, Num, add, add_difference, select_range, width_for};
-use crate::rule::{LargerThanLife, Neighbourhood};
+use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
 
 /// The count program of a radius and shape, with the rule's bounds as parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,6 +110,24 @@ impl LtlKernel {
         program.name = format!("{}_{}", self.program.name, rule_slug(rule));
         program
     }
+}
+
+/// The life-like rule a radius-1 Moore rule is (`R1,C0,M0,S2..3,B3..3,NM` is B3/S23), which
+/// runs on the life-like kernels.
+pub fn life_like_equivalent(rule: &LargerThanLife) -> Option<LifeLike> {
+    if rule.radius != 1 || rule.neighbourhood != Neighbourhood::Moore {
+        return None;
+    }
+    // Life-like counts are of the 8 neighbours; with M1 a live cell's count is one more.
+    let set = |(low, high): (u32, u32), offset: u32| -> u16 {
+        (0..=8u32)
+            .filter(|n| (low..=high).contains(&(n + offset)))
+            .fold(0, |set, n| set | 1 << n)
+    };
+    Some(LifeLike {
+        birth: set(rule.birth, 0),
+        survival: set(rule.survival, u32::from(rule.include_centre)),
+    })
 }
 
 /// Golly's letter for the shape: `M`, `N` or `C`.

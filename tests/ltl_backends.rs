@@ -1,0 +1,121 @@
+//! Larger-than-Life on the bit-sliced CPU stream back end, bit for bit against the reference
+//! simulator: radii 1..16 and a few large ones, every shape, M0 and M1, birth ranges from 0,
+//! widths that are not multiples of 64, heights of 1 and 2, every instruction set this CPU has.
+
+use lifegen_gen::kernel::ltl::LtlKernel;
+use lifegen_gen::{LargerThanLife, Rule};
+use lifegen_runtime::cpu::Isa;
+use lifegen_runtime::stream::StreamStepper;
+use lifegen_runtime::universe::SplitMix64;
+use lifegen_runtime::{Universe, reference};
+
+fn supported_isas() -> Vec<Isa> {
+    ["portable", "avx2", "avx512"]
+        .into_iter()
+        .filter_map(|name| Isa::from_name(name).ok())
+        .collect()
+}
+
+fn ltl(text: &str) -> LargerThanLife {
+    match lifegen_gen::rule::parse(text).unwrap().rule {
+        Rule::LargerThanLife(rule) => rule,
+        other => panic!("{other} is not LtL"),
+    }
+}
+
+/// A rule of radius `r` and shape letter `n` with ranges drawn around the typical count.
+fn random_rule(r: u32, n: char, m: u32, rng: &mut SplitMix64) -> LargerThanLife {
+    let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
+    let max = probe.neighbourhood_size();
+    let pick = |rng: &mut SplitMix64| (rng.next() % u64::from(max + 1)) as u32;
+    let (mut a, mut b) = (pick(rng), pick(rng));
+    if a > b {
+        std::mem::swap(&mut a, &mut b);
+    }
+    let (mut c, mut d) = (pick(rng), pick(rng));
+    if c > d {
+        std::mem::swap(&mut c, &mut d);
+    }
+    if rng.next() % 3 == 0 {
+        c = 0; // birth from 0
+    }
+    let a = a.max(m); // M1: a live cell counts itself
+    let b = b.max(a);
+    ltl(&format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}"))
+}
+
+fn check(rule: &LargerThanLife, width: u64, height: u64, density: f64, seed: u64, gens: u64) {
+    let start = Universe::random(width, height, density, seed).unwrap();
+    let expected = reference::run(&start, &Rule::LargerThanLife(*rule), gens);
+    let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
+    for isa in supported_isas() {
+        let spare = Universe::new(width, height).unwrap();
+        let mut stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
+        let mut got = start.clone();
+        stepper.advance(&mut got, gens);
+        assert!(
+            got == expected,
+            "{isa:?} differs: {rule} on {width}x{height}, density {density}, {gens} generations"
+        );
+    }
+}
+
+#[test]
+fn radii_1_to_16_every_shape_against_the_reference() {
+    let mut rng = SplitMix64::new(2026);
+    for r in 1..=16u32 {
+        for n in ['M', 'N', 'C'] {
+            for m in [0, 1] {
+                let rule = random_rule(r, n, m, &mut rng);
+                let span = 2 * r as u64 + 1;
+                // Wider than the window and not a multiple of 64; then a torus narrower and
+                // shorter than the window (cells counted more than once, as the reference does).
+                check(&rule, span + 45, span + 7, 0.35, u64::from(r), 3);
+                check(&rule, 70 + u64::from(r), 3 + u64::from(r % 5), 0.5, 7, 2);
+            }
+        }
+    }
+}
+
+#[test]
+fn heights_of_one_and_two_and_narrow_widths() {
+    let mut rng = SplitMix64::new(7);
+    for r in [1, 2, 5, 9] {
+        for n in ['M', 'N'] {
+            let rule = random_rule(r, n, 0, &mut rng);
+            for (w, h) in [(200, 1), (131, 2), (1, 40), (63, 9), (65, 1)] {
+                check(&rule, w, h, 0.4, w + h, 4);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cat_suite_rules_at_their_densities() {
+    for line in include_str!("../benchmarks/cat-suite.txt").lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let rule = ltl(fields[1]);
+        let density: f64 = fields[2].parse().unwrap();
+        check(&rule, 150, 97, density, 11, 5);
+    }
+}
+
+#[test]
+fn large_radii_on_small_universes() {
+    for text in [
+        "R40,C0,M1,S1000..3000,B1500..2500,NM",
+        "R40,C0,M0,S300..2000,B700..1500,NN",
+        "R100,C0,M0,S8000..20000,B9000..15000,NM",
+        "R100,C0,M1,S5000..10000,B6000..9000,NC",
+        "R500,C0,M0,S200000..600000,B300000..400000,NM",
+    ] {
+        let rule = ltl(text);
+        // Wider than the window up to r = 100; at r = 500 a torus narrower than the window.
+        let width = (2 * u64::from(rule.radius) + 21).min(260);
+        check(&rule, width, 6, 0.5, 3, 2);
+    }
+}
