@@ -1,7 +1,12 @@
 //! The reference simulator: the plainest code that can be right. Every backend is tested against it.
 //!
 //! A cell's next state depends on the count of live cells at the neighbourhood's offsets, taken
-//! on the torus (so on a torus narrower than the neighbourhood a cell may be counted twice).
+//! on the torus. Golly (ltlalgo.cpp, `do_bounded_gen`) copies the cells within `r` of each edge
+//! into a border next to the opposite edge and counts there, so on its tori, which are never
+//! narrower or shorter than `2r`, an offset and its wrapped twin (`dx = -r` and `dx = r` on a
+//! `2r` wide torus) are both counted: this simulator does the same. On a torus narrower than
+//! `2r`, which Golly does not make (it raises the side to `2r`), every offset is still counted
+//! once, at its place modulo the side.
 
 use lifegen_gen::{Neighbourhood, Rule};
 
@@ -66,16 +71,55 @@ pub fn run(universe: &Universe, rule: &Rule, gens: u64) -> Universe {
 mod tests {
     use super::*;
 
+    fn rule(text: &str) -> Rule {
+        lifegen_gen::rule::parse(text).unwrap().rule
+    }
+
     #[test]
     fn neighbourhood_sizes() {
         assert_eq!(offsets(&Rule::CONWAY).len(), 8);
-        let ltl = lifegen_gen::rule::parse("R2,C2,M1,S1..2,B1..1,NN")
-            .unwrap()
-            .rule;
-        assert_eq!(offsets(&ltl).len(), 13);
-        let moore = lifegen_gen::rule::parse("R5,C2,M0,S34..58,B34..45,NM")
-            .unwrap()
-            .rule;
-        assert_eq!(offsets(&moore).len(), 120);
+        assert_eq!(offsets(&rule("R2,C2,M1,S1..2,B1..1,NN")).len(), 13);
+        assert_eq!(offsets(&rule("R5,C2,M0,S34..58,B34..45,NM")).len(), 120);
+        // Golly's NC for r = 3: rows of 3, 5, 7, 7, 7, 5, 3 cells.
+        assert_eq!(offsets(&rule("R3,C0,M1,S1..2,B1..1,NC")).len(), 37);
+        assert_eq!(offsets(&rule("R3,C0,S1-2,B1,NC")).len(), 36);
+        for r in 1..=12 {
+            let ltl = rule(&format!("R{r},C0,M1,S1..2,B1..1,NC"));
+            let Rule::LargerThanLife(l) = ltl else {
+                unreachable!()
+            };
+            assert_eq!(offsets(&ltl).len() as u32, l.neighbourhood_size());
+        }
+    }
+
+    /// Golly's help: "switch to R6,C0,M0,S1..1,B1..1,NC, turn on a single cell and hit the
+    /// space bar. The population count is the limit" (the neighbourhood without its centre).
+    #[test]
+    fn one_cell_under_b1_draws_the_neighbourhood() {
+        for text in [
+            "R6,C0,M0,S1..1,B1..1,NC",
+            "R6,C0,M0,S1..1,B1..1,NN",
+            "R6,C0,M0,S1..1,B1..1,NM",
+        ] {
+            let ltl = rule(text);
+            let Rule::LargerThanLife(l) = ltl else {
+                unreachable!()
+            };
+            let mut u = Universe::new(20, 20).unwrap();
+            u.set(10, 10, true);
+            let next = step(&u, &ltl);
+            assert_eq!(
+                next.population(),
+                u64::from(l.neighbourhood_size()),
+                "{text}"
+            );
+            for y in 0..20 {
+                for x in 0..20 {
+                    let (dx, dy) = (x as i64 - 10, y as i64 - 10);
+                    let expected = (dx, dy) != (0, 0) && l.neighbourhood.contains(6, dx, dy);
+                    assert_eq!(next.get(x, y), expected, "{text} at {dx},{dy}");
+                }
+            }
+        }
     }
 }

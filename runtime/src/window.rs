@@ -1,7 +1,9 @@
 //! Larger-than-Life on the CPU by window sums: per-row prefix sums, then for each cell one
-//! horizontal window per neighbourhood row. O(r) per cell instead of the reference's O(r^2).
+//! horizontal window per neighbourhood row (`Neighbourhood::row_half_width`: Moore, von Neumann
+//! and circular alike). O(r) per cell instead of the reference's O(r^2). Windows wrap round the
+//! torus as the reference's offsets do, as often as they must.
 
-use lifegen_gen::{LargerThanLife, Neighbourhood};
+use lifegen_gen::LargerThanLife;
 use rayon::prelude::*;
 
 use crate::memory;
@@ -47,6 +49,13 @@ impl WindowStepper {
             });
         let rule = self.rule;
         let r = rule.radius as i64;
+        // Row `dy` of the neighbourhood is the window `x - half ..= x + half`.
+        let halves: Vec<(i64, i64)> = (-r..=r)
+            .filter_map(|dy| {
+                let half = rule.neighbourhood.row_half_width(rule.radius, dy)?;
+                Some((dy, i64::from(half)))
+            })
+            .collect();
         let prefix = &self.prefix;
         // Cells of the window [x - half, x + half] of a row, wrapping as often as it must.
         let window = |y: usize, x: usize, half: i64| -> u32 {
@@ -70,11 +79,7 @@ impl WindowStepper {
                 out.fill(0);
                 for x in 0..w {
                     let mut count = 0;
-                    for dy in -r..=r {
-                        let half = match rule.neighbourhood {
-                            Neighbourhood::Moore => r,
-                            Neighbourhood::VonNeumann => r - dy.abs(),
-                        };
+                    for &(dy, half) in &halves {
                         let yy = (y as i64 + dy).rem_euclid(h as i64) as usize;
                         count += window(yy, x, half);
                     }

@@ -1,7 +1,10 @@
 //! Cellular-automaton rules as people write them.
 //!
 //! Life-like rules: `B3/S23` (Golly), `b3s23` (Catagolue), `23/3` (S/B), with Golly's torus suffix
-//! `:T<w>,<h>`. Larger-than-Life: `R<r>,C<0|2>,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N>` (Golly).
+//! `:T<w>,<h>`. Larger-than-Life as Golly's `ltlalgo` reads it: LtL notation
+//! `R<r>,C<0|1|2>,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N|C>`, Kellie Evans' `r,bmin,bmax,smin,smax`
+//! and HROT `R<r>,C<0|1|2>,S<a>-<b>,B<c>-<d>[,N<M|N|C>]` (single ranges only), printed back as
+//! Golly prints them (`C0`, upper case, in the notation they came in).
 
 use std::fmt;
 
@@ -46,16 +49,29 @@ impl fmt::Display for LifeLike {
     }
 }
 
-/// The shape of a Larger-than-Life neighbourhood.
+/// The shape of a Larger-than-Life neighbourhood: the three of Golly's square-grid shapes that
+/// are stacks of centred row intervals (Golly's `NM`, `NN` and `NC`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Neighbourhood {
-    /// The (2r+1) x (2r+1) square.
+    /// `NM`: the (2r+1) x (2r+1) square.
     Moore,
-    /// The diamond |dx| + |dy| <= r.
+    /// `NN`: the diamond |dx| + |dy| <= r.
     VonNeumann,
+    /// `NC`: the disc dx^2 + dy^2 <= r^2 + r (Golly's `ltlalgo::max_neighbors`, case 'C'),
+    /// which is the disc of radius r + 1/2 on the integer grid.
+    Circular,
 }
 
 impl Neighbourhood {
+    /// Golly's letter after `N`: `M`, `N` or `C`.
+    pub fn letter(&self) -> char {
+        match self {
+            Neighbourhood::Moore => 'M',
+            Neighbourhood::VonNeumann => 'N',
+            Neighbourhood::Circular => 'C',
+        }
+    }
+
     pub fn contains(&self, radius: u32, dx: i64, dy: i64) -> bool {
         self.row_half_width(radius, dy)
             .is_some_and(|half| dx.unsigned_abs() <= u64::from(half))
@@ -72,9 +88,36 @@ impl Neighbourhood {
         let half = match self {
             Neighbourhood::Moore => r,
             Neighbourhood::VonNeumann => r - dy.abs(),
+            // Golly: the largest `width` with width^2 + dy^2 <= r^2 + r. The right side is at
+            // least r >= 0 for |dy| <= r, so this is an integer square root.
+            Neighbourhood::Circular => (r * r + r - dy * dy).isqrt(),
         };
         Some(half as u32)
     }
+
+    /// Cells in the neighbourhood of `radius`, the centre included: the row widths summed.
+    pub fn cells(&self, radius: u32) -> u32 {
+        let r = i64::from(radius);
+        (-r..=r)
+            .filter_map(|dy| self.row_half_width(radius, dy))
+            .map(|half| 2 * half + 1)
+            .sum()
+    }
+}
+
+/// How a Larger-than-Life rule was written, so that it prints back the way Golly prints it
+/// (Golly keeps the notation: `ltlalgo::setrule` writes `canonrule` in LtL notation for LtL and
+/// Kellie Evans input, in HROT notation for HROT input).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LtlNotation {
+    /// MCell's and Golly's `R5,C0,M1,S34..58,B34..45,NM`. Kellie Evans' `5,34,45,34,58` reads
+    /// into this notation too, as in Golly.
+    #[default]
+    Ltl,
+    /// LifeViewer's HROT `R5,C0,S33-57,B34-45` (outer totalistic; `,NM` left out), the notation
+    /// of the patterns Golly ships. lifegen reads the HROT rules whose S and B sets are single
+    /// ranges.
+    Hrot,
 }
 
 /// A two-state Larger-than-Life rule (Evans; Golly's `R,C,M,S,B,N` notation).
@@ -83,20 +126,19 @@ pub struct LargerThanLife {
     pub radius: u32,
     /// `M1`: the centre cell counts as one of its own neighbours.
     pub include_centre: bool,
+    /// Survival counts `low..=high`, counted per `include_centre`.
     pub survival: (u32, u32),
+    /// Birth counts `low..=high` (a dead centre adds nothing, so `include_centre` does not matter).
     pub birth: (u32, u32),
     pub neighbourhood: Neighbourhood,
+    /// How the rule prints; it does not change what the rule does.
+    pub notation: LtlNotation,
 }
 
 impl LargerThanLife {
     /// Cells in the neighbourhood, the centre included when `include_centre`.
     pub fn neighbourhood_size(&self) -> u32 {
-        let r = self.radius;
-        let cells = match self.neighbourhood {
-            Neighbourhood::Moore => (2 * r + 1) * (2 * r + 1),
-            Neighbourhood::VonNeumann => 2 * r * (r + 1) + 1,
-        };
-        cells - u32::from(!self.include_centre)
+        self.neighbourhood.cells(self.radius) - u32::from(!self.include_centre)
     }
 
     /// The next state of a cell whose neighbourhood holds `count` live cells (per `include_centre`).
@@ -104,17 +146,45 @@ impl LargerThanLife {
         let (low, high) = if alive { self.survival } else { self.birth };
         (low..=high).contains(&count)
     }
+
+    /// Golly's smallest torus side for the rule, twice the radius: `ltlalgo::setrule` raises a
+    /// smaller `:T` width or height (zero included) to this.
+    pub fn min_torus_side(&self) -> u64 {
+        2 * u64::from(self.radius)
+    }
+}
+
+/// Golly's `flags_string` for one range: `a` when it is one count, else `a-b`.
+fn hrot_range((low, high): (u32, u32)) -> String {
+    if low == high {
+        format!("{low}")
+    } else {
+        format!("{low}-{high}")
+    }
 }
 
 impl fmt::Display for LargerThanLife {
+    /// Golly's canonical rule (`ltlalgo::getrule`): upper case, `C0` for every two-state rule,
+    /// the notation the rule was written in. A rule built with `include_centre` prints in LtL
+    /// notation even when marked HROT, which has no `M`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let n = match self.neighbourhood {
-            Neighbourhood::Moore => 'M',
-            Neighbourhood::VonNeumann => 'N',
-        };
+        let n = self.neighbourhood.letter();
+        if self.notation == LtlNotation::Hrot && !self.include_centre {
+            write!(
+                f,
+                "R{},C0,S{},B{}",
+                self.radius,
+                hrot_range(self.survival),
+                hrot_range(self.birth)
+            )?;
+            if self.neighbourhood != Neighbourhood::Moore {
+                write!(f, ",N{n}")?;
+            }
+            return Ok(());
+        }
         write!(
             f,
-            "R{},C2,M{},S{}..{},B{}..{},N{n}",
+            "R{},C0,M{},S{}..{},B{}..{},N{n}",
             self.radius,
             u8::from(self.include_centre),
             self.survival.0,
@@ -202,6 +272,11 @@ impl std::str::FromStr for Rule {
 }
 
 /// Parses a rule string with an optional `:T<w>,<h>` suffix.
+///
+/// Larger-than-Life rules are read as Golly's `ltlalgo::setrule` reads them: case-insensitive,
+/// in any of its three notations (LtL `R5,C0,M1,S34..58,B34..45,NM`, Kellie Evans'
+/// `5,34,45,34,58`, HROT `R5,C0,S33-57,B34-45`), with a torus side below twice the radius
+/// (zero included) raised to twice the radius, as Golly does.
 pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     let fail = |reason: String| RuleError {
         input: input.to_string(),
@@ -215,22 +290,40 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         Some((body, suffix)) => (body.trim(), Some(suffix.trim())),
         None => (text, None),
     };
-    let torus = match suffix {
-        None => None,
-        Some(suffix) => Some(parse_topology(suffix).map_err(fail)?),
-    };
-    let is_ltl = body.len() > 1
-        && body.starts_with(['R', 'r'])
-        && body[1..].starts_with(|c: char| c.is_ascii_digit())
-        && body.contains(',');
-    let rule = if is_ltl {
-        Rule::LargerThanLife(parse_ltl(body).map_err(fail)?)
+    let torus = suffix.map(parse_topology).transpose().map_err(fail)?;
+    let r_notation = body.starts_with(['R', 'r'])
+        && body[1..]
+            .trim_start()
+            .starts_with(|c: char| c.is_ascii_digit());
+    let evans = body.starts_with(|c: char| c.is_ascii_digit()) && body.contains(',');
+    let rule = if r_notation {
+        Rule::LargerThanLife(parse_r_notation(body).map_err(fail)?)
+    } else if evans {
+        Rule::LargerThanLife(parse_evans(body).map_err(fail)?)
     } else {
         Rule::LifeLike(parse_life_like(body).map_err(fail)?)
+    };
+    let torus = match (rule, torus) {
+        (_, None) => None,
+        (Rule::LifeLike(_), Some((w, h))) => {
+            if w == 0 || h == 0 {
+                let rest = &suffix.unwrap_or_default()[1..];
+                return Err(fail(format!(
+                    ":T{rest} has a zero side; lifegen needs a finite torus, both sides at least 1"
+                )));
+            }
+            Some((w, h))
+        }
+        // ltlalgo::setrule: `int minsize = 2 * range; if (newwd < minsize) newwd = minsize; ...`
+        (Rule::LargerThanLife(ltl), Some((w, h))) => {
+            let min = ltl.min_torus_side();
+            Some((w.max(min), h.max(min)))
+        }
     };
     Ok(RuleSpec { rule, torus })
 }
 
+/// The sides of a `:T<w>,<h>` or `:T<side>` suffix, zero allowed (the caller decides).
 fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
     let mut chars = suffix.chars();
     let kind = chars.next().map(|c| c.to_ascii_uppercase());
@@ -252,15 +345,8 @@ fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
     }
     let size = |s: &str| -> Result<u64, String> {
         let s = s.trim();
-        let value: u64 = s
-            .parse()
-            .map_err(|_| format!("torus size {s:?} in :T{rest} is not a number"))?;
-        if value == 0 {
-            return Err(format!(
-                ":T{rest} has a zero side; lifegen needs a finite torus, both sides at least 1"
-            ));
-        }
-        Ok(value)
+        s.parse()
+            .map_err(|_| format!("torus size {s:?} in :T{rest} is not a number"))
     };
     match rest.split_once(',') {
         Some((w, h)) => Ok((size(w)?, size(h)?)),
@@ -321,74 +407,150 @@ fn parse_life_like(body: &str) -> Result<LifeLike, String> {
             None => Err("missing the B part (write B3/S23 or b3s23)".into()),
         },
         _ => Err("not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
-                  <survival>/<birth> (23/3) or Larger-than-Life R<r>,C2,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N>"
+                  <survival>/<birth> (23/3) or Larger-than-Life R<r>,C0,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N|C>"
             .into()),
     }
 }
 
-fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
-    let mut radius = None;
-    let mut states = None;
-    let mut middle = None;
-    let mut survival = None;
-    let mut birth = None;
-    let mut neighbourhood = None;
-    for field in body.split(',') {
-        let field = field.trim();
-        let mut chars = field.chars();
-        let key = chars.next().map(|c| c.to_ascii_uppercase());
-        let value = chars.as_str();
-        let number = |v: &str| -> Result<u32, String> {
-            v.parse()
-                .map_err(|_| format!("{field}: {v:?} is not a number"))
-        };
-        let range = |v: &str| -> Result<(u32, u32), String> {
-            let (low, high) = v
-                .split_once("..")
-                .ok_or_else(|| format!("{field}: expected a range like {}34..58", &field[..1]))?;
-            Ok((number(low)?, number(high)?))
-        };
-        let slot_taken = match key {
-            Some('R') => radius.replace(number(value)?).is_some(),
-            Some('C') => states.replace(number(value)?).is_some(),
-            Some('M') => middle.replace(number(value)?).is_some(),
-            Some('S') => survival.replace(range(value)?).is_some(),
-            Some('B') => birth.replace(range(value)?).is_some(),
-            Some('N') => {
-                let kind = match value.to_ascii_uppercase().as_str() {
-                    "M" => Neighbourhood::Moore,
-                    "N" => Neighbourhood::VonNeumann,
-                    other => {
-                        return Err(format!(
-                            "neighbourhood N{other} is not supported; use NM (Moore) or NN (von Neumann)"
-                        ));
-                    }
-                };
-                neighbourhood.replace(kind).is_some()
-            }
-            _ => {
-                return Err(format!(
-                    "unknown field {field:?}; expected R, C, M, S, B or N"
-                ));
-            }
-        };
-        if slot_taken {
-            return Err(format!("field {} given twice", &field[..1]));
+/// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
+/// its help page gives them; lifegen runs the first three.
+const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
+    ('M', "Moore"),
+    ('N', "von Neumann"),
+    ('C', "circular"),
+    ('+', "cross"),
+    ('X', "saltire"),
+    ('*', "star"),
+    ('2', "L2/Euclidean"),
+    ('H', "hexagonal"),
+    ('B', "checkerboard"),
+    ('D', "aligned checkerboard"),
+    ('#', "hash"),
+    ('@', "custom"),
+    ('3', "tripod"),
+    ('A', "asterisk"),
+    ('L', "triangular"),
+    ('G', "Gaussian"),
+    ('W', "weighted"),
+];
+
+const LTL_FORM: &str = "R<r>,C<0|1|2>,M<0|1>,S<min>..<max>,B<min>..<max>,N<M|N|C>";
+const HROT_FORM: &str = "R<r>,C<0|1|2>,S<min>-<max>,B<min>-<max>[,N<M|N|C>]";
+
+/// The neighbourhood of the field after `N` (the `N` already taken off).
+fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
+    let upper = value.to_ascii_uppercase();
+    let mut chars = upper.chars();
+    let Some(letter) = chars.next() else {
+        return Err(
+            "N without a neighbourhood letter; use NM (Moore), NN (von Neumann) or NC (circular)"
+                .into(),
+        );
+    };
+    let shape = match letter {
+        'M' => Neighbourhood::Moore,
+        'N' => Neighbourhood::VonNeumann,
+        'C' => Neighbourhood::Circular,
+        other => {
+            return Err(
+                match GOLLY_NEIGHBOURHOODS.iter().find(|(c, _)| *c == other) {
+                    Some((_, name)) => format!(
+                        "neighbourhood N{other} ({name}) is not supported; lifegen runs NM (Moore), \
+                     NN (von Neumann) and NC (circular)"
+                    ),
+                    None => format!(
+                        "N{other} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
+                     or NC (circular)"
+                    ),
+                },
+            );
         }
+    };
+    let rest = chars.as_str();
+    if !rest.is_empty() {
+        return Err(format!("unexpected {rest:?} after N{letter}"));
     }
-    let radius = radius.ok_or("missing R<radius>")?;
-    if !(1..=MAX_RADIUS).contains(&radius) {
-        return Err(format!("radius R{radius} is outside 1..{MAX_RADIUS}"));
+    Ok(shape)
+}
+
+/// A number field `R5`, `C0`, `M1`: the number after the letter.
+fn number_after(field: &str, what: &str) -> Result<u32, String> {
+    field[1..]
+        .trim()
+        .parse()
+        .map_err(|_| format!("{field}: {what} must be a whole number"))
+}
+
+/// Golly's `C`: 0, 1 and 2 are the two-state rules, 3..=256 decaying (Generations-like) ones.
+fn check_states(states: u32) -> Result<(), String> {
+    match states {
+        0..=2 => Ok(()),
+        3..=256 => Err(format!(
+            "C{states}: only two-state rules (C0, C1 or C2) are supported, not {states} states"
+        )),
+        _ => Err(format!(
+            "C{states}: Golly allows C0 to C256, and lifegen two-state rules only (C0, C1 or C2)"
+        )),
     }
-    match states.unwrap_or(2) {
-        0 | 2 => {}
-        c => {
+}
+
+/// `R5,...` in LtL notation (the text holds `..`) or HROT notation (it does not), as Golly
+/// tells them apart.
+fn parse_r_notation(body: &str) -> Result<LargerThanLife, String> {
+    if body.contains("..") {
+        parse_ltl(body)
+    } else {
+        parse_hrot(body)
+    }
+}
+
+/// Golly's LtL notation: `sscanf(rule, "R%d,C%d,M%d,S%d..%d,B%d..%d,N%c%n", ...)`, so every
+/// field, in this order, the neighbourhood included.
+fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
+    let fields: Vec<&str> = body.split(',').map(str::trim).collect();
+    let expected = [
+        ('R', "R<radius>"),
+        ('C', "C<states>"),
+        ('M', "M<0|1>"),
+        ('S', "S<min>..<max>"),
+        ('B', "B<min>..<max>"),
+        ('N', "N<M|N|C>"),
+    ];
+    for (i, (letter, what)) in expected.iter().enumerate() {
+        let found = fields.get(i).copied();
+        if !found.is_some_and(|f| f.starts_with([*letter, letter.to_ascii_lowercase()])) {
+            let place = match (i, found) {
+                (_, None) => "at the end".to_string(),
+                (0, Some(f)) => format!("instead of {f:?}"),
+                (_, Some(f)) => format!("after {:?}, found {f:?}", fields[i - 1]),
+            };
             return Err(format!(
-                "C{c}: only two-state rules (C0 or C2) are supported, not {c} states"
+                "missing {what} {place}; Golly's LtL notation is {LTL_FORM}, in this order"
             ));
         }
     }
-    let include_centre = match middle.ok_or("missing M<0|1>")? {
+    if let Some(extra) = fields.get(6) {
+        return Err(format!(
+            "unexpected {extra:?} after the neighbourhood; Golly's LtL notation is {LTL_FORM}"
+        ));
+    }
+    let range = |field: &str| -> Result<(u32, u32), String> {
+        let (low, high) = field[1..].split_once("..").ok_or_else(|| {
+            format!(
+                "{field}: expected a range like {}34..58",
+                field[..1].to_ascii_uppercase()
+            )
+        })?;
+        let number = |v: &str| -> Result<u32, String> {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{field}: {v:?} is not a whole number"))
+        };
+        Ok((number(low)?, number(high)?))
+    };
+    let radius = number_after(fields[0], "the radius")?;
+    check_states(number_after(fields[1], "the number of states")?)?;
+    let include_centre = match number_after(fields[2], "M")? {
         0 => false,
         1 => true,
         m => return Err(format!("M{m}: M must be 0 or 1")),
@@ -396,22 +558,187 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
     let rule = LargerThanLife {
         radius,
         include_centre,
-        survival: survival.ok_or("missing S<min>..<max>")?,
-        birth: birth.ok_or("missing B<min>..<max>")?,
-        neighbourhood: neighbourhood.unwrap_or(Neighbourhood::Moore),
+        survival: range(fields[3])?,
+        birth: range(fields[4])?,
+        neighbourhood: parse_neighbourhood(&fields[5][1..])?,
+        notation: LtlNotation::Ltl,
     };
-    let max = rule.neighbourhood_size();
-    for (letter, (low, high)) in [('S', rule.survival), ('B', rule.birth)] {
-        if low > high {
-            return Err(format!("{letter}{low}..{high} is an empty range"));
-        }
-        if high > max {
+    check_ltl(rule)?;
+    Ok(rule)
+}
+
+/// Kellie Evans' `r,bmin,bmax,smin,smax`: Moore, the centre counted; Golly prints it in LtL
+/// notation.
+fn parse_evans(body: &str) -> Result<LargerThanLife, String> {
+    let numbers: Vec<&str> = body.split(',').map(str::trim).collect();
+    let parsed: Result<Vec<u32>, _> = numbers.iter().map(|n| n.parse::<u32>()).collect();
+    let (Ok(values), 5) = (parsed, numbers.len()) else {
+        return Err(format!(
+            "not a rule: Kellie Evans' Larger-than-Life notation is five whole numbers \
+             r,bmin,bmax,smin,smax (5,34,45,34,58), found {body:?}"
+        ));
+    };
+    let rule = LargerThanLife {
+        radius: values[0],
+        include_centre: true,
+        survival: (values[3], values[4]),
+        birth: (values[1], values[2]),
+        neighbourhood: Neighbourhood::Moore,
+        notation: LtlNotation::Ltl,
+    };
+    check_ltl(rule)?;
+    Ok(rule)
+}
+
+/// One HROT count list, `33-57` or `2,3` or `0,7-12,27`, as a single range.
+fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
+    let written = || format!("{letter}{}", items.join(","));
+    let mut ranges = Vec::new();
+    for item in items {
+        let number = |v: &str| -> Result<u32, String> {
+            v.trim()
+                .parse()
+                .map_err(|_| format!("{}: {item:?} is not a count or a range a-b", written()))
+        };
+        let range = match item.split_once('-') {
+            Some((low, high)) => (number(low)?, number(high)?),
+            None => (number(item)?, number(item)?),
+        };
+        if range.0 > range.1 {
             return Err(format!(
-                "{letter}{low}..{high} exceeds the {max} cells of the neighbourhood"
+                "{}: the range {item} runs backwards (Golly: range min must be less than max)",
+                written()
+            ));
+        }
+        ranges.push(range);
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(u32, u32)> = Vec::new();
+    for (low, high) in ranges {
+        match merged.last_mut() {
+            Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
+            _ => merged.push((low, high)),
+        }
+    }
+    match merged[..] {
+        [one] => Ok(one),
+        [] => Err(format!(
+            "an empty {letter} list is not supported; lifegen's Larger-than-Life rules have one \
+             {letter} range"
+        )),
+        _ => Err(format!(
+            "{} is not one range; lifegen's Larger-than-Life rules have one S range and one B \
+             range",
+            written()
+        )),
+    }
+}
+
+/// Golly's HROT notation `R<r>,C<c>,S<list>,B<list>[,N<n>]`: outer totalistic, the
+/// neighbourhood optional (Moore). Lists that are one range only.
+fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
+    let mut fields: Vec<&str> = body.split(',').map(str::trim).collect();
+    // Golly takes a comma after the last B count (`R1,C0,S2-3,B3,`).
+    if fields.len() > 2 && fields.last() == Some(&"") {
+        fields.pop();
+    }
+    let upper = |f: &str| f.to_ascii_uppercase();
+    if fields.len() < 2 || !upper(fields[1]).starts_with('C') {
+        return Err(format!(
+            "missing C<states> after {:?}; Golly's notations are LtL {LTL_FORM} and HROT {HROT_FORM}",
+            fields[0]
+        ));
+    }
+    let radius = number_after(fields[0], "the radius")?;
+    check_states(number_after(fields[1], "the number of states")?)?;
+    let mut rest = &fields[2..];
+    if rest.first().is_some_and(|f| upper(f).starts_with('M')) {
+        return Err(format!(
+            "{:?} without ranges written min..max: with M the rule is in LtL notation \
+             {LTL_FORM}; HROT notation {HROT_FORM} has no M",
+            rest[0]
+        ));
+    }
+    // A list: its letter's field (the first count after the letter) and the bare counts after it.
+    let mut list = |letter: char| -> Result<(u32, u32), String> {
+        let Some(first) = rest.first().filter(|f| upper(f).starts_with(letter)) else {
+            return Err(format!(
+                "missing {letter}<counts>; Golly's HROT notation is {HROT_FORM}"
+            ));
+        };
+        let mut items = Vec::new();
+        if !first[1..].trim().is_empty() {
+            items.push(first[1..].trim());
+        }
+        rest = &rest[1..];
+        while let Some(item) = rest
+            .first()
+            .filter(|f| f.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            items.push(item);
+            rest = &rest[1..];
+        }
+        hrot_list(letter, &items)
+    };
+    let survival = list('S')?;
+    let birth = list('B')?;
+    let neighbourhood = match rest.first() {
+        None => Neighbourhood::Moore,
+        Some(n) if upper(n).starts_with('N') => parse_neighbourhood(&n[1..])?,
+        Some(other) => {
+            return Err(format!(
+                "unexpected {other:?} after the B counts; Golly's HROT notation is {HROT_FORM}"
+            ));
+        }
+    };
+    if let Some(extra) = rest.get(1) {
+        return Err(format!(
+            "unexpected {extra:?} after the neighbourhood; Golly's HROT notation is {HROT_FORM}"
+        ));
+    }
+    let rule = LargerThanLife {
+        radius,
+        include_centre: false,
+        survival,
+        birth,
+        neighbourhood,
+        notation: LtlNotation::Hrot,
+    };
+    check_ltl(rule)?;
+    Ok(rule)
+}
+
+/// Golly's limits (ltlalgo::setrule): radius 1..=500; every count at most the neighbourhood's
+/// cells (the centre among them for `M1`); survival counts at least 1 for `M1`.
+fn check_ltl(rule: LargerThanLife) -> Result<(), String> {
+    let radius = rule.radius;
+    if !(1..=MAX_RADIUS).contains(&radius) {
+        return Err(format!("radius R{radius} is outside 1..{MAX_RADIUS}"));
+    }
+    let max = rule.neighbourhood_size();
+    let min_survival = u32::from(rule.include_centre);
+    for (letter, range, min) in [('S', rule.survival, min_survival), ('B', rule.birth, 0)] {
+        let written = match rule.notation {
+            LtlNotation::Ltl => format!("{letter}{}..{}", range.0, range.1),
+            LtlNotation::Hrot => format!("{letter}{}", hrot_range(range)),
+        };
+        if range.0 > range.1 {
+            return Err(format!(
+                "{written} is an empty range (Golly: range min must be less than max)"
+            ));
+        }
+        if range.1 > max {
+            return Err(format!(
+                "{written} exceeds the {max} cells of the neighbourhood"
+            ));
+        }
+        if range.0 < min {
+            return Err(format!(
+                "{written}: with M1 a live cell counts itself, so survival counts start at 1"
             ));
         }
     }
-    Ok(rule)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -457,19 +784,138 @@ mod tests {
         assert_eq!(parse("b3s23:t64").unwrap().torus, Some((64, 64)));
     }
 
+    fn ltl(s: &str) -> LargerThanLife {
+        match parse(s).unwrap().rule {
+            Rule::LargerThanLife(rule) => rule,
+            other => panic!("{s} read as {other:?}"),
+        }
+    }
+
     #[test]
     fn larger_than_life() {
-        let spec = parse("R5,C2,M0,S34..58,B34..45,NM").unwrap();
-        let Rule::LargerThanLife(rule) = spec.rule else {
-            panic!("not LtL")
-        };
+        let rule = ltl("R5,C2,M0,S34..58,B34..45,NM");
         assert_eq!(rule.radius, 5);
         assert!(!rule.include_centre);
         assert_eq!((rule.survival, rule.birth), ((34, 58), (34, 45)));
-        assert_eq!(rule.to_string(), "R5,C2,M0,S34..58,B34..45,NM");
         assert_eq!(rule.neighbourhood_size(), 120);
-        let vn = parse("R2,C0,M1,S1..5,B2..3,NN").unwrap();
-        assert_eq!(vn.rule.to_string(), "R2,C2,M1,S1..5,B2..3,NN");
+        // Golly prints C0 for every two-state rule (ltlalgo::setrule: `scount = 0`).
+        assert_eq!(rule.to_string(), "R5,C0,M0,S34..58,B34..45,NM");
+        assert_eq!(
+            ltl("R2,C0,M1,S1..5,B2..3,NN").to_string(),
+            "R2,C0,M1,S1..5,B2..3,NN"
+        );
+        assert_eq!(
+            ltl("r3,c1,m1,s1..5,b0..3,nc").to_string(),
+            "R3,C0,M1,S1..5,B0..3,NC"
+        );
+    }
+
+    #[test]
+    fn golly_canonical_forms() {
+        for (input, canonical) in [
+            ("R5,C0,M1,S34..58,B34..45,NM", "R5,C0,M1,S34..58,B34..45,NM"),
+            ("R5,C2,M1,S34..58,B34..45,NM", "R5,C0,M1,S34..58,B34..45,NM"),
+            (
+                "R5,C1,M1,S034..58,B34..45,Nm",
+                "R5,C0,M1,S34..58,B34..45,NM",
+            ),
+            // Kellie Evans' r,bmin,bmax,smin,smax prints in LtL notation.
+            ("5,34,45,34,58", "R5,C0,M1,S34..58,B34..45,NM"),
+            ("1,3,3,3,4", "R1,C0,M1,S3..4,B3..3,NM"),
+            // HROT stays HROT; Moore's ,NM is left out; one-count ranges print as one number.
+            ("R5,C2,S33-57,B34-45", "R5,C0,S33-57,B34-45"),
+            ("R5,C0,S33-57,B34-45,NM", "R5,C0,S33-57,B34-45"),
+            ("R1,C2,S0,B1,NN", "R1,C0,S0,B1,NN"),
+            ("r4,c0,s2,3,4-9,b3-3,nc", "R4,C0,S2-9,B3,NC"),
+            ("R1,C0,S2-3,B3,", "R1,C0,S2-3,B3"),
+            (
+                "R100,C2,S5611-9775,B5612-7585,NN",
+                "R100,C0,S5611-9775,B5612-7585,NN",
+            ),
+        ] {
+            let rule = parse(input).unwrap().rule;
+            assert_eq!(rule.to_string(), canonical, "{input}");
+            assert_eq!(parse(canonical).unwrap().rule, rule, "{canonical}");
+        }
+        // The same rule in both notations.
+        let (m1, hrot) = (
+            ltl("R5,C0,M1,S34..58,B34..45,NM"),
+            ltl("R5,C0,S33-57,B34-45"),
+        );
+        for count in 0..=121 {
+            for alive in [false, true] {
+                let own = u32::from(alive);
+                assert_eq!(m1.next(alive, count + own), hrot.next(alive, count));
+            }
+        }
+    }
+
+    #[test]
+    fn circular_rows_are_golly_shapes() {
+        // Golly's help picture of NC for r = 3: rows 3, 5, 7, 7, 7, 5, 3.
+        let widths: Vec<u32> = (-3..=3)
+            .map(|dy| 2 * Neighbourhood::Circular.row_half_width(3, dy).unwrap() + 1)
+            .collect();
+        assert_eq!(widths, [3, 5, 7, 7, 7, 5, 3]);
+        // Brute force from ltlalgo::max_neighbors: dx^2 + dy^2 <= r^2 + r.
+        for r in 1..=MAX_RADIUS {
+            let ri = i64::from(r);
+            for dy in -ri..=ri {
+                let brute = (0..=ri)
+                    .filter(|dx| dx * dx + dy * dy <= ri * ri + ri)
+                    .max();
+                assert_eq!(
+                    Neighbourhood::Circular.row_half_width(r, dy),
+                    brute.map(|w| w as u32)
+                );
+            }
+            assert_eq!(Neighbourhood::Circular.row_half_width(r, ri + 1), None);
+        }
+        // Moore and von Neumann sizes as Golly's max_neighbors has them (plus the centre).
+        for r in 1..=MAX_RADIUS {
+            assert_eq!(Neighbourhood::Moore.cells(r), (2 * r + 1) * (2 * r + 1));
+            assert_eq!(Neighbourhood::VonNeumann.cells(r), 2 * r * (r + 1) + 1);
+        }
+        assert_eq!(Neighbourhood::Circular.cells(1), 9);
+        assert_eq!(Neighbourhood::Circular.cells(2), 21);
+        assert_eq!(Neighbourhood::Circular.cells(3), 37);
+    }
+
+    #[test]
+    fn limits_as_golly_has_them() {
+        // B may start at 0, and with M1 reach the cells of the neighbourhood, centre included.
+        assert_eq!(ltl("R1,C0,M1,S1..9,B0..9,NM").birth, (0, 9));
+        assert_eq!(ltl("R1,C0,M0,S0..8,B0..8,NM").survival, (0, 8));
+        assert_eq!(ltl("R500,C0,M0,S1..2,B1..1,NM").radius, 500);
+        assert_eq!(ltl("R2,C0,M0,S0..20,B0..20,NC").neighbourhood_size(), 20);
+        for (input, needle) in [
+            ("R1,C0,M1,S0..9,B1..1,NM", "survival counts start at 1"),
+            ("R1,C0,M1,S1..10,B1..1,NM", "exceeds the 9 cells"),
+            ("R1,C0,M0,S1..9,B1..1,NM", "exceeds the 8 cells"),
+            ("R2,C0,M0,S1..21,B1..1,NC", "exceeds the 20 cells"),
+            ("R1,C0,S1-9,B1", "S1-9 exceeds the 8 cells"),
+            ("R501,C0,M0,S1..2,B1..1,NM", "outside 1..500"),
+            ("R3,C0,M0,S5..2,B1..1,NM", "empty range"),
+        ] {
+            let message = parse(input).unwrap_err().to_string();
+            assert!(message.contains(needle), "{input}: {message}");
+        }
+    }
+
+    #[test]
+    fn ltl_torus_sides_rise_to_twice_the_radius() {
+        let spec = parse("R5,C0,M1,S34..58,B34..45,NM:T500,40").unwrap();
+        assert_eq!(spec.torus, Some((500, 40)));
+        assert_eq!(spec.to_string(), "R5,C0,M1,S34..58,B34..45,NM:T500,40");
+        assert_eq!(
+            parse("R5,C0,S33-57,B34-45:T4,0").unwrap().torus,
+            Some((10, 10))
+        );
+        assert_eq!(
+            parse("R10,C0,M0,S1..2,B1..1,NC:T7").unwrap().torus,
+            Some((20, 20))
+        );
+        assert_eq!(parse("1,3,3,3,4:T0,30").unwrap().torus, Some((2, 30)));
     }
 
     #[test]
@@ -483,10 +929,46 @@ mod tests {
             ("B3/S23:T0,5", "zero side"),
             ("B3/S23:Tx,5", "not a number"),
             ("R5,C3,M0,S34..58,B34..45,NM", "two-state"),
+            ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C2,M0,S34..580,B34..45,NM", "exceeds the 120 cells"),
-            ("R5,C2,M0,S34..58,NM", "missing B"),
+            ("R5,C2,M0,S34..58,NM", "missing B<min>..<max>"),
+            ("R5,C2,M0,S34..58,B34..45", "missing N<M|N|C> at the end"),
+            ("R5,C2,M0,B34..45,S34..58,NM", "missing S<min>..<max>"),
+            ("R5,C2,M0,S34..58,B34..45,NM,X", "unexpected \"X\""),
+            ("R5,C2,M0,S34..58,B34..45,NMM", "unexpected \"M\" after NM"),
             ("R0,C2,M0,S1..2,B1..1,NM", "outside"),
-            ("R2,C2,M0,S1..2,B1..1,NX", "NX is not supported"),
+            ("R2,C2,M2,S1..2,B1..1,NM", "M must be 0 or 1"),
+            ("R2,C2,M0,S1..2,B1..1,NX", "NX (saltire) is not supported"),
+            ("R2,C2,M0,S1..2,B1..1,N+", "N+ (cross) is not supported"),
+            (
+                "R2,C2,M0,S1..2,B1..1,N2",
+                "N2 (L2/Euclidean) is not supported",
+            ),
+            ("R2,C2,M0,S1..2,B1..1,NH", "NH (hexagonal) is not supported"),
+            (
+                "R2,C2,M0,S1..2,B1..1,N@891891",
+                "N@ (custom) is not supported",
+            ),
+            (
+                "R2,C2,M0,S1..2,B1..1,NQ",
+                "NQ is not a neighbourhood Golly knows",
+            ),
+            (
+                "R2,C2,S1-2,B1,NW123401323",
+                "NW (weighted) is not supported",
+            ),
+            ("R3,C2,S0,7-12,27,B8,NM", "S0,7-12,27 is not one range"),
+            ("R1,C0,S,B3", "empty S list"),
+            ("R1,C0,S2-3,B3-1", "runs backwards"),
+            (
+                "R1,C0,S2-3,B3,NM,NN",
+                "unexpected \"NN\" after the neighbourhood",
+            ),
+            ("R1,C0,S2-3,B3,M1", "unexpected \"M1\" after the B counts"),
+            ("R5,C0,M1,S34-58,B34-45,NM", "HROT notation"),
+            ("R5,S34..58", "missing C<states>"),
+            ("5,34,45,34", "five whole numbers"),
+            ("R5,C0,M1,S34..58,B34..45,NM:K10,10", "Klein bottle"),
         ];
         for (input, needle) in cases {
             let err = parse(input).unwrap_err();
