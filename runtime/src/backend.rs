@@ -1,11 +1,13 @@
 //! Choosing and creating a simulator for a rule and a universe.
 
+use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{LtlKernel, life_like_equivalent};
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
 use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
 use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
+use crate::gpu_stream::StreamGpuSimulator;
 use crate::reference;
 use crate::stream::StreamStepper;
 use crate::tiles::TileStepper;
@@ -155,6 +157,21 @@ impl HostStepper for StreamStepper {
     }
 }
 
+impl Simulator for StreamGpuSimulator {
+    fn describe(&self) -> String {
+        StreamGpuSimulator::describe(self)
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        Ok(StreamGpuSimulator::advance(self, gens)?)
+    }
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        Ok(StreamGpuSimulator::universe(self)?)
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        Some(self.last_kernel_ms() / 1e3)
+    }
+}
+
 impl Simulator for GpuSimulator {
     fn describe(&self) -> String {
         GpuSimulator::describe(self)
@@ -197,8 +214,25 @@ pub fn create_with_plan(
     let (width, _) = (universe.width() as u64, universe.height() as u64);
     Ok(match (kind, rule) {
         (BackendKind::Reference, _) => resident(Reference(*rule), universe),
-        (BackendKind::Gpu, Rule::LargerThanLife(_)) => {
-            return Err(GpuError::Rule(rule.to_string()).into());
+        (BackendKind::Gpu, Rule::LargerThanLife(ltl)) => match life_like_equivalent(ltl) {
+            Some(life) => Box::new(GpuSimulator::new(&life, universe, plan)?),
+            None => Box::new(StreamGpuSimulator::new(
+                &ltl_program(ltl)?,
+                &rule.to_string(),
+                universe,
+            )?),
+        },
+        (BackendKind::Auto, Rule::LargerThanLife(ltl))
+            if width % 32 == 0
+                && life_like_equivalent(ltl).is_none()
+                && crate::gpu::open_device().is_ok() =>
+        {
+            match StreamGpuSimulator::new(&ltl_program(ltl)?, &rule.to_string(), universe.clone()) {
+                Ok(simulator) => Box::new(simulator),
+                // A rule the GPU kernels cannot hold (too wide a window) runs on the CPU.
+                Err(GpuError::Rule { .. }) => ltl_cpu(ltl, universe)?,
+                Err(other) => return Err(other.into()),
+            }
         }
         (BackendKind::Gpu, Rule::LifeLike(life)) => {
             Box::new(GpuSimulator::new(life, universe, plan)?)
@@ -237,13 +271,18 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 /// one is built (milliseconds); the tests check larger ones.
 const CHECK_RADIUS: u32 = 32;
 
-fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
-    let isa = Isa::from_environment()?;
+/// The rule's verified stream program, bounds folded in.
+fn ltl_program(rule: &LargerThanLife) -> Result<Program, BackendError> {
     let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
     if rule.radius <= CHECK_RADIUS {
         kernel.verify(rule)?;
     }
+    Ok(kernel.for_rule(rule))
+}
+
+fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+    let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
-    let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
+    let stepper = StreamStepper::new(ltl_program(rule)?, isa, spare);
     Ok(resident(stepper, universe))
 }

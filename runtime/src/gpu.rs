@@ -52,8 +52,8 @@ pub enum GpuError {
     NoDriver,
     #[error("no usable CUDA GPU: {0}; use --backend cpu")]
     NoDevice(String),
-    #[error("the GPU backend runs life-like rules only; {0} has no GPU kernel: use --backend cpu")]
-    Rule(String),
+    #[error("the GPU backend has no kernel for {rule}: {why}; use --backend cpu")]
+    Rule { rule: String, why: String },
     #[error(
         "the GPU backend needs a width that is a multiple of 32 cells; {width} is not (nearest: {below} or {above})"
     )]
@@ -69,7 +69,7 @@ pub enum GpuError {
     Driver { what: String, message: String },
 }
 
-fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
+pub(crate) fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
     move |e| GpuError::Driver {
         what: what.to_string(),
         message: e.to_string(),
@@ -213,6 +213,64 @@ impl Launcher {
     }
 }
 
+/// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words.
+pub(crate) fn upload_rows(
+    stream: &Arc<CudaStream>,
+    host: &Universe,
+    gpu_words: usize,
+    dst: &mut CudaSlice<u32>,
+) -> Result<(), GpuError> {
+    let host_words = host.words_per_row() * 2;
+    let words = host.words();
+    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
+    // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
+    let as_u32 =
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
+    if host_words == gpu_words {
+        stream
+            .memcpy_htod(as_u32, dst)
+            .map_err(driver("copy to the GPU"))?;
+    } else {
+        let packed: Vec<u32> = as_u32
+            .chunks(host_words)
+            .flat_map(|row| row[..gpu_words].iter().copied())
+            .collect();
+        stream
+            .memcpy_htod(&packed, dst)
+            .map_err(driver("copy to the GPU"))?;
+    }
+    Ok(())
+}
+
+/// Copies a GPU universe of rows of `gpu_words` 32-bit words into `host`.
+pub(crate) fn download_rows(
+    stream: &Arc<CudaStream>,
+    src: &CudaSlice<u32>,
+    gpu_words: usize,
+    host: &mut Universe,
+) -> Result<(), GpuError> {
+    let host_words = host.words_per_row() * 2;
+    let words = host.words_mut();
+    // SAFETY: as in `upload_rows`; every bit pattern is a valid u64.
+    let as_u32 = unsafe {
+        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
+    };
+    if host_words == gpu_words {
+        stream
+            .memcpy_dtoh(src, as_u32)
+            .map_err(driver("copy from the GPU"))?;
+    } else {
+        let packed = stream
+            .clone_dtoh(src)
+            .map_err(driver("copy from the GPU"))?;
+        for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
+            row[..gpu_words].copy_from_slice(data);
+            row[gpu_words..].fill(0);
+        }
+    }
+    Ok(())
+}
+
 /// The most warps one launch runs (thread indices stay below 2^32 with room to spare).
 const MAX_TASKS: u64 = 1 << 26;
 
@@ -340,54 +398,22 @@ impl GpuSimulator {
     }
 
     fn upload(&mut self) -> Result<(), GpuError> {
-        let gpu_words = self.words as usize;
-        let host_words = self.host.words_per_row() * 2;
-        let words = self.host.words();
-        // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
-        // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
-        let as_u32 =
-            unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
-        let dst = &mut self.buffers[self.current];
-        if host_words == gpu_words {
-            self.stream
-                .memcpy_htod(as_u32, dst)
-                .map_err(driver("copy to the GPU"))?;
-        } else {
-            let packed: Vec<u32> = as_u32
-                .chunks(host_words)
-                .flat_map(|row| row[..gpu_words].iter().copied())
-                .collect();
-            self.stream
-                .memcpy_htod(&packed, dst)
-                .map_err(driver("copy to the GPU"))?;
-        }
-        Ok(())
+        upload_rows(
+            &self.stream,
+            &self.host,
+            self.words as usize,
+            &mut self.buffers[self.current],
+        )
     }
 
     /// The universe now, copied back from the GPU.
     pub fn universe(&mut self) -> Result<&Universe, GpuError> {
-        let gpu_words = self.words as usize;
-        let host_words = self.host.words_per_row() * 2;
-        let src = &self.buffers[self.current];
-        let words = self.host.words_mut();
-        // SAFETY: as in `upload`; every bit pattern is a valid u64.
-        let as_u32 = unsafe {
-            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
-        };
-        if host_words == gpu_words {
-            self.stream
-                .memcpy_dtoh(src, as_u32)
-                .map_err(driver("copy from the GPU"))?;
-        } else {
-            let packed = self
-                .stream
-                .clone_dtoh(src)
-                .map_err(driver("copy from the GPU"))?;
-            for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
-                row[..gpu_words].copy_from_slice(data);
-                row[gpu_words..].fill(0);
-            }
-        }
+        download_rows(
+            &self.stream,
+            &self.buffers[self.current],
+            self.words as usize,
+            &mut self.host,
+        )?;
         Ok(&self.host)
     }
 

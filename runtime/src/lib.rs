@@ -3,6 +3,7 @@
 pub mod backend;
 pub mod cpu;
 pub mod gpu;
+pub mod gpu_stream;
 pub mod memory;
 pub mod png;
 pub mod reference;

@@ -118,60 +118,48 @@ impl Program {
             .unwrap_or(0)
     }
 
-    /// How far (in cells, either way) the value `v` reaches across the row: the halo a back end
-    /// must compute around the cells it keeps.
-    pub fn reach(&self) -> Vec<u32> {
-        let mut reach = vec![0u32; self.instrs.len()];
-        for (i, instr) in self.instrs.iter().enumerate() {
-            let from_operands = instr
-                .operands()
-                .iter()
-                .map(|&v| reach[v as usize])
-                .max()
-                .unwrap_or(0);
-            reach[i] = match *instr {
-                Instr::Shift { cells, .. } => from_operands + cells.unsigned_abs(),
-                // A delayed or carried value was computed over the same span one row earlier.
-                _ => from_operands,
-            };
-        }
-        // State carries the reach of what was carried into it.
-        let mut carried = vec![0u32; self.state_slots as usize];
-        for (i, instr) in self.instrs.iter().enumerate() {
-            if let Instr::Carry { slot, .. } = instr {
-                carried[*slot as usize] = reach[i];
-            }
-        }
-        if carried.iter().any(|&c| c > 0) {
-            // Fixed point: a carried value's reach feeds itself; bounded by one pass more.
+    /// The cells each value depends on, as offsets `lo..=hi` from its own cell: a shift
+    /// moves its source's span, a LUT3 joins its operands' spans.
+    pub fn spans(&self) -> Vec<(i64, i64)> {
+        let mut spans = vec![(0i64, 0i64); self.instrs.len()];
+        let mut carried = vec![(0i64, 0i64); self.state_slots as usize];
+        // Two passes: a carried value's span feeds itself one row later (the running sums
+        // reach a fixed point at once, since they add spans already present).
+        for _ in 0..2 {
             for (i, instr) in self.instrs.iter().enumerate() {
-                let from_operands = instr
+                let join = instr
                     .operands()
                     .iter()
-                    .map(|&v| reach[v as usize])
-                    .max()
-                    .unwrap_or(0);
-                reach[i] = match *instr {
+                    .map(|&v| spans[v as usize])
+                    .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
+                spans[i] = match *instr {
+                    Instr::Shift { cells, .. } => {
+                        let (lo, hi) = join.unwrap();
+                        (lo + i64::from(cells), hi + i64::from(cells))
+                    }
                     Instr::State { slot } => carried[slot as usize],
-                    Instr::Shift { cells, .. } => from_operands + cells.unsigned_abs(),
-                    _ => from_operands,
-                }
-                .max(reach[i]);
+                    Instr::Carry { slot, .. } => {
+                        let span = join.unwrap();
+                        let c = &mut carried[slot as usize];
+                        *c = (c.0.min(span.0), c.1.max(span.1));
+                        span
+                    }
+                    _ => join.unwrap_or((0, 0)),
+                };
             }
         }
-        reach
+        spans
     }
 
-    /// The largest reach of any stored value.
+    /// How far, in cells to either side, the stored value reaches: the halo a back end must
+    /// compute around the cells it keeps.
     pub fn halo_cells(&self) -> u32 {
-        let reach = self.reach();
+        let spans = self.spans();
         self.instrs
             .iter()
-            .zip(&reach)
-            .map(|(instr, &r)| match instr {
-                Instr::Store { .. } => r,
-                _ => 0,
-            })
+            .zip(&spans)
+            .filter(|(instr, _)| matches!(instr, Instr::Store { .. }))
+            .map(|(_, &(lo, hi))| (-lo).max(hi).max(0) as u32)
             .max()
             .unwrap_or(0)
     }

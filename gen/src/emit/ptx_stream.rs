@@ -1,0 +1,380 @@
+//! The PTX back end of the kernel IR: one generation of any stream program (see
+//! [`crate::kernel::ir`]), whichever front end made it.
+//!
+//! One warp (one block of 32 threads) owns a strip of 32 adjacent 32-bit words and one segment
+//! of rows; lane `l` streams down word `l`. `Shift` reads the neighbouring lanes' words with
+//! `shfl.sync` and joins them with `shf.r.wrap`; the strip's outer `halo` words on each side are
+//! computed but not written (the neighbouring strips write them). `Delay` sources live in rings
+//! in shared memory (`[ring][slot][lane]`, so the 32 lanes hit 32 banks); `State` is a register
+//! carried round the row loop; `Load` reads the source universe (`ld.global.nc`).
+//!
+//! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
+//! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
+//! rows. Launch one block of 32 threads per task.
+
+use crate::kernel::ir::{Instr, Program};
+
+pub use crate::emit::ptx::{PTX_TARGET, PTX_VERSION};
+
+/// Shared memory a block may declare statically.
+pub const MAX_SHARED_BYTES: usize = 48 * 1024;
+
+/// A stream kernel's PTX and what its launcher needs to know.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamPtx {
+    pub entry: String,
+    pub text: String,
+    /// Words at each side of a strip that are computed but not written.
+    pub halo_words: u32,
+    /// Words a strip writes: `32 - 2 * halo_words`.
+    pub output_words: u32,
+    pub warmup: u32,
+    pub shared_bytes: usize,
+}
+
+/// Why a program has no GPU kernel.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum StreamPtxError {
+    #[error(
+        "its window reaches {halo} cells to each side; a warp's strip of 1024 cells leaves no word to write"
+    )]
+    TooWide { halo: u32 },
+    #[error(
+        "its row rings need {bytes} bytes of shared memory per warp, more than {MAX_SHARED_BYTES}"
+    )]
+    TooDeep { bytes: usize },
+    #[error("it has run-time parameters; fold them first")]
+    Parameters,
+}
+
+struct Ring {
+    /// Byte offset of slot 0, lane 0.
+    base: usize,
+    len: u32,
+}
+
+/// Emits the kernel. Deterministic: the same program gives the same bytes.
+pub fn emit(program: &Program) -> Result<StreamPtx, StreamPtxError> {
+    if !program.params.is_empty() {
+        return Err(StreamPtxError::Parameters);
+    }
+    let halo = program.halo_cells();
+    let halo_words = halo.div_ceil(32);
+    if 2 * halo_words >= 32 {
+        return Err(StreamPtxError::TooWide { halo });
+    }
+    let output_words = 32 - 2 * halo_words;
+    // One ring per delayed value, as deep as its deepest delay plus the current row.
+    let n = program.instrs.len();
+    let mut rings: Vec<Option<Ring>> = (0..n).map(|_| None).collect();
+    let mut shared = 0usize;
+    for v in 0..n {
+        let deepest = program
+            .instrs
+            .iter()
+            .filter_map(|i| match *i {
+                Instr::Delay { src, rows } if src as usize == v => Some(rows),
+                _ => None,
+            })
+            .max();
+        if let Some(deepest) = deepest {
+            let len = deepest + 1;
+            rings[v] = Some(Ring { base: shared, len });
+            shared += len as usize * 32 * 4;
+        }
+    }
+    if shared > MAX_SHARED_BYTES {
+        return Err(StreamPtxError::TooDeep { bytes: shared });
+    }
+    let entry = format!("lifegen_stream_{}", program.name);
+    let mut e = Emitter { out: String::new() };
+    e.header(program, &entry, halo_words, shared);
+    e.setup(program, halo_words, output_words, shared);
+    e.body(program, &rings);
+    Ok(StreamPtx {
+        entry,
+        text: e.out,
+        halo_words,
+        output_words,
+        warmup: program.warmup,
+        shared_bytes: shared,
+    })
+}
+
+struct Emitter {
+    out: String,
+}
+
+impl Emitter {
+    fn line(&mut self, text: impl AsRef<str>) {
+        self.out.push_str(text.as_ref());
+        self.out.push('\n');
+    }
+
+    fn header(&mut self, program: &Program, entry: &str, halo_words: u32, shared: usize) {
+        let counts = program.counts();
+        self.line(format!("// program: {}", program.name));
+        self.line(format!(
+            "// per word and row: {} lop3, {} shifts (shfl + shf), {} loads, {} ring reads; halo {} words; {} bytes of shared memory a warp",
+            counts.lut3, counts.shift, counts.load, counts.delay, halo_words, shared
+        ));
+        self.line(format!(".version {PTX_VERSION}"));
+        self.line(format!(".target {PTX_TARGET}"));
+        self.line(".address_size 64");
+        self.line("");
+        self.line(format!(".visible .entry {entry}("));
+        self.line("\t.param .u64 p_src,");
+        self.line("\t.param .u64 p_dst,");
+        self.line("\t.param .u32 p_words,");
+        self.line("\t.param .u32 p_rows,");
+        self.line("\t.param .u32 p_strips,");
+        self.line("\t.param .u32 p_tasks,");
+        self.line("\t.param .u32 p_segment");
+        self.line(")");
+        self.line(".maxntid 32, 1, 1");
+        self.line("{");
+        if shared > 0 {
+            self.line(format!("\t.shared .align 16 .b8 ring[{shared}];"));
+        }
+        self.line("\t.reg .pred %p<8>;");
+        self.line("\t.reg .pred %pl<64>;");
+        self.line("\t.reg .b32 %r<40>;");
+        self.line("\t.reg .b32 %ry<64>;");
+        self.line("\t.reg .b32 %rs<64>;");
+        self.line("\t.reg .b64 %rd<16>;");
+        self.line("\t.reg .b64 %ra<64>;");
+        self.line("\t.reg .b32 %re<64>;");
+        self.line(format!("\t.reg .b32 %v<{}>;", program.instrs.len() + 1));
+        self.line(format!("\t.reg .b32 %st<{}>;", program.state_slots.max(1)));
+        self.line(format!("\t.reg .b32 %lo<{}>;", program.instrs.len() + 1));
+        self.line(format!("\t.reg .b32 %hi<{}>;", program.instrs.len() + 1));
+    }
+
+    /// Registers: %r1 words, %r2 rows, %r3 strips, %r4 tasks, %r5 segment, %r6 lane,
+    /// %r7 task, %r8 strip, %r9 column, %r10 first row of the segment, %r11 rows of the
+    /// segment, %r12 iterations, %r13 newest row, %r14 iteration, %p1 this lane writes,
+    /// %rd1 src, %rd2 dst, %r20 shared base + lane * 4.
+    fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, shared: usize) {
+        for (reg, param) in [
+            (1, "p_words"),
+            (2, "p_rows"),
+            (3, "p_strips"),
+            (4, "p_tasks"),
+        ] {
+            self.line(format!("\tld.param.u32 %r{reg}, [{param}];"));
+        }
+        self.line("\tld.param.u32 %r5, [p_segment];");
+        self.line("\tld.param.u64 %rd1, [p_src];");
+        self.line("\tld.param.u64 %rd2, [p_dst];");
+        self.line("\tcvta.to.global.u64 %rd1, %rd1;");
+        self.line("\tcvta.to.global.u64 %rd2, %rd2;");
+        self.line("\tmov.u32 %r6, %tid.x;");
+        self.line("\tmov.u32 %r7, %ctaid.x;");
+        self.line("\tsetp.ge.u32 %p2, %r7, %r4;");
+        self.line("\t@%p2 bra DONE;");
+        self.line("\trem.u32 %r8, %r7, %r3;");
+        self.line("\tdiv.u32 %r15, %r7, %r3;");
+        // Column: strip * output_words - halo + lane, on the torus.
+        self.line(format!("\tmul.lo.u32 %r16, %r8, {output_words};"));
+        self.line("\tadd.u32 %r17, %r16, %r6;");
+        self.line(format!("\tmad.lo.u32 %r17, %r1, {halo_words}, %r17;"));
+        self.line(format!("\tsub.u32 %r17, %r17, {halo_words};"));
+        self.line("\trem.u32 %r9, %r17, %r1;");
+        // This lane writes when it is inside the strip's output and the output is inside the row.
+        self.line(format!("\tsub.u32 %r18, %r6, {halo_words};"));
+        self.line(format!("\tsetp.lt.u32 %p1, %r18, {output_words};"));
+        self.line("\tadd.u32 %r19, %r16, %r18;");
+        self.line("\tsetp.lt.and.u32 %p1, %r19, %r1, %p1;");
+        // Segment rows.
+        self.line("\tmul.lo.u32 %r10, %r15, %r5;");
+        self.line("\tsub.u32 %r11, %r2, %r10;");
+        self.line("\tmin.u32 %r11, %r11, %r5;");
+        self.line(format!("\tadd.u32 %r12, %r11, {};", program.warmup));
+        // Newest row of iteration 0: first row + lag - warmup, on the torus.
+        let back = program.warmup - program.lag.min(program.warmup);
+        self.line(format!("\trem.u32 %r21, {back}, %r2;"));
+        self.line("\tadd.u32 %r13, %r10, %r2;");
+        self.line("\tsub.u32 %r13, %r13, %r21;");
+        self.line("\trem.u32 %r13, %r13, %r2;");
+        self.line("\tmov.u32 %r14, 0;");
+        for slot in 0..program.state_slots {
+            self.line(format!("\tmov.b32 %st{slot}, 0;"));
+        }
+        self.line("\tmov.u32 %r20, 0;");
+        if shared > 0 {
+            self.line("\tmov.u32 %r20, ring;");
+            self.line("\tmad.lo.u32 %r20, %r6, 4, %r20;");
+            // Rings start as zeros: a delay reads zero until it has filled.
+            self.line("\tmov.u32 %r22, 0;");
+            self.line("ZERO:");
+            self.line("\tadd.u32 %r23, %r20, %r22;");
+            self.line("\tst.shared.b32 [%r23], 0;");
+            self.line("\tadd.u32 %r22, %r22, 128;");
+            self.line(format!("\tsetp.lt.u32 %p3, %r22, {shared};"));
+            self.line("\t@%p3 bra ZERO;");
+        }
+    }
+
+    fn body(&mut self, program: &Program, rings: &[Option<Ring>]) {
+        // Cursors that advance one row an iteration: a row index per load depth and for the
+        // store (%ry), a shared-memory byte address per ring length and delay (%rs). Set up once
+        // with divisions, then stepped with an add and a wrap.
+        let mut rows: Vec<u32> = program
+            .instrs
+            .iter()
+            .filter_map(|i| match *i {
+                Instr::Load { back } => Some(back),
+                _ => None,
+            })
+            .collect();
+        rows.push(program.lag);
+        rows.sort_unstable();
+        rows.dedup();
+        let mut slots: Vec<(u32, u32)> = Vec::new();
+        for (v, ring) in rings.iter().enumerate() {
+            if let Some(ring) = ring {
+                slots.push((ring.len, 0));
+                for instr in &program.instrs {
+                    if let Instr::Delay { src, rows } = *instr
+                        && src as usize == v
+                    {
+                        slots.push((ring.len, rows));
+                    }
+                }
+            }
+        }
+        slots.sort_unstable();
+        slots.dedup();
+        let mut lengths: Vec<u32> = slots.iter().map(|&(len, _)| len).collect();
+        lengths.dedup();
+        let row_reg = |back: u32| rows.iter().position(|&b| b == back).unwrap();
+        let slot_reg = |len: u32, back: u32| slots.iter().position(|&x| x == (len, back)).unwrap();
+        for (k, &back) in rows.iter().enumerate() {
+            self.line(format!("	rem.u32 %r24, {back}, %r2;"));
+            self.line("	add.u32 %r25, %r13, %r2;");
+            self.line("	sub.u32 %r25, %r25, %r24;");
+            self.line(format!("	rem.u32 %ry{k}, %r25, %r2;"));
+        }
+        for (k, &(len, back)) in slots.iter().enumerate() {
+            let first = (len - back % len) % len;
+            self.line(format!("	add.u32 %rs{k}, %r20, {};", first * 128));
+        }
+        for &len in &lengths {
+            self.line(format!("	add.u32 %re{len}, %r20, {};", len * 128));
+        }
+        self.line("LOOP:");
+        for (k, &back) in rows.iter().enumerate() {
+            self.line(format!("	mad.lo.u32 %r25, %ry{k}, %r1, %r9;"));
+            self.line(format!("	mul.wide.u32 %ra{k}, %r25, 4;"));
+            self.line(format!("	setp.ge.u32 %pl{k}, %r14, {back};"));
+        }
+        for (index, instr) in program.instrs.iter().enumerate() {
+            let v = format!("%v{index}");
+            match *instr {
+                Instr::Load { back } => {
+                    let k = row_reg(back);
+                    self.line(format!("	add.u64 %rd4, %rd1, %ra{k};"));
+                    self.line(format!("	mov.b32 {v}, 0;"));
+                    self.line(format!("	@%pl{k} ld.global.nc.b32 {v}, [%rd4];"));
+                }
+                Instr::Const(c) => {
+                    let value = if c { "0xffffffff" } else { "0" };
+                    self.line(format!("	mov.b32 {v}, {value};"));
+                }
+                Instr::Param { .. } => unreachable!("parameters are folded before emission"),
+                Instr::Shift { src, cells } => {
+                    let q = cells.div_euclid(32);
+                    let s = cells.rem_euclid(32);
+                    let fetch = |e: &mut Emitter, dst: &str, offset: i32| {
+                        if offset == 0 {
+                            e.line(format!("	mov.b32 {dst}, %v{src};"));
+                        } else if offset > 0 {
+                            e.line(format!(
+                                "	shfl.sync.down.b32 {dst}, %v{src}, {offset}, 31, -1;"
+                            ));
+                        } else {
+                            e.line(format!(
+                                "	shfl.sync.up.b32 {dst}, %v{src}, {}, 0, -1;",
+                                -offset
+                            ));
+                        }
+                    };
+                    if s == 0 {
+                        fetch(self, &v, q);
+                    } else {
+                        fetch(self, &format!("%lo{index}"), q);
+                        fetch(self, &format!("%hi{index}"), q + 1);
+                        self.line(format!("	shf.r.wrap.b32 {v}, %lo{index}, %hi{index}, {s};"));
+                    }
+                }
+                Instr::Lut3 { table, a, b, c } => {
+                    self.line(format!(
+                        "	lop3.b32 {v}, %v{a}, %v{b}, %v{c}, 0x{table:02x};"
+                    ));
+                }
+                Instr::Delay { src, rows } => {
+                    let ring = rings[src as usize].as_ref().unwrap();
+                    let k = slot_reg(ring.len, rows);
+                    self.line(format!("	ld.shared.b32 {v}, [%rs{k}+{}];", ring.base));
+                }
+                Instr::State { slot } => self.line(format!("	mov.b32 {v}, %st{slot};")),
+                Instr::Carry { slot, src } => self.line(format!("	mov.b32 %st{slot}, %v{src};")),
+                Instr::Store { src } => {
+                    // Row newest - lag, from iteration `warmup` on.
+                    let k = row_reg(program.lag);
+                    self.line(format!(
+                        "	setp.ge.and.u32 %p4, %r14, {}, %p1;",
+                        program.warmup
+                    ));
+                    self.line(format!("	add.u64 %rd3, %rd2, %ra{k};"));
+                    self.line(format!("	@%p4 st.global.b32 [%rd3], %v{src};"));
+                }
+            }
+            if let Some(ring) = &rings[index] {
+                let k = slot_reg(ring.len, 0);
+                self.line(format!("	st.shared.b32 [%rs{k}+{}], {v};", ring.base));
+            }
+        }
+        // Next row: every cursor steps and wraps.
+        for k in 0..rows.len() {
+            self.line(format!("	add.u32 %ry{k}, %ry{k}, 1;"));
+            self.line(format!("	setp.eq.u32 %p5, %ry{k}, %r2;"));
+            self.line(format!("	selp.u32 %ry{k}, 0, %ry{k}, %p5;"));
+        }
+        for (k, &(len, _)) in slots.iter().enumerate() {
+            self.line(format!("	add.u32 %rs{k}, %rs{k}, 128;"));
+            self.line(format!("	setp.eq.u32 %p5, %rs{k}, %re{len};"));
+            self.line(format!("	selp.u32 %rs{k}, %r20, %rs{k}, %p5;"));
+        }
+        self.line("	add.u32 %r14, %r14, 1;");
+        self.line("	setp.lt.u32 %p6, %r14, %r12;");
+        self.line("	@%p6 bra LOOP;");
+        self.line("DONE:");
+        self.line("	ret;");
+        self.line("}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::ltl::LtlKernel;
+    use crate::rule::{Neighbourhood, Rule};
+
+    #[test]
+    fn moore_radius_16_fits_a_warp() {
+        let Rule::LargerThanLife(rule) = crate::rule::parse("R16,C0,M0,S170..296,B170..300,NM")
+            .unwrap()
+            .rule
+        else {
+            panic!()
+        };
+        let kernel = LtlKernel::new(16, Neighbourhood::Moore);
+        let ptx = emit(&kernel.for_rule(&rule)).unwrap();
+        assert_eq!(ptx.halo_words, 1);
+        assert_eq!(ptx.output_words, 30);
+        assert!(ptx.shared_bytes <= MAX_SHARED_BYTES);
+        assert_eq!(emit(&kernel.for_rule(&rule)).unwrap(), ptx, "deterministic");
+        assert!(emit(&kernel.program).is_err(), "parameters must be folded");
+    }
+}

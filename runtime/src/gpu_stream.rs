@@ -1,0 +1,216 @@
+//! Stream programs of the kernel IR on the GPU: the PTX of `lifegen_gen::emit::ptx_stream`,
+//! compiled by the driver, one launch a generation.
+
+use std::sync::Arc;
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
+};
+use cudarc::nvrtc::Ptx;
+use lifegen_gen::emit::ptx_stream::{self, StreamPtx};
+use lifegen_gen::kernel::ir::Program;
+
+use crate::gpu::{GpuError, download_rows, driver, open_device, upload_rows};
+use crate::universe::Universe;
+
+/// Environment variable that sets the rows of a segment (one warp's share of a strip).
+pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
+
+pub struct StreamGpuSimulator {
+    stream: Arc<CudaStream>,
+    kernel: StreamPtx,
+    function: CudaFunction,
+    buffers: [CudaSlice<u32>; 2],
+    current: usize,
+    words: u32,
+    rows: u32,
+    strips: u32,
+    segment: u32,
+    tasks: u32,
+    registers: i32,
+    warps_per_sm: u32,
+    host: Universe,
+    device_name: String,
+    last_kernel_ms: f64,
+}
+
+impl StreamGpuSimulator {
+    /// `program` with its parameters folded; `rule` names it in errors.
+    pub fn new(program: &Program, rule: &str, universe: Universe) -> Result<Self, GpuError> {
+        let (width, height) = (universe.width() as u64, universe.height() as u64);
+        let kernel = ptx_stream::emit(program).map_err(|e| GpuError::Rule {
+            rule: rule.to_string(),
+            why: e.to_string(),
+        })?;
+        if width % 32 != 0 {
+            let below = (width / 32 * 32).max(32);
+            return Err(GpuError::Width {
+                width,
+                below,
+                above: width.div_ceil(32) * 32,
+            });
+        }
+        let ctx = open_device()?;
+        let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
+        let words = (width / 32) as u32;
+        let rows = height as u32;
+        let bytes = width / 8 * height;
+        let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
+        if 2 * bytes + (256 << 20) > free as u64 {
+            return Err(GpuError::Memory {
+                width,
+                height,
+                bytes,
+                free: free as u64,
+            });
+        }
+        let stream = ctx.default_stream();
+        let function = load(&ctx, &kernel)?;
+        let warps_per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
+            .map_err(driver("read the kernel's occupancy"))?
+            .max(1);
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("read the multiprocessor count"))? as u64;
+        let strips = words.div_ceil(kernel.output_words);
+        let segment = choose_segment(kernel.warmup, strips, rows, sms * u64::from(warps_per_sm));
+        let tasks = strips * rows.div_ceil(segment);
+        let registers = function
+            .num_regs()
+            .map_err(driver("read the kernel's registers"))?;
+        let n = words as usize * rows as usize;
+        let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
+        let buffers = [alloc(&stream)?, alloc(&stream)?];
+        let mut simulator = StreamGpuSimulator {
+            stream,
+            kernel,
+            function,
+            buffers,
+            current: 0,
+            words,
+            rows,
+            strips,
+            segment,
+            tasks,
+            registers,
+            warps_per_sm,
+            host: universe,
+            device_name,
+            last_kernel_ms: 0.0,
+        };
+        simulator.upload()?;
+        Ok(simulator)
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM, {} warps over segments of {} rows, {} of 32 words written per strip)",
+            self.device_name,
+            self.kernel.entry,
+            self.kernel
+                .text
+                .lines()
+                .nth(1)
+                .unwrap_or("")
+                .trim_start_matches("// "),
+            self.registers,
+            self.warps_per_sm,
+            self.tasks,
+            self.segment,
+            self.kernel.output_words,
+        )
+    }
+
+    pub fn last_kernel_ms(&self) -> f64 {
+        self.last_kernel_ms
+    }
+
+    fn upload(&mut self) -> Result<(), GpuError> {
+        upload_rows(
+            &self.stream,
+            &self.host,
+            self.words as usize,
+            &mut self.buffers[self.current],
+        )
+    }
+
+    /// The universe now, copied back from the GPU.
+    pub fn universe(&mut self) -> Result<&Universe, GpuError> {
+        download_rows(
+            &self.stream,
+            &self.buffers[self.current],
+            self.words as usize,
+            &mut self.host,
+        )?;
+        Ok(&self.host)
+    }
+
+    pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
+        for _ in 0..gens {
+            let [a, b] = &mut self.buffers;
+            let (src, dst) = if self.current == 0 {
+                (&*a, b)
+            } else {
+                (&*b, a)
+            };
+            let config = LaunchConfig {
+                grid_dim: (self.tasks, 1, 1),
+                block_dim: (32, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let mut launch = self.stream.launch_builder(&self.function);
+            launch
+                .arg(src)
+                .arg(dst)
+                .arg(&self.words)
+                .arg(&self.rows)
+                .arg(&self.strips)
+                .arg(&self.tasks)
+                .arg(&self.segment);
+            // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both buffers
+            // hold `words * rows` words and are distinct.
+            unsafe { launch.launch(config) }
+                .map(drop)
+                .map_err(driver("launch the kernel"))?;
+            self.current ^= 1;
+        }
+        let end = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
+        end.synchronize().map_err(driver("run the kernels"))?;
+        self.last_kernel_ms = start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64;
+        Ok(())
+    }
+}
+
+fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuError> {
+    let module = ctx
+        .load_module(Ptx::from_src(kernel.text.clone()))
+        .map_err(driver("load the PTX module"))?;
+    module
+        .load_function(&kernel.entry)
+        .map_err(driver("find the kernel entry"))
+}
+
+/// Rows a warp streams: enough tasks for four warps a resident slot, but segments at least eight
+/// warm-ups long so that recomputed rows stay few (`LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides).
+fn choose_segment(warmup: u32, strips: u32, rows: u32, resident_warps: u64) -> u32 {
+    if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&v| v > 0)
+    {
+        return rows_wanted.min(rows);
+    }
+    let wanted_tasks = 4 * resident_warps;
+    let segments = (wanted_tasks / u64::from(strips).max(1)).max(1);
+    let segment = (u64::from(rows).div_ceil(segments)) as u32;
+    segment.max(8 * warmup.max(1)).min(rows).max(1)
+}

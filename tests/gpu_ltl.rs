@@ -1,0 +1,118 @@
+//! Larger-than-Life on the GPU stream kernels, bit for bit against the reference simulator.
+//! Runs where a CUDA GPU is present; elsewhere it checks the GPU backend says plainly that there
+//! is none. `LIFEGEN_REQUIRE_GPU=1` makes a missing GPU a failure (the device runs set it).
+
+use lifegen_gen::{LargerThanLife, Rule};
+use lifegen_runtime::gpu::{GpuError, open_device};
+use lifegen_runtime::universe::SplitMix64;
+use lifegen_runtime::{BackendError, BackendKind, Universe, create, reference};
+
+fn ltl(text: &str) -> Rule {
+    lifegen_gen::rule::parse(text).unwrap().rule
+}
+
+fn gpu_present() -> bool {
+    match open_device() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("LIFEGEN_REQUIRE_GPU").is_none(),
+                "LIFEGEN_REQUIRE_GPU is set but: {e}"
+            );
+            let rule = ltl("R5,C0,M1,S34..58,B34..45,NM");
+            let err = create(BackendKind::Gpu, &rule, Universe::new(64, 64).unwrap())
+                .err()
+                .expect("no GPU, so no GPU simulator");
+            assert!(
+                matches!(
+                    err,
+                    BackendError::Gpu(GpuError::NoDriver | GpuError::NoDevice(_))
+                ),
+                "{err}"
+            );
+            eprintln!("SKIPPED: no GPU here ({e}); checked the error instead");
+            false
+        }
+    }
+}
+
+fn check(rule: &Rule, width: u64, height: u64, density: f64, seed: u64, gens: u64) {
+    let start = Universe::random(width, height, density, seed).unwrap();
+    let expected = reference::run(&start, rule, gens);
+    let mut sim = create(BackendKind::Gpu, rule, start).unwrap();
+    sim.advance(gens).unwrap();
+    let got = sim.universe().unwrap();
+    assert!(
+        *got == expected,
+        "{rule} on {width}x{height}, {gens} generations: {} differs",
+        sim.describe()
+    );
+}
+
+#[test]
+fn radii_1_to_16_every_shape_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    let mut rng = SplitMix64::new(99);
+    for r in 1..=16u32 {
+        for n in ['M', 'N', 'C'] {
+            for m in [0u32, 1] {
+                let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
+                let Rule::LargerThanLife(LargerThanLife { .. }) = probe else {
+                    unreachable!("an LtL rule string")
+                };
+                let max = match probe {
+                    Rule::LargerThanLife(p) => p.neighbourhood_size(),
+                    Rule::LifeLike(_) => unreachable!("an LtL rule string"),
+                };
+                let pick = |rng: &mut SplitMix64| (rng.next() % u64::from(max + 1)) as u32;
+                let (a, b) = {
+                    let (x, y) = (pick(&mut rng), pick(&mut rng));
+                    (x.min(y).max(m), x.max(y).max(m))
+                };
+                let (c, d) = {
+                    let (x, y) = (pick(&mut rng), pick(&mut rng));
+                    (if rng.next() % 3 == 0 { 0 } else { x.min(y) }, x.max(y))
+                };
+                let rule = ltl(&format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}"));
+                let span = 2 * u64::from(r) + 1;
+                // Several strips and segments, widths of 1 word and of odd word counts.
+                check(&rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3);
+                check(&rule, 32, span + 3, 0.5, 5, 2);
+                check(&rule, 32 * 3, span, 0.3, 6, 2);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_cat_suite_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    for line in include_str!("../benchmarks/cat-suite.txt").lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let rule = ltl(fields[1]);
+        check(&rule, 1024, 777, fields[2].parse().unwrap(), 11, 7);
+    }
+}
+
+#[test]
+fn large_radii_fall_back_or_run() {
+    if !gpu_present() {
+        return;
+    }
+    // r = 100 Moore still fits a warp's strip (halo 4 words); r = 500 does not and says so.
+    let rule = ltl("R100,C0,M0,S8000..20000,B9000..15000,NM");
+    check(&rule, 32 * 20, 230, 0.5, 3, 2);
+    let wide = ltl("R500,C0,M0,S200000..600000,B300000..400000,NM");
+    let err = create(BackendKind::Gpu, &wide, Universe::new(1024, 64).unwrap())
+        .err()
+        .expect("too wide for a warp");
+    assert!(err.to_string().contains("use --backend cpu"), "{err}");
+}
