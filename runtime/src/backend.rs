@@ -1,7 +1,7 @@
 //! Choosing and creating a simulator for a rule and a universe.
 
 use lifegen_gen::kernel::ir::Program;
-use lifegen_gen::kernel::ltl::{LtlKernel, life_like_equivalent};
+use lifegen_gen::kernel::ltl::{History, LtlKernel, life_like_equivalent};
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
@@ -216,22 +216,18 @@ pub fn create_with_plan(
         (BackendKind::Reference, _) => resident(Reference(*rule), universe),
         (BackendKind::Gpu, Rule::LargerThanLife(ltl)) => match life_like_equivalent(ltl) {
             Some(life) => Box::new(GpuSimulator::new(&life, universe, plan)?),
-            None => Box::new(StreamGpuSimulator::new(
-                &ltl_program(ltl)?,
-                &rule.to_string(),
-                universe,
-            )?),
+            None => Box::new(ltl_gpu(ltl, universe)?),
         },
         (BackendKind::Auto, Rule::LargerThanLife(ltl))
             if width % 32 == 0
                 && life_like_equivalent(ltl).is_none()
                 && crate::gpu::open_device().is_ok() =>
         {
-            match StreamGpuSimulator::new(&ltl_program(ltl)?, &rule.to_string(), universe.clone()) {
+            match ltl_gpu(ltl, universe.clone()) {
                 Ok(simulator) => Box::new(simulator),
                 // A rule the GPU kernels cannot hold (too wide a window) runs on the CPU.
-                Err(GpuError::Rule { .. }) => ltl_cpu(ltl, universe)?,
-                Err(other) => return Err(other.into()),
+                Err(BackendError::Gpu(GpuError::Rule { .. })) => ltl_cpu(ltl, universe)?,
+                Err(other) => return Err(other),
             }
         }
         (BackendKind::Gpu, Rule::LifeLike(life)) => {
@@ -271,9 +267,38 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 /// one is built (milliseconds); the tests check larger ones.
 const CHECK_RADIUS: u32 = 32;
 
+/// Environment variable that picks how the GPU kernels have older rows' counts: `delay`
+/// (rings in shared memory) or `recompute`; unset, rings where they fit, else recompute.
+pub const GPU_HISTORY_VARIABLE: &str = "LIFEGEN_GPU_LTL_HISTORY";
+
+fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulator, BackendError> {
+    let name = Rule::LargerThanLife(*rule).to_string();
+    let forced = match std::env::var(GPU_HISTORY_VARIABLE).ok().as_deref() {
+        None | Some("") => None,
+        Some("delay") => Some(History::Delay),
+        Some("recompute") => Some(History::Recompute),
+        Some(other) => {
+            return Err(GpuError::Rule {
+                rule: name,
+                why: format!("{GPU_HISTORY_VARIABLE}={other:?} is neither delay nor recompute"),
+            }
+            .into());
+        }
+    };
+    let first = forced.unwrap_or(History::Delay);
+    match StreamGpuSimulator::new(&ltl_program(rule, first)?, &name, universe.clone()) {
+        Err(GpuError::Rule { .. }) if forced.is_none() => Ok(StreamGpuSimulator::new(
+            &ltl_program(rule, History::Recompute)?,
+            &name,
+            universe,
+        )?),
+        other => Ok(other?),
+    }
+}
+
 /// The rule's verified stream program, bounds folded in.
-fn ltl_program(rule: &LargerThanLife) -> Result<Program, BackendError> {
-    let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
+fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, BackendError> {
+    let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
     if rule.radius <= CHECK_RADIUS {
         kernel.verify(rule)?;
     }
@@ -283,6 +308,6 @@ fn ltl_program(rule: &LargerThanLife) -> Result<Program, BackendError> {
 fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
-    let stepper = StreamStepper::new(ltl_program(rule)?, isa, spare);
+    let stepper = StreamStepper::new(ltl_program(rule, History::Delay)?, isa, spare);
     Ok(resident(stepper, universe))
 }

@@ -30,6 +30,15 @@ pub struct LtlKernel {
     pub bound_bits: usize,
 }
 
+/// How a kernel has the window counts of rows that entered the stream earlier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum History {
+    /// Kept from when the row entered, in a ring of rows (`Delay`): least work, most memory.
+    Delay,
+    /// Computed again from the input row (`Load` of an older row): no ring, more logic.
+    Recompute,
+}
+
 /// The four bounds in parameter order: survival low, survival high (exclusive), birth low,
 /// birth high (exclusive), each `bound_bits` parameters, least significant first.
 const BOUND_NAMES: [&str; 4] = ["survival_lo", "survival_hi", "birth_lo", "birth_hi"];
@@ -45,6 +54,10 @@ pub fn full_size(radius: u32, neighbourhood: Neighbourhood) -> u64 {
 
 impl LtlKernel {
     pub fn new(radius: u32, neighbourhood: Neighbourhood) -> Self {
+        LtlKernel::with_history(radius, neighbourhood, History::Delay)
+    }
+
+    pub fn with_history(radius: u32, neighbourhood: Neighbourhood, history: History) -> Self {
         let full = full_size(radius, neighbourhood);
         // Bounds reach full + 1 (an exclusive upper bound above every count).
         let bound_bits = width_for(full + 1);
@@ -52,12 +65,16 @@ impl LtlKernel {
             .iter()
             .flat_map(|name| (0..bound_bits).map(move |i| format!("{name}.{i}")))
             .collect();
-        let name = format!("ltl_r{radius}_{}", shape_letter(neighbourhood));
+        let suffix = match history {
+            History::Delay => "",
+            History::Recompute => "_recompute",
+        };
+        let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
         let mut b = ProgramBuilder::new(name, params);
         let r = radius;
         let count = match neighbourhood {
-            Neighbourhood::Moore => moore_count(&mut b, r),
-            _ => stacked_count(&mut b, r, neighbourhood),
+            Neighbourhood::Moore => moore_count(&mut b, r, history),
+            _ => stacked_count(&mut b, r, neighbourhood, history),
         };
         let alive = Bit::Wire(b.load(r));
         let bounds: Vec<Vec<Bit<Val>>> = (0..4)
@@ -189,20 +206,27 @@ fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -
 }
 
 /// Moore: `V += H(entering) - H(leaving)`, `H` the window of `2r+1` cells centred on `x`.
-fn moore_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
+fn moore_count(b: &mut ProgramBuilder, r: u32, history: History) -> Num<Val> {
     let width = 2 * u64::from(r) + 1;
-    let entering = b.load(0);
-    // Start the ladder from the window's left end: one shifted plane instead of a shifted sum.
-    let start = b.shift(entering, -(r as i32));
-    let ladder = ladder(b, start, width);
-    let h = window(b, &ladder, 0, width);
-    let leaving = Num {
-        bits: h
-            .bits
-            .iter()
-            .map(|&bit| b.delay_bit(bit, 2 * r + 1))
-            .collect(),
-        max: h.max,
+    // The row's window count; the ladder starts from the window's left end: one shifted plane
+    // instead of a shifted sum.
+    let row_count = |b: &mut ProgramBuilder, back: u32| {
+        let row = b.load(back);
+        let start = b.shift(row, -(r as i32));
+        let ladder = ladder(b, start, width);
+        window(b, &ladder, 0, width)
+    };
+    let h = row_count(b, 0);
+    let leaving = match history {
+        History::Delay => Num {
+            bits: h
+                .bits
+                .iter()
+                .map(|&bit| b.delay_bit(bit, 2 * r + 1))
+                .collect(),
+            max: h.max,
+        },
+        History::Recompute => row_count(b, 2 * r + 1),
     };
     let full = width * width;
     let slots: Vec<(u16, Val)> = (0..width_for(full)).map(|_| b.new_state()).collect();
@@ -220,22 +244,38 @@ fn moore_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
 
 /// Any stack of centred rows: each row's windows of every half-width the shape uses, delayed to
 /// their row of the window and summed.
-fn stacked_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+fn stacked_count(
+    b: &mut ProgramBuilder,
+    r: u32,
+    neighbourhood: Neighbourhood,
+    history: History,
+) -> Num<Val> {
     let ri = i64::from(r);
     let entering = b.load(0);
     let widest = 2 * u64::from(r) + 1;
-    let ladder = ladder(b, entering, widest);
+    let newest_ladder = ladder(b, entering, widest);
     let mut rows: Vec<Num<Val>> = Vec::new();
     for dy in -ri..=ri {
         let Some(half) = neighbourhood.row_half_width(r, dy) else {
             continue;
         };
-        let h = window(b, &ladder, -(half as i32), 2 * u64::from(half) + 1);
+        let width = 2 * u64::from(half) + 1;
         // The entering row is the window's bottom row (dy = +r) for the centre `r` rows up.
         let back = (ri - dy) as u32;
-        rows.push(Num {
-            bits: h.bits.iter().map(|&bit| b.delay_bit(bit, back)).collect(),
-            max: h.max,
+        rows.push(match history {
+            History::Delay => {
+                let h = window(b, &newest_ladder, -(half as i32), width);
+                Num {
+                    bits: h.bits.iter().map(|&bit| b.delay_bit(bit, back)).collect(),
+                    max: h.max,
+                }
+            }
+            History::Recompute => {
+                let row = b.load(back);
+                let start = b.shift(row, -(half as i32));
+                let own = ladder(b, start, width);
+                window(b, &own, 0, width)
+            }
         });
     }
     // Balanced adder tree: always add the two smallest.
