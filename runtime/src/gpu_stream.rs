@@ -7,7 +7,7 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
 };
 use cudarc::nvrtc::Ptx;
-use lifegen_gen::emit::ptx_stream::{self, StreamPtx};
+use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
 
 use crate::gpu::{GpuError, download_rows, driver, open_device, upload_rows};
@@ -15,6 +15,10 @@ use crate::universe::Universe;
 
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
+
+/// Environment variable that picks how shifts are written: `funnel` or `multiply`.
+pub const SHIFTS_VARIABLE: &str = "LIFEGEN_GPU_LTL_SHIFTS";
+pub const DEFAULT_SHIFTS: ShiftForm = ShiftForm::Multiply;
 
 pub struct StreamGpuSimulator {
     stream: Arc<CudaStream>,
@@ -38,7 +42,14 @@ impl StreamGpuSimulator {
     /// `program` with its parameters folded; `rule` names it in errors.
     pub fn new(program: &Program, rule: &str, universe: Universe) -> Result<Self, GpuError> {
         let (width, height) = (universe.width() as u64, universe.height() as u64);
-        let kernel = ptx_stream::emit(program).map_err(|e| GpuError::Rule {
+        let shifts = match std::env::var(SHIFTS_VARIABLE).ok().as_deref() {
+            None | Some("") => DEFAULT_SHIFTS,
+            Some(text) => text.parse().map_err(|why| GpuError::Rule {
+                rule: rule.to_string(),
+                why: format!("{SHIFTS_VARIABLE}: {why}"),
+            })?,
+        };
+        let kernel = ptx_stream::emit(program, shifts).map_err(|e| GpuError::Rule {
             rule: rule.to_string(),
             why: e.to_string(),
         })?;

@@ -47,6 +47,27 @@ pub enum StreamPtxError {
     Parameters,
 }
 
+/// How a funnel shift is written: `shf.r.wrap` (the ALU pipe, with the LOP3s) or as
+/// `mul.hi` + `mad.lo` by a power of two (IMADs: the multiply pipe, which issues beside them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ShiftForm {
+    Funnel,
+    Multiply,
+}
+
+impl std::str::FromStr for ShiftForm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "funnel" => Ok(ShiftForm::Funnel),
+            "multiply" => Ok(ShiftForm::Multiply),
+            other => Err(format!(
+                "unknown shift form {other:?}; use funnel or multiply"
+            )),
+        }
+    }
+}
+
 struct Ring {
     /// Byte offset of slot 0, lane 0.
     base: usize,
@@ -54,7 +75,7 @@ struct Ring {
 }
 
 /// Emits the kernel. Deterministic: the same program gives the same bytes.
-pub fn emit(program: &Program) -> Result<StreamPtx, StreamPtxError> {
+pub fn emit(program: &Program, shifts: ShiftForm) -> Result<StreamPtx, StreamPtxError> {
     if !program.params.is_empty() {
         return Err(StreamPtxError::Parameters);
     }
@@ -86,8 +107,15 @@ pub fn emit(program: &Program) -> Result<StreamPtx, StreamPtxError> {
     if shared > MAX_SHARED_BYTES {
         return Err(StreamPtxError::TooDeep { bytes: shared });
     }
-    let entry = format!("lifegen_stream_{}", program.name);
-    let mut e = Emitter { out: String::new() };
+    let form = match shifts {
+        ShiftForm::Funnel => "",
+        ShiftForm::Multiply => "_mul",
+    };
+    let entry = format!("lifegen_stream_{}{form}", program.name);
+    let mut e = Emitter {
+        out: String::new(),
+        shifts,
+    };
     e.header(program, &entry, halo_words, shared);
     e.setup(program, halo_words, output_words, shared);
     e.body(program, &rings);
@@ -103,6 +131,7 @@ pub fn emit(program: &Program) -> Result<StreamPtx, StreamPtxError> {
 
 struct Emitter {
     out: String,
+    shifts: ShiftForm,
 }
 
 impl Emitter {
@@ -370,11 +399,18 @@ mod tests {
             panic!()
         };
         let kernel = LtlKernel::new(16, Neighbourhood::Moore);
-        let ptx = emit(&kernel.for_rule(&rule)).unwrap();
+        let ptx = emit(&kernel.for_rule(&rule), ShiftForm::Funnel).unwrap();
         assert_eq!(ptx.halo_words, 1);
         assert_eq!(ptx.output_words, 30);
         assert!(ptx.shared_bytes <= MAX_SHARED_BYTES);
-        assert_eq!(emit(&kernel.for_rule(&rule)).unwrap(), ptx, "deterministic");
-        assert!(emit(&kernel.program).is_err(), "parameters must be folded");
+        assert_eq!(
+            emit(&kernel.for_rule(&rule), ShiftForm::Funnel).unwrap(),
+            ptx,
+            "deterministic"
+        );
+        assert!(
+            emit(&kernel.program, ShiftForm::Funnel).is_err(),
+            "parameters must be folded"
+        );
     }
 }

@@ -17,7 +17,9 @@
 
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
-use crate::logic::bitsliced::{Bit, Num, add, add_difference, select_range, width_for};
+use crate::logic::bitsliced::{
+    Bit, Num, add, add_difference, add_with_carry, select_range, width_for,
+};
 use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
 
 /// The count program of a radius and shape, with the rule's bounds as parameters.
@@ -188,21 +190,37 @@ fn shift_num(b: &mut ProgramBuilder, n: &Num<Val>, cells: i32) -> Num<Val> {
     }
 }
 
-/// Cells `x + start .. x + start + width` of the ladder's row, largest pieces first.
+/// Cells `x + start .. x + start + width` of the ladder's row, largest pieces first. A lone
+/// cell (odd widths) enters the first add as its carry, so `2^k + 1` cells cost one add of two
+/// `2^(k-1)` pieces, as `2^k` would.
 fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -> Num<Val> {
-    let mut total: Option<Num<Val>> = None;
+    let mut pieces: Vec<(usize, i32)> = Vec::new();
     let mut offset = start;
     for k in (0..ladder.len()).rev() {
         if width >> k & 1 == 1 {
-            let piece = shift_num(b, &ladder[k], offset);
-            total = Some(match total {
-                None => piece,
-                Some(t) => add(b, &t, &piece),
-            });
+            pieces.push((k, offset));
             offset += 1 << k;
         }
     }
-    total.expect("a window holds at least one cell")
+    let mut carry = Bit::Zero;
+    if width > 1 && width & 1 == 1 {
+        let (_, cell) = pieces.pop().expect("an odd width has a one-cell piece");
+        carry = b.shift_bit(ladder[0].bits[0], cell);
+        if let [(k, at)] = pieces[..] {
+            pieces = vec![(k - 1, at), (k - 1, at + (1 << (k - 1)))];
+        }
+    }
+    let nums: Vec<Num<Val>> = pieces
+        .iter()
+        .map(|&(k, at)| shift_num(b, &ladder[k], at))
+        .collect();
+    let mut nums = nums.into_iter();
+    let mut total = nums.next().expect("a window holds at least one cell");
+    for piece in nums {
+        total = add_with_carry(b, &total, &piece, carry);
+        carry = Bit::Zero;
+    }
+    total
 }
 
 /// Moore: `V += H(entering) - H(leaving)`, `H` the window of `2r+1` cells centred on `x`.

@@ -146,10 +146,20 @@ pub const AND_NOT: u8 = LUT3_A & !LUT3_B;
 
 /// `a + b`.
 pub fn add<S: Lut3Sink>(sink: &mut S, a: &Num<S::Wire>, b: &Num<S::Wire>) -> Num<S::Wire> {
-    let max = a.max + b.max;
+    add_with_carry(sink, a, b, Bit::Zero)
+}
+
+/// `a + b + carry`: a third one-bit operand costs nothing, it enters as the first carry.
+pub fn add_with_carry<S: Lut3Sink>(
+    sink: &mut S,
+    a: &Num<S::Wire>,
+    b: &Num<S::Wire>,
+    carry: Bit<S::Wire>,
+) -> Num<S::Wire> {
+    let max = a.max + b.max + u64::from(carry != Bit::Zero);
     let width = width_for(max);
     let mut bits = Vec::with_capacity(width);
-    let mut carry = Bit::Zero;
+    let mut carry = carry;
     for i in 0..width {
         let (x, y) = (a.bit(i), b.bit(i));
         bits.push(gate(sink, lut3::XOR3, x, y, carry));
@@ -314,6 +324,20 @@ mod tests {
             let network = b.finish("add", out);
             let spec = Spec::from_fn(names(wa + wb), sum.width(), |row| {
                 let s = (row & ((1 << wa) - 1)) + (row >> wa);
+                (0..sum.width()).map(|i| Some(s >> i & 1 == 1)).collect()
+            });
+            verify(&network, &spec).unwrap();
+            // With a carry in: one more input.
+            let n = wa + wb + 1;
+            let mut b = NetworkBuilder::new(names(n));
+            let (x, y) = (inputs(&b, 0, wa), inputs(&b, wa, wb));
+            let carry = Bit::Wire(b.input(wa + wb));
+            let sum = add_with_carry(&mut b, &x, &y, carry);
+            let out = outputs(&mut b, &sum.bits);
+            let network = b.finish("add3", out);
+            let spec = Spec::from_fn(names(n), sum.width(), |row| {
+                let s =
+                    (row & ((1 << wa) - 1)) + (row >> wa & ((1 << wb) - 1)) + (row >> (wa + wb));
                 (0..sum.width()).map(|i| Some(s >> i & 1 == 1)).collect()
             });
             verify(&network, &spec).unwrap();
