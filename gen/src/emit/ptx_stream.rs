@@ -279,36 +279,36 @@ impl Emitter {
         let row_reg = |back: u32| rows.iter().position(|&b| b == back).unwrap();
         let slot_reg = |len: u32, back: u32| slots.iter().position(|&x| x == (len, back)).unwrap();
         for (k, &back) in rows.iter().enumerate() {
-            self.line(format!("	rem.u32 %r24, {back}, %r2;"));
-            self.line("	add.u32 %r25, %r13, %r2;");
-            self.line("	sub.u32 %r25, %r25, %r24;");
-            self.line(format!("	rem.u32 %ry{k}, %r25, %r2;"));
+            self.line(format!("\trem.u32 %r24, {back}, %r2;"));
+            self.line("\tadd.u32 %r25, %r13, %r2;");
+            self.line("\tsub.u32 %r25, %r25, %r24;");
+            self.line(format!("\trem.u32 %ry{k}, %r25, %r2;"));
         }
         for (k, &(len, back)) in slots.iter().enumerate() {
             let first = (len - back % len) % len;
-            self.line(format!("	add.u32 %rs{k}, %r20, {};", first * 128));
+            self.line(format!("\tadd.u32 %rs{k}, %r20, {};", first * 128));
         }
         for &len in &lengths {
-            self.line(format!("	add.u32 %re{len}, %r20, {};", len * 128));
+            self.line(format!("\tadd.u32 %re{len}, %r20, {};", len * 128));
         }
         self.line("LOOP:");
         for (k, &back) in rows.iter().enumerate() {
-            self.line(format!("	mad.lo.u32 %r25, %ry{k}, %r1, %r9;"));
-            self.line(format!("	mul.wide.u32 %ra{k}, %r25, 4;"));
-            self.line(format!("	setp.ge.u32 %pl{k}, %r14, {back};"));
+            self.line(format!("\tmad.lo.u32 %r25, %ry{k}, %r1, %r9;"));
+            self.line(format!("\tmul.wide.u32 %ra{k}, %r25, 4;"));
+            self.line(format!("\tsetp.ge.u32 %pl{k}, %r14, {back};"));
         }
         for (index, instr) in program.instrs.iter().enumerate() {
             let v = format!("%v{index}");
             match *instr {
                 Instr::Load { back } => {
                     let k = row_reg(back);
-                    self.line(format!("	add.u64 %rd4, %rd1, %ra{k};"));
-                    self.line(format!("	mov.b32 {v}, 0;"));
-                    self.line(format!("	@%pl{k} ld.global.nc.b32 {v}, [%rd4];"));
+                    self.line(format!("\tadd.u64 %rd4, %rd1, %ra{k};"));
+                    self.line(format!("\tmov.b32 {v}, 0;"));
+                    self.line(format!("\t@%pl{k} ld.global.nc.b32 {v}, [%rd4];"));
                 }
                 Instr::Const(c) => {
                     let value = if c { "0xffffffff" } else { "0" };
-                    self.line(format!("	mov.b32 {v}, {value};"));
+                    self.line(format!("\tmov.b32 {v}, {value};"));
                 }
                 Instr::Param { .. } => unreachable!("parameters are folded before emission"),
                 Instr::Shift { src, cells } => {
@@ -316,14 +316,14 @@ impl Emitter {
                     let s = cells.rem_euclid(32);
                     let fetch = |e: &mut Emitter, dst: &str, offset: i32| {
                         if offset == 0 {
-                            e.line(format!("	mov.b32 {dst}, %v{src};"));
+                            e.line(format!("\tmov.b32 {dst}, %v{src};"));
                         } else if offset > 0 {
                             e.line(format!(
-                                "	shfl.sync.down.b32 {dst}, %v{src}, {offset}, 31, -1;"
+                                "\tshfl.sync.down.b32 {dst}, %v{src}, {offset}, 31, -1;"
                             ));
                         } else {
                             e.line(format!(
-                                "	shfl.sync.up.b32 {dst}, %v{src}, {}, 0, -1;",
+                                "\tshfl.sync.up.b32 {dst}, %v{src}, {}, 0, -1;",
                                 -offset
                             ));
                         }
@@ -333,53 +333,66 @@ impl Emitter {
                     } else {
                         fetch(self, &format!("%lo{index}"), q);
                         fetch(self, &format!("%hi{index}"), q + 1);
-                        self.line(format!("	shf.r.wrap.b32 {v}, %lo{index}, %hi{index}, {s};"));
+                        match self.shifts {
+                            ShiftForm::Funnel => self.line(format!(
+                                "\tshf.r.wrap.b32 {v}, %lo{index}, %hi{index}, {s};"
+                            )),
+                            ShiftForm::Multiply => {
+                                // lo >> s is the high word of lo * 2^(32-s); hi << (32-s) the
+                                // low word of hi * 2^(32-s); their bits do not overlap.
+                                let k = 1u64 << (32 - s);
+                                self.line(format!("\tmul.hi.u32 %lo{index}, %lo{index}, {k};"));
+                                self.line(format!(
+                                    "\tmad.lo.u32 {v}, %hi{index}, {k}, %lo{index};"
+                                ));
+                            }
+                        }
                     }
                 }
                 Instr::Lut3 { table, a, b, c } => {
                     self.line(format!(
-                        "	lop3.b32 {v}, %v{a}, %v{b}, %v{c}, 0x{table:02x};"
+                        "\tlop3.b32 {v}, %v{a}, %v{b}, %v{c}, 0x{table:02x};"
                     ));
                 }
                 Instr::Delay { src, rows } => {
                     let ring = rings[src as usize].as_ref().unwrap();
                     let k = slot_reg(ring.len, rows);
-                    self.line(format!("	ld.shared.b32 {v}, [%rs{k}+{}];", ring.base));
+                    self.line(format!("\tld.shared.b32 {v}, [%rs{k}+{}];", ring.base));
                 }
-                Instr::State { slot } => self.line(format!("	mov.b32 {v}, %st{slot};")),
-                Instr::Carry { slot, src } => self.line(format!("	mov.b32 %st{slot}, %v{src};")),
+                Instr::State { slot } => self.line(format!("\tmov.b32 {v}, %st{slot};")),
+                Instr::Carry { slot, src } => self.line(format!("\tmov.b32 %st{slot}, %v{src};")),
                 Instr::Store { src } => {
                     // Row newest - lag, from iteration `warmup` on.
                     let k = row_reg(program.lag);
                     self.line(format!(
-                        "	setp.ge.and.u32 %p4, %r14, {}, %p1;",
+                        "\tsetp.ge.and.u32 %p4, %r14, {}, %p1;",
                         program.warmup
                     ));
-                    self.line(format!("	add.u64 %rd3, %rd2, %ra{k};"));
-                    self.line(format!("	@%p4 st.global.b32 [%rd3], %v{src};"));
+                    self.line(format!("\tadd.u64 %rd3, %rd2, %ra{k};"));
+                    self.line(format!("\t@%p4 st.global.b32 [%rd3], %v{src};"));
                 }
             }
             if let Some(ring) = &rings[index] {
                 let k = slot_reg(ring.len, 0);
-                self.line(format!("	st.shared.b32 [%rs{k}+{}], {v};", ring.base));
+                self.line(format!("\tst.shared.b32 [%rs{k}+{}], {v};", ring.base));
             }
         }
         // Next row: every cursor steps and wraps.
         for k in 0..rows.len() {
-            self.line(format!("	add.u32 %ry{k}, %ry{k}, 1;"));
-            self.line(format!("	setp.eq.u32 %p5, %ry{k}, %r2;"));
-            self.line(format!("	selp.u32 %ry{k}, 0, %ry{k}, %p5;"));
+            self.line(format!("\tadd.u32 %ry{k}, %ry{k}, 1;"));
+            self.line(format!("\tsetp.eq.u32 %p5, %ry{k}, %r2;"));
+            self.line(format!("\tselp.u32 %ry{k}, 0, %ry{k}, %p5;"));
         }
         for (k, &(len, _)) in slots.iter().enumerate() {
-            self.line(format!("	add.u32 %rs{k}, %rs{k}, 128;"));
-            self.line(format!("	setp.eq.u32 %p5, %rs{k}, %re{len};"));
-            self.line(format!("	selp.u32 %rs{k}, %r20, %rs{k}, %p5;"));
+            self.line(format!("\tadd.u32 %rs{k}, %rs{k}, 128;"));
+            self.line(format!("\tsetp.eq.u32 %p5, %rs{k}, %re{len};"));
+            self.line(format!("\tselp.u32 %rs{k}, %r20, %rs{k}, %p5;"));
         }
-        self.line("	add.u32 %r14, %r14, 1;");
-        self.line("	setp.lt.u32 %p6, %r14, %r12;");
-        self.line("	@%p6 bra LOOP;");
+        self.line("\tadd.u32 %r14, %r14, 1;");
+        self.line("\tsetp.lt.u32 %p6, %r14, %r12;");
+        self.line("\t@%p6 bra LOOP;");
         self.line("DONE:");
-        self.line("	ret;");
+        self.line("\tret;");
         self.line("}");
     }
 }
