@@ -9,7 +9,7 @@ exec > >(tee "$log") 2>&1
 G=.gpu
 step() { echo; echo "=== $* ($(date +%T))"; }
 step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
-step "tests/gpu_ltl (LIFEGEN_REQUIRE_GPU=1)"; LIFEGEN_REQUIRE_GPU=1 $G/test-gpu_ltl --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -40
+[ "${TESTS:-1}" = 1 ] && step "tests/gpu_ltl (LIFEGEN_REQUIRE_GPU=1)" && LIFEGEN_REQUIRE_GPU=1 $G/test-gpu_ltl --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -40
 step "compute-sanitizer memcheck, R7 and R16"
 compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule R7,C0,M0,S101..201,B75..170,NM --size 1056x300 --gens 5 2>&1 | tail -4
 compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule R16,C0,M1,S170..296,B170..300,NN --size 640x97 --gens 3 2>&1 | tail -4
@@ -18,8 +18,8 @@ compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule R16,C0,M1,
   step "bench CAT r=$r $rule ${size}x${size} x $gens"
   $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'
 done
-for h in delay recompute; do
-  for sh in funnel multiply; do
+for h in ${HISTORIES:-delay recompute paired}; do
+  for sh in ${SHIFTS:-funnel multiply}; do
     for rule in R4,C2,M0,S40..80,B41..80,NM R8,C0,M0,S163..223,B74..252,NM R16,C0,M0,S170..296,B170..300,NM; do
       step "bench $rule history $h shifts $sh"
       LIFEGEN_GPU_LTL_HISTORY=$h LIFEGEN_GPU_LTL_SHIFTS=$sh $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'

@@ -268,7 +268,7 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 const CHECK_RADIUS: u32 = 32;
 
 /// Environment variable that picks how the GPU kernels have older rows' counts: `delay`
-/// (rings in shared memory) or `recompute`; unset, rings where they fit, else recompute.
+/// (rings in shared memory), `recompute` or `paired`; unset, `paired`.
 pub const GPU_HISTORY_VARIABLE: &str = "LIFEGEN_GPU_LTL_HISTORY";
 
 fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulator, BackendError> {
@@ -277,23 +277,21 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
         None | Some("") => None,
         Some("delay") => Some(History::Delay),
         Some("recompute") => Some(History::Recompute),
+        Some("paired") => Some(History::Paired),
         Some(other) => {
             return Err(GpuError::Rule {
                 rule: name,
-                why: format!("{GPU_HISTORY_VARIABLE}={other:?} is neither delay nor recompute"),
+                why: format!("{GPU_HISTORY_VARIABLE}={other:?} is not delay, recompute or paired"),
             }
             .into());
         }
     };
-    let first = forced.unwrap_or(History::Delay);
-    match StreamGpuSimulator::new(&ltl_program(rule, first)?, &name, universe.clone()) {
-        Err(GpuError::Rule { .. }) if forced.is_none() => Ok(StreamGpuSimulator::new(
-            &ltl_program(rule, History::Recompute)?,
-            &name,
-            universe,
-        )?),
-        other => Ok(other?),
-    }
+    let history = forced.unwrap_or(History::Paired);
+    Ok(StreamGpuSimulator::new(
+        &ltl_program(rule, history)?,
+        &name,
+        universe,
+    )?)
 }
 
 /// The rule's verified stream program, bounds folded in.

@@ -118,46 +118,47 @@ impl Program {
             .unwrap_or(0)
     }
 
-    /// The cells each value depends on, as offsets `lo..=hi` from its own cell: a shift
-    /// moves its source's span, a LUT3 joins its operands' spans.
-    pub fn spans(&self) -> Vec<(i64, i64)> {
-        let mut spans = vec![(0i64, 0i64); self.instrs.len()];
+    /// The positions, as offsets `lo..=hi` from a value's own cell, that computing it reads:
+    /// every partial sum of shifts on the way to the inputs, not only the whole sum (a window
+    /// built from a row shifted left by `r` reads `2r` cells right of the output, though it
+    /// depends on only `r` of them). A back end computes this far around what it keeps.
+    pub fn extents(&self) -> Vec<(i64, i64)> {
+        let mut extents = vec![(0i64, 0i64); self.instrs.len()];
         let mut carried = vec![(0i64, 0i64); self.state_slots as usize];
-        // Two passes: a carried value's span feeds itself one row later (the running sums
-        // reach a fixed point at once, since they add spans already present).
+        // Two passes: a carried value's extent feeds itself one row later; the running sums
+        // carry values computed in place, so one more pass reaches the fixed point.
         for _ in 0..2 {
             for (i, instr) in self.instrs.iter().enumerate() {
                 let join = instr
                     .operands()
                     .iter()
-                    .map(|&v| spans[v as usize])
-                    .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)));
-                spans[i] = match *instr {
+                    .map(|&v| extents[v as usize])
+                    .fold((0, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+                extents[i] = match *instr {
                     Instr::Shift { cells, .. } => {
-                        let (lo, hi) = join.unwrap();
-                        (lo + i64::from(cells), hi + i64::from(cells))
+                        let cells = i64::from(cells);
+                        ((join.0 + cells).min(0), (join.1 + cells).max(0))
                     }
                     Instr::State { slot } => carried[slot as usize],
                     Instr::Carry { slot, .. } => {
-                        let span = join.unwrap();
                         let c = &mut carried[slot as usize];
-                        *c = (c.0.min(span.0), c.1.max(span.1));
-                        span
+                        *c = (c.0.min(join.0), c.1.max(join.1));
+                        join
                     }
-                    _ => join.unwrap_or((0, 0)),
+                    _ => join,
                 };
             }
         }
-        spans
+        extents
     }
 
     /// How far, in cells to either side, the stored value reaches: the halo a back end must
     /// compute around the cells it keeps.
     pub fn halo_cells(&self) -> u32 {
-        let spans = self.spans();
+        let extents = self.extents();
         self.instrs
             .iter()
-            .zip(&spans)
+            .zip(&extents)
             .filter(|(instr, _)| matches!(instr, Instr::Store { .. }))
             .map(|(_, &(lo, hi))| (-lo).max(hi).max(0) as u32)
             .max()

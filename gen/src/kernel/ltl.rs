@@ -18,8 +18,9 @@
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
-    Bit, Num, add, add_difference, add_with_carry, select_range, width_for,
+    AND_NOT, Bit, Num, add, add_difference, add_with_carry, gate, select_range, width_for,
 };
+use crate::network::{LUT3_A, LUT3_B};
 use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
 
 /// The count program of a radius and shape, with the rule's bounds as parameters.
@@ -39,6 +40,10 @@ pub enum History {
     Delay,
     /// Computed again from the input row (`Load` of an older row): no ring, more logic.
     Recompute,
+    /// Moore only (other shapes recompute): the entering row `a` and the leaving row `b` share
+    /// one ladder over the digits `a + !b` (0..=2), whose window sum is `H(a) - H(b) + width`.
+    /// No ring, and about half the logic and shifts of recomputing.
+    Paired,
 }
 
 /// The four bounds in parameter order: survival low, survival high (exclusive), birth low,
@@ -70,6 +75,7 @@ impl LtlKernel {
         let suffix = match history {
             History::Delay => "",
             History::Recompute => "_recompute",
+            History::Paired => "_paired",
         };
         let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
         let mut b = ProgramBuilder::new(name, params);
@@ -173,7 +179,12 @@ pub fn rule_slug(rule: &LargerThanLife) -> String {
 
 /// The doubling ladder of a row: `P[k](x)` = cells `x .. x + 2^k` of `row`, for `2^k <= width`.
 fn ladder(b: &mut ProgramBuilder, row: Val, width: u64) -> Vec<Num<Val>> {
-    let mut ladder = vec![Num::cell(Bit::Wire(row))];
+    ladder_of(b, Num::cell(Bit::Wire(row)), width)
+}
+
+/// The doubling ladder of a row of numbers.
+fn ladder_of(b: &mut ProgramBuilder, base: Num<Val>, width: u64) -> Vec<Num<Val>> {
+    let mut ladder = vec![base];
     while 2u64 << (ladder.len() - 1) <= width {
         let last = ladder.last().unwrap().clone();
         let step = 1i32 << (ladder.len() - 1);
@@ -245,14 +256,86 @@ fn moore_count(b: &mut ProgramBuilder, r: u32, history: History) -> Num<Val> {
             max: h.max,
         },
         History::Recompute => row_count(b, 2 * r + 1),
+        History::Paired => {
+            let (h, leaving) = paired_counts(b, r);
+            return running_sum(b, width * width, &h, &leaving);
+        }
     };
-    let full = width * width;
+    running_sum(b, width * width, &h, &leaving)
+}
+
+/// For `Paired`: `(T, M)` with `T - M = H(entering) - H(leaving)`, from one ladder over
+/// `a + !b`. The window's last cell adds `a` as the first add's carry and `!b` as `1 - b`:
+/// so `T` sums the digits of the other cells plus `a`, and `M = b + (width - 1)`.
+fn paired_counts(b: &mut ProgramBuilder, r: u32) -> (Num<Val>, Num<Val>) {
+    let width = 2 * u64::from(r) + 1;
+    let entering = b.load(0);
+    let leaving = b.load(2 * r + 1);
+    let a = Bit::Wire(b.shift(entering, -(r as i32)));
+    let old = Bit::Wire(b.shift(leaving, -(r as i32)));
+    let digits = Num {
+        bits: vec![
+            gate(b, LUT3_A ^ !LUT3_B, a, old, old),
+            gate(b, AND_NOT, a, old, old),
+        ],
+        max: 2,
+    };
+    let rest = width - 1;
+    let ladder = ladder_of(b, digits, rest);
+    let mut pieces: Vec<(usize, i32)> = Vec::new();
+    let mut offset = 0i32;
+    for k in (0..ladder.len()).rev() {
+        if rest >> k & 1 == 1 {
+            pieces.push((k, offset));
+            offset += 1 << k;
+        }
+    }
+    if let [(k, at)] = pieces[..]
+        && k > 0
+    {
+        pieces = vec![(k - 1, at), (k - 1, at + (1 << (k - 1)))];
+    }
+    let last = rest as i32;
+    let mut carry = b.shift_bit(a, last);
+    let nums: Vec<Num<Val>> = pieces
+        .iter()
+        .map(|&(k, at)| shift_num(b, &ladder[k], at))
+        .collect();
+    let mut nums = nums.into_iter();
+    let mut total = nums.next().expect("a window of 3 or more cells");
+    for piece in nums {
+        total = add_with_carry(b, &total, &piece, carry);
+        carry = Bit::Zero;
+    }
+    if carry != Bit::Zero {
+        total = add_with_carry(
+            b,
+            &total,
+            &Num {
+                bits: vec![],
+                max: 0,
+            },
+            carry,
+        );
+    }
+    let old_last = b.shift_bit(old, last);
+    let mut minus_bits = vec![old_last];
+    minus_bits.extend((1..width_for(rest)).map(|i| Bit::constant(rest >> i & 1 == 1)));
+    let minus = Num {
+        bits: minus_bits,
+        max: width,
+    };
+    (total, minus)
+}
+
+/// `V += plus - minus`, `V` carried from row to row, at most `full`.
+fn running_sum(b: &mut ProgramBuilder, full: u64, plus: &Num<Val>, minus: &Num<Val>) -> Num<Val> {
     let slots: Vec<(u16, Val)> = (0..width_for(full)).map(|_| b.new_state()).collect();
     let v = Num {
         bits: slots.iter().map(|&(_, v)| Bit::Wire(v)).collect(),
         max: full,
     };
-    let next = add_difference(b, &v, &h, &leaving);
+    let next = add_difference(b, &v, plus, minus);
     for (&(slot, _), &bit) in slots.iter().zip(&next.bits) {
         let wire = b.materialize(bit);
         b.carry(slot, wire);
@@ -288,7 +371,7 @@ fn stacked_count(
                     max: h.max,
                 }
             }
-            History::Recompute => {
+            History::Recompute | History::Paired => {
                 let row = b.load(back);
                 let start = b.shift(row, -(half as i32));
                 let own = ladder(b, start, width);
