@@ -26,6 +26,10 @@ for h in ${HISTORIES:-delay recompute paired}; do
     done
   done
 done
+for rows in ${SEGMENTS:-}; do
+  step "bench R16 segments of $rows rows"
+  LIFEGEN_GPU_STREAM_SEGMENT_ROWS=$rows $G/lifegen bench --backend gpu --rule R16,C0,M0,S170..296,B170..300,NM --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'
+done
 for n in N C; do
   step "bench R16 N$n ${size}x${size}"
   $G/lifegen bench --backend gpu --rule "R16,C0,M0,S100..300,B100..200,N$n" --size ${size}x${size} --gens 20 --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'

@@ -1,5 +1,6 @@
 //! Choosing and creating a simulator for a rule and a universe.
 
+use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{History, LtlKernel, life_like_equivalent};
 use lifegen_gen::plan::GpuPlan;
@@ -268,7 +269,7 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 const CHECK_RADIUS: u32 = 32;
 
 /// Environment variable that picks how the GPU kernels have older rows' counts: `delay`
-/// (rings in shared memory), `recompute` or `paired`; unset, `paired`.
+/// (rings in shared memory), `recompute` or `paired`; unset, rings when small, else `paired`.
 pub const GPU_HISTORY_VARIABLE: &str = "LIFEGEN_GPU_LTL_HISTORY";
 
 fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulator, BackendError> {
@@ -286,13 +287,28 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
             .into());
         }
     };
-    let history = forced.unwrap_or(History::Paired);
-    Ok(StreamGpuSimulator::new(
-        &ltl_program(rule, history)?,
-        &name,
-        universe,
-    )?)
+    if let Some(history) = forced {
+        return Ok(StreamGpuSimulator::new(
+            &ltl_program(rule, history)?,
+            &name,
+            universe,
+        )?);
+    }
+    // Rings where they are small enough not to cut the warps an SM holds (r <= 5 or so,
+    // measured faster there), else the paired ladder (no ring).
+    let rings = ltl_program(rule, History::Delay)?;
+    let small = ptx_stream::emit(&rings, ptx_stream::ShiftForm::Funnel)
+        .is_ok_and(|kernel| kernel.shared_bytes <= SMALL_RING_BYTES);
+    let program = if small {
+        rings
+    } else {
+        ltl_program(rule, History::Paired)?
+    };
+    Ok(StreamGpuSimulator::new(&program, &name, universe)?)
 }
+
+/// Shared memory a warp may take and still let 32 warps share an SM (228 KiB on the H100).
+const SMALL_RING_BYTES: usize = 7 * 1024;
 
 /// The rule's verified stream program, bounds folded in.
 fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, BackendError> {
