@@ -26,6 +26,12 @@ for h in ${HISTORIES:-delay recompute paired}; do
     done
   done
 done
+for k in ${WORDS:-}; do
+  for rule in R4,C2,M0,S40..80,B41..80,NM R8,C0,M0,S163..223,B74..252,NM R16,C0,M0,S170..296,B170..300,NM; do
+    step "bench $rule words a lane $k"
+    LIFEGEN_GPU_LTL_WORDS=$k $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'
+  done
+done
 for rows in ${SEGMENTS:-}; do
   step "bench R16 segments of $rows rows"
   LIFEGEN_GPU_STREAM_SEGMENT_ROWS=$rows $G/lifegen bench --backend gpu --rule R16,C0,M0,S170..296,B170..300,NM --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'

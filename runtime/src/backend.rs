@@ -297,7 +297,8 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
     // Rings where they are small enough not to cut the warps an SM holds (r <= 5 or so,
     // measured faster there), else the paired ladder (no ring).
     let rings = ltl_program(rule, History::Delay)?;
-    let small = ptx_stream::emit(&rings, ptx_stream::ShiftForm::Funnel)
+    let k = crate::gpu_stream::words_per_lane().unwrap_or(1);
+    let small = ptx_stream::emit(&rings, ptx_stream::ShiftForm::Funnel, k)
         .is_ok_and(|kernel| kernel.shared_bytes <= SMALL_RING_BYTES);
     let program = if small {
         rings

@@ -21,6 +21,21 @@ pub const SHIFTS_VARIABLE: &str = "LIFEGEN_GPU_LTL_SHIFTS";
 /// Measured on the H100: `multiply` ran 4-10% slower than `funnel` at r = 4, 8 and 16.
 pub const DEFAULT_SHIFTS: ShiftForm = ShiftForm::Funnel;
 
+/// Environment variable that sets the words a lane streams: 1, 2 or 4.
+pub const WORDS_VARIABLE: &str = "LIFEGEN_GPU_LTL_WORDS";
+pub const DEFAULT_WORDS_PER_LANE: u32 = 2;
+
+/// [`WORDS_VARIABLE`], or the default.
+pub fn words_per_lane() -> Result<u32, String> {
+    match std::env::var(WORDS_VARIABLE).ok().as_deref() {
+        None | Some("") => Ok(DEFAULT_WORDS_PER_LANE),
+        Some("1") => Ok(1),
+        Some("2") => Ok(2),
+        Some("4") => Ok(4),
+        Some(other) => Err(format!("{WORDS_VARIABLE}={other:?}: use 1, 2 or 4")),
+    }
+}
+
 pub struct StreamGpuSimulator {
     stream: Arc<CudaStream>,
     kernel: StreamPtx,
@@ -50,7 +65,11 @@ impl StreamGpuSimulator {
                 why: format!("{SHIFTS_VARIABLE}: {why}"),
             })?,
         };
-        let kernel = ptx_stream::emit(program, shifts).map_err(|e| GpuError::Rule {
+        let k = words_per_lane().map_err(|why| GpuError::Rule {
+            rule: rule.to_string(),
+            why,
+        })?;
+        let kernel = ptx_stream::emit(program, shifts, k).map_err(|e| GpuError::Rule {
             rule: rule.to_string(),
             why: e.to_string(),
         })?;
@@ -117,7 +136,7 @@ impl StreamGpuSimulator {
 
     pub fn describe(&self) -> String {
         format!(
-            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM, {} warps over segments of {} rows, {} of 32 words written per strip)",
+            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM, {} warps over segments of {} rows, {} of {} words written per strip)",
             self.device_name,
             self.kernel.entry,
             self.kernel
@@ -131,6 +150,7 @@ impl StreamGpuSimulator {
             self.tasks,
             self.segment,
             self.kernel.output_words,
+            32 * self.kernel.words_per_lane,
         )
     }
 
@@ -211,9 +231,10 @@ fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuE
         .map_err(driver("find the kernel entry"))
 }
 
-/// Rows a warp streams: one wave of warps (as many tasks as the GPU holds at once), so that the
-/// rows a segment recomputes before its first output (the program's warm-up) are few
-/// (`LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides).
+/// Rows a warp streams: two waves of warps (twice as many tasks as the GPU holds at once):
+/// long segments keep the rows recomputed before a segment's first output (the program's
+/// warm-up) few, and two waves measured faster than one (2.84e12 against 2.64e12 at R16 on
+/// the H100; four waves 2.78e12). `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
 fn choose_segment(warmup: u32, strips: u32, rows: u32, resident_warps: u64) -> u32 {
     if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
         .ok()
@@ -222,7 +243,7 @@ fn choose_segment(warmup: u32, strips: u32, rows: u32, resident_warps: u64) -> u
     {
         return rows_wanted.min(rows);
     }
-    let segments = (resident_warps / u64::from(strips).max(1)).max(1);
+    let segments = (2 * resident_warps / u64::from(strips).max(1)).max(1);
     let segment = u64::from(rows).div_ceil(segments) as u32;
     segment.max(8 * warmup.max(1)).min(rows).max(1)
 }
