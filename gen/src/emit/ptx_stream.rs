@@ -186,16 +186,18 @@ impl Emitter {
         }
         let n = program.instrs.len() + 1;
         let k = self.k as usize;
+        // Cursors: one a load depth (and the store's), one a ring slot; sized by the program.
+        let depths = program.counts().load + 2;
         self.line("\t.reg .pred %p<8>;");
         self.line("\t.reg .pred %pw<8>;");
-        self.line("\t.reg .pred %pl<64>;");
+        self.line(format!("\t.reg .pred %pl<{depths}>;"));
         self.line("\t.reg .b32 %r<40>;");
         self.line("\t.reg .b32 %c<8>;");
-        self.line("\t.reg .b32 %ry<64>;");
-        self.line("\t.reg .b32 %rs<64>;");
-        self.line("\t.reg .b32 %re<64>;");
+        self.line(format!("\t.reg .b32 %ry<{depths}>;"));
+        self.line(format!("\t.reg .b32 %rs<{n}>;"));
+        self.line(format!("\t.reg .b32 %re<{n}>;"));
         self.line("\t.reg .b64 %rd<16>;");
-        self.line("\t.reg .b64 %ra<64>;");
+        self.line(format!("\t.reg .b64 %ra<{}>;", depths * k));
         for j in 0..k {
             self.line(format!("\t.reg .b32 %v{j}_<{n}>;"));
             self.line(format!("\t.reg .b32 %t{j}_<{n}>;"));

@@ -1,0 +1,85 @@
+//! Every shape of the Larger-than-Life stream kernels assembles with ptxas for sm_90 without
+//! spills: radii 1..16 and a few large ones, every neighbourhood, every history, 1, 2 and 4
+//! words a lane, both shift forms. Needs ptxas (CI installs it; elsewhere the test says it
+//! skipped). The GPU runs of these kernels are in tests/gpu_ltl.rs.
+
+use lifegen_gen::emit::ptx_stream::{ShiftForm, StreamPtxError, emit};
+use lifegen_gen::kernel::ltl::{History, LtlKernel};
+use lifegen_gen::sass::CudaTools;
+use lifegen_gen::{LargerThanLife, Rule};
+
+fn ltl(text: &str) -> LargerThanLife {
+    match lifegen_gen::rule::parse(text).unwrap().rule {
+        Rule::LargerThanLife(rule) => rule,
+        other => panic!("{other} is not LtL"),
+    }
+}
+
+#[test]
+fn stream_kernels_assemble_without_spills() {
+    let Some(tools) = CudaTools::find() else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must have ptxas (.ci/run installs it into .venv-cuda)"
+        );
+        eprintln!("SKIPPED: ptxas not found (run .ci/run to install it)");
+        return;
+    };
+    let mut assembled = 0;
+    let mut spilled = Vec::new();
+    let mut cases = Vec::new();
+    for r in [1u32, 2, 3, 5, 8, 11, 16] {
+        for history in [History::Delay, History::Recompute, History::Paired] {
+            for k in [1, 2, 4] {
+                cases.push((r, 'M', history, k, ShiftForm::Funnel));
+            }
+        }
+    }
+    for r in [1u32, 3, 8, 16] {
+        for n in ['N', 'C'] {
+            for history in [History::Delay, History::Paired] {
+                cases.push((r, n, history, 2, ShiftForm::Funnel));
+            }
+        }
+    }
+    cases.push((16, 'M', History::Paired, 2, ShiftForm::Multiply));
+    cases.push((40, 'M', History::Paired, 2, ShiftForm::Funnel));
+    cases.push((100, 'M', History::Paired, 4, ShiftForm::Funnel));
+    for (r, n, history, k, shifts) in cases {
+        let full = ltl(&format!("R{r},C0,M0,S1..1,B1..1,N{n}")).neighbourhood_size();
+        let rule = ltl(&format!(
+            "R{r},C0,M0,S{}..{},B{}..{},N{n}",
+            full / 5,
+            full / 2,
+            full / 4,
+            full / 3
+        ));
+        let program = LtlKernel::with_history(r, rule.neighbourhood, history).for_rule(&rule);
+        let n = format!("{n} ");
+        let ptx = match emit(&program, shifts, k) {
+            Ok(ptx) => ptx,
+            // Rings too deep for shared memory are refused, as they should be.
+            Err(StreamPtxError::TooDeep { .. }) if history == History::Delay => continue,
+            Err(e) => panic!("R{r} N{n} {history:?} k{k}: {e}"),
+        };
+        let report = tools
+            .assemble(&ptx.text)
+            .unwrap_or_else(|e| panic!("R{r} N{n} {history:?} k{k}: {e}"));
+        if report.spill_bytes > 0 {
+            spilled.push(format!(
+                "R{r} N{n}{history:?} k{k}: {} bytes",
+                report.spill_bytes
+            ));
+        }
+        assembled += 1;
+    }
+    eprintln!("assembled {assembled} stream kernels with ptxas; spilled: {spilled:?}");
+    // What the GPU backend runs by default (Moore, two words a lane) keeps every value in
+    // registers; the stacked shapes at large radii and four words a lane may spill.
+    let default_spills: Vec<&String> = spilled
+        .iter()
+        .filter(|s| s.contains(" NM ") && s.contains(" k2:"))
+        .collect();
+    assert!(default_spills.is_empty(), "{default_spills:?}");
+    assert!(assembled > 60);
+}
