@@ -381,6 +381,14 @@ impl Batch<'_> {
                         view(step.c),
                         view_mut(step.dest),
                     ),
+                    StepOp::Lut3Pair(t1, t2) => lut3_pair(
+                        (t1, t2),
+                        view(step.a),
+                        view(step.b),
+                        view(step.c),
+                        view_mut(step.dest),
+                        view_mut(step.dest2),
+                    ),
                     StepOp::Carry => {
                         if step.a != step.dest {
                             view_mut(step.dest).copy_from_slice(view(step.a));
@@ -451,9 +459,17 @@ enum StepOp {
     Const(bool),
     Shift(i32),
     Lut3(u8),
+    /// Two LUT3s of the same operands (an adder bit's sum and carry): one pass, `dest2` gets
+    /// the second. Only the pairs in [`FUSED_PAIRS`].
+    Lut3Pair(u8, u8),
     Carry,
     Store,
 }
+
+/// The LUT3 pairs the bit-sliced adders emit most (sum and carry of a full adder, of a
+/// subtracting full adder, and their folded two-input forms), fused into one pass each: the
+/// back end is bound by L1 traffic, and a pair reads its three operands once.
+const FUSED_PAIRS: [(u8, u8); 4] = [(0x96, 0xe8), (0x69, 0xb2), (0x18, 0x80), (0x18, 0x91)];
 
 /// The work of one iteration, every operand located: instructions that only name a place
 /// (load, state, delay, param) leave no step.
@@ -461,6 +477,7 @@ enum StepOp {
 struct Step {
     op: StepOp,
     dest: Loc,
+    dest2: Loc,
     a: Loc,
     b: Loc,
     c: Loc,
@@ -494,6 +511,7 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
         let step = |op, a: u32, b: u32, c: u32| Step {
             op,
             dest,
+            dest2: Loc::Zero,
             a: loc(a as usize),
             b: loc(b as usize),
             c: loc(c as usize),
@@ -504,6 +522,7 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
             Instr::Const(c) => steps.push(Step {
                 op: StepOp::Const(c),
                 dest,
+                dest2: Loc::Zero,
                 a: Loc::Zero,
                 b: Loc::Zero,
                 c: Loc::Zero,
@@ -517,7 +536,31 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
             Instr::Store { src } => steps.push(step(StepOp::Store, src, src, src)),
         }
     }
-    steps
+    fuse_pairs(steps)
+}
+
+fn fuse_pairs(steps: Vec<Step>) -> Vec<Step> {
+    let mut fused: Vec<Step> = Vec::with_capacity(steps.len());
+    let mut i = 0;
+    while i < steps.len() {
+        let step = steps[i];
+        if let (StepOp::Lut3(t1), Some(next)) = (step.op, steps.get(i + 1))
+            && let StepOp::Lut3(t2) = next.op
+            && (step.a, step.b, step.c) == (next.a, next.b, next.c)
+            && FUSED_PAIRS.contains(&(t1, t2))
+        {
+            fused.push(Step {
+                op: StepOp::Lut3Pair(t1, t2),
+                dest2: next.dest,
+                ..step
+            });
+            i += 2;
+            continue;
+        }
+        fused.push(step);
+        i += 1;
+    }
+    fused
 }
 
 /// `out[x] = src[x + cells]`, cell-wise along the buffer; cells beyond either end read 0.
@@ -559,16 +602,53 @@ fn shift(src: &[u64], cells: i32, out: &mut [u64]) {
 
 #[inline(always)]
 fn lut3_table<const T: u8>(a: &[u64], b: &[u64], c: &[u64], out: &mut [u64]) {
-    let term = |bit: u8, x: u64| if T >> bit & 1 == 1 { x } else { 0 };
     for (((o, &a), &b), &c) in out.iter_mut().zip(a).zip(b).zip(c) {
-        *o = term(7, a & b & c)
-            | term(6, a & b & !c)
-            | term(5, a & !b & c)
-            | term(4, a & !b & !c)
-            | term(3, !a & b & c)
-            | term(2, !a & b & !c)
-            | term(1, !a & !b & c)
-            | term(0, !a & !b & !c);
+        *o = eval_const::<T>(a, b, c);
+    }
+}
+
+#[inline(always)]
+fn lut3_pair_tables<const T1: u8, const T2: u8>(
+    a: &[u64],
+    b: &[u64],
+    c: &[u64],
+    out1: &mut [u64],
+    out2: &mut [u64],
+) {
+    for k in 0..out1
+        .len()
+        .min(out2.len())
+        .min(a.len())
+        .min(b.len())
+        .min(c.len())
+    {
+        let (x, y, z) = (a[k], b[k], c[k]);
+        out1[k] = eval_const::<T1>(x, y, z);
+        out2[k] = eval_const::<T2>(x, y, z);
+    }
+}
+
+#[inline(always)]
+fn eval_const<const T: u8>(a: u64, b: u64, c: u64) -> u64 {
+    let term = |bit: u8, x: u64| if T >> bit & 1 == 1 { x } else { 0 };
+    term(7, a & b & c)
+        | term(6, a & b & !c)
+        | term(5, a & !b & c)
+        | term(4, a & !b & !c)
+        | term(3, !a & b & c)
+        | term(2, !a & b & !c)
+        | term(1, !a & !b & c)
+        | term(0, !a & !b & !c)
+}
+
+#[inline(always)]
+fn lut3_pair(tables: (u8, u8), a: &[u64], b: &[u64], c: &[u64], o1: &mut [u64], o2: &mut [u64]) {
+    match tables {
+        (0x96, 0xe8) => lut3_pair_tables::<0x96, 0xe8>(a, b, c, o1, o2),
+        (0x69, 0xb2) => lut3_pair_tables::<0x69, 0xb2>(a, b, c, o1, o2),
+        (0x18, 0x80) => lut3_pair_tables::<0x18, 0x80>(a, b, c, o1, o2),
+        (0x18, 0x91) => lut3_pair_tables::<0x18, 0x91>(a, b, c, o1, o2),
+        _ => unreachable!("only FUSED_PAIRS are fused"),
     }
 }
 
