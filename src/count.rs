@@ -6,12 +6,14 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use lifegen_gen::cache::SearchRecord;
 use lifegen_gen::count::{self, Technique};
+use lifegen_gen::emit::ptx_stream;
+use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history, life_like_equivalent};
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::regen::SassFigures;
 use lifegen_gen::rust_emit::CpuIsa;
 use lifegen_gen::sass::CudaTools;
-use lifegen_gen::{LifeLike, rule};
+use lifegen_gen::{LargerThanLife, LifeLike, Rule, rule};
 
 #[derive(Args, Debug)]
 pub struct CountArgs {
@@ -34,12 +36,14 @@ pub struct CountArgs {
 
 pub fn count(args: CountArgs) -> Result<()> {
     let spec = rule::parse(&args.rule)?;
-    let Some(life) = spec.rule.as_life_like() else {
-        bail!(
-            "lifegen count compares life-like techniques; {} is Larger than Life",
-            spec.rule
-        );
+    let life = match spec.rule {
+        Rule::LifeLike(life) => life,
+        Rule::LargerThanLife(ltl) => match life_like_equivalent(&ltl) {
+            Some(life) => life,
+            None => return count_ltl(&ltl, &args),
+        },
     };
+    let life = &life;
     let records: Vec<SearchRecord> = SearchRecord::load_all(&args.root)?
         .into_iter()
         .map(|(_, r)| r)
@@ -47,6 +51,50 @@ pub fn count(args: CountArgs) -> Result<()> {
     let mut rows = count::techniques(life, &records);
     if args.sass {
         measure(life, &records, &mut rows)?;
+    }
+    let text = if args.json {
+        count::render_json(&rows)
+    } else if args.markdown {
+        count::render_markdown(&rows)
+    } else {
+        count::render_text(&rows)
+    };
+    print!("{text}");
+    Ok(())
+}
+
+/// Larger than Life: CAT's tensor-core work beside lifegen's CPU and GPU stream programs;
+/// `--sass` assembles the GPU kernel.
+fn count_ltl(rule: &LargerThanLife, args: &CountArgs) -> Result<()> {
+    let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
+    let mut rows = count::ltl_techniques(rule, k);
+    if args.sass {
+        let Some(tools) = CudaTools::find() else {
+            bail!(
+                "--sass needs ptxas and cuobjdump (PATH, CUDA_HOME, $LIFEGEN_CUDA_BIN or {})",
+                lifegen_gen::sass::VENV
+            );
+        };
+        let history = gpu_history(rule, k);
+        let program =
+            LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(rule);
+        let ptx = ptx_stream::emit(&program, ptx_stream::ShiftForm::Funnel, k)?;
+        let assembled = tools
+            .assemble(&ptx.text)
+            .context("cannot assemble the GPU kernel")?;
+        // One loop trip is one row of k words a lane.
+        let cells = f64::from(32 * k);
+        if let Some(row) = rows
+            .iter_mut()
+            .find(|r| r.technique.starts_with("lifegen GPU"))
+        {
+            row.sass_per_cell_gen = Some(assembled.loop_mix.values().sum::<usize>() as f64 / cells);
+            row.sass_mix = assembled
+                .loop_mix
+                .iter()
+                .map(|(c, n)| (c.to_string(), *n as f64 / cells))
+                .collect();
+        }
     }
     let text = if args.json {
         count::render_json(&rows)

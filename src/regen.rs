@@ -20,6 +20,7 @@ pub struct RegenArgs {
 pub fn regen(args: RegenArgs) -> Result<()> {
     let kernels = regen::kernels(&args.root)?;
     let mut files = regen::files(&kernels);
+    files.extend(regen::ltl_files(&regen::ltl_kernels(&args.root)?));
     match CudaTools::find() {
         Some(tools) => {
             let mut figures = Vec::new();
@@ -55,7 +56,7 @@ pub fn regen(args: RegenArgs) -> Result<()> {
 }
 
 fn stale_extras(root: &Path, files: &[(PathBuf, String)]) -> Vec<PathBuf> {
-    [regen::PTX_DIR, regen::RUST_DIR]
+    [regen::PTX_DIR, regen::RUST_DIR, regen::LTL_DIR]
         .into_iter()
         .flat_map(|dir| {
             std::fs::read_dir(root.join(dir))

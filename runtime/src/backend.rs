@@ -2,7 +2,7 @@
 
 use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::kernel::ir::Program;
-use lifegen_gen::kernel::ltl::{History, LtlKernel, life_like_equivalent};
+use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history, life_like_equivalent};
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
@@ -294,22 +294,10 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
             universe,
         )?);
     }
-    // Rings where they are small enough not to cut the warps an SM holds (r <= 5 or so,
-    // measured faster there), else the paired ladder (no ring).
-    let rings = ltl_program(rule, History::Delay)?;
-    let k = crate::gpu_stream::words_per_lane().unwrap_or(1);
-    let small = ptx_stream::emit(&rings, ptx_stream::ShiftForm::Funnel, k)
-        .is_ok_and(|kernel| kernel.shared_bytes <= SMALL_RING_BYTES);
-    let program = if small {
-        rings
-    } else {
-        ltl_program(rule, History::Paired)?
-    };
+    let k = crate::gpu_stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
+    let program = ltl_program(rule, gpu_history(rule, k))?;
     Ok(StreamGpuSimulator::new(&program, &name, universe)?)
 }
-
-/// Shared memory a warp may take and still let 32 warps share an SM (228 KiB on the H100).
-const SMALL_RING_BYTES: usize = 7 * 1024;
 
 /// The rule's verified stream program, bounds folded in.
 fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, BackendError> {

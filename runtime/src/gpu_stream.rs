@@ -23,7 +23,7 @@ pub const DEFAULT_SHIFTS: ShiftForm = ShiftForm::Funnel;
 
 /// Environment variable that sets the words a lane streams: 1, 2 or 4.
 pub const WORDS_VARIABLE: &str = "LIFEGEN_GPU_LTL_WORDS";
-pub const DEFAULT_WORDS_PER_LANE: u32 = 2;
+pub use lifegen_gen::emit::ptx_stream::DEFAULT_WORDS_PER_LANE;
 
 /// [`WORDS_VARIABLE`], or the default.
 pub fn words_per_lane() -> Result<u32, String> {

@@ -105,6 +105,19 @@ impl Program {
         counts
     }
 
+    /// Rows of rings the program's delays need: for each delayed value, its deepest delay plus
+    /// the current row. A back end keeps this many words a lane.
+    pub fn ring_rows(&self) -> usize {
+        let mut deepest: std::collections::BTreeMap<Val, u32> = Default::default();
+        for instr in &self.instrs {
+            if let Instr::Delay { src, rows } = *instr {
+                let d = deepest.entry(src).or_insert(0);
+                *d = (*d).max(rows);
+            }
+        }
+        deepest.values().map(|&d| d as usize + 1).sum()
+    }
+
     /// The deepest `Load` and `Delay`: how many rows a back end must keep.
     pub fn max_back(&self) -> u32 {
         self.instrs

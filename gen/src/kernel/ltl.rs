@@ -46,6 +46,21 @@ pub enum History {
     Paired,
 }
 
+/// Shared memory a warp's rings may take and still let 32 warps share an H100 SM (228 KiB).
+pub const GPU_SMALL_RING_BYTES: usize = 7 * 1024;
+
+/// How the GPU kernels have older rows by default: rings where they are small enough not to
+/// cut the warps an SM holds (measured faster at r <= 3 with two words a lane), else the
+/// paired ladder (Moore) or recomputing (other shapes): no ring at all.
+pub fn gpu_history(rule: &LargerThanLife, words_per_lane: u32) -> History {
+    let rings = LtlKernel::new(rule.radius, rule.neighbourhood).for_rule(rule);
+    if rings.ring_rows() * 128 * words_per_lane as usize <= GPU_SMALL_RING_BYTES {
+        History::Delay
+    } else {
+        History::Paired
+    }
+}
+
 /// The four bounds in parameter order: survival low, survival high (exclusive), birth low,
 /// birth high (exclusive), each `bound_bits` parameters, least significant first.
 const BOUND_NAMES: [&str; 4] = ["survival_lo", "survival_hi", "birth_lo", "birth_hi"];
