@@ -55,4 +55,25 @@ fn main() {
     }
     table.push_str("];\n");
     std::fs::write(out.join("generated_tiles.rs"), modules + &table).unwrap();
+
+    let mut modules = String::new();
+    let mut table = String::from("pub const COMPILED: &[super::CompiledStream] = &[\n");
+    for file in files(&root.join("rust_ltl"), "rs")
+        .into_iter()
+        .filter(|_| !skip)
+    {
+        let name = file.file_stem().unwrap().to_string_lossy().to_string();
+        let module = name.to_lowercase();
+        modules.push_str(&format!(
+            "pub mod {module} {{\n    use super::*;\n    include!({:?});\n}}\n",
+            file.display().to_string()
+        ));
+        table.push_str(&format!(
+            "    super::CompiledStream {{ name: {name:?}, halo_words: {module}::HALO_WORDS, \
+             warmup: {module}::WARMUP, lag: {module}::LAG, params: {module}::PARAMS, \
+             avx512: {module}::run_block_avx512, portable: {module}::run_block_portable }},\n"
+        ));
+    }
+    table.push_str("];\n");
+    std::fs::write(out.join("generated_ltl.rs"), modules + &table).unwrap();
 }

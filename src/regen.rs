@@ -21,6 +21,7 @@ pub fn regen(args: RegenArgs) -> Result<()> {
     let kernels = regen::kernels(&args.root)?;
     let mut files = regen::files(&kernels);
     files.extend(regen::ltl_files(&regen::ltl_kernels(&args.root)?));
+    files.extend(regen::rust_ltl_files());
     match CudaTools::find() {
         Some(tools) => {
             let mut figures = Vec::new();
@@ -56,17 +57,22 @@ pub fn regen(args: RegenArgs) -> Result<()> {
 }
 
 fn stale_extras(root: &Path, files: &[(PathBuf, String)]) -> Vec<PathBuf> {
-    [regen::PTX_DIR, regen::RUST_DIR, regen::LTL_DIR]
-        .into_iter()
-        .flat_map(|dir| {
-            std::fs::read_dir(root.join(dir))
-                .into_iter()
-                .flatten()
-                .flatten()
-                .map(move |e| Path::new(dir).join(e.file_name()))
-        })
-        .filter(|p| p != Path::new(SASS_MANIFEST) && !files.iter().any(|(f, _)| f == p))
-        .collect()
+    [
+        regen::PTX_DIR,
+        regen::RUST_DIR,
+        regen::LTL_DIR,
+        regen::RUST_LTL_DIR,
+    ]
+    .into_iter()
+    .flat_map(|dir| {
+        std::fs::read_dir(root.join(dir))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(move |e| Path::new(dir).join(e.file_name()))
+    })
+    .filter(|p| p != Path::new(SASS_MANIFEST) && !files.iter().any(|(f, _)| f == p))
+    .collect()
 }
 
 fn check(root: &Path, files: &[(PathBuf, String)]) -> Result<()> {

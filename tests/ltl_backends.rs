@@ -6,6 +6,7 @@ use lifegen_gen::kernel::ltl::LtlKernel;
 use lifegen_gen::{LargerThanLife, Rule};
 use lifegen_runtime::cpu::Isa;
 use lifegen_runtime::stream::StreamStepper;
+use lifegen_runtime::stream_compiled::{self, CompiledStepper};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{Universe, reference};
 
@@ -57,11 +58,28 @@ fn check(rule: &LargerThanLife, width: u64, height: u64, density: f64, seed: u64
             got == expected,
             "{isa:?} differs: {rule} on {width}x{height}, density {density}, {gens} generations"
         );
+        // The compiled-in program of this radius and shape, bounds as run-time masks.
+        if let Some(compiled) = stream_compiled::find(&kernel.program.name) {
+            let spare = Universe::new(width, height).unwrap();
+            let params = kernel.param_values(rule);
+            let mut stepper = CompiledStepper::new(compiled, &kernel.program, &params, isa, spare);
+            let mut got = start.clone();
+            stepper.advance(&mut got, gens);
+            assert!(
+                got == expected,
+                "compiled {isa:?} differs: {rule} on {width}x{height}, {gens} generations"
+            );
+        }
     }
 }
 
 #[test]
 fn radii_1_to_16_every_shape_against_the_reference() {
+    assert_eq!(
+        stream_compiled::COMPILED.len(),
+        15,
+        "the Moore programs of radii 2..=16 are compiled in (kernels_out/rust_ltl)"
+    );
     let mut rng = SplitMix64::new(2026);
     for r in 1..=16u32 {
         for n in ['M', 'N', 'C'] {

@@ -11,6 +11,7 @@ use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
 use crate::gpu_stream::StreamGpuSimulator;
 use crate::reference;
 use crate::stream::StreamStepper;
+use crate::stream_compiled::CompiledStepper;
 use crate::tiles::TileStepper;
 use crate::universe::{Universe, UniverseError};
 
@@ -137,6 +138,21 @@ impl HostStepper for TileStepper {
     }
     fn step(&mut self, universe: &mut Universe, gens: u64) {
         TileStepper::advance(self, universe, gens)
+    }
+}
+
+impl HostStepper for CompiledStepper {
+    fn describe(&self) -> String {
+        let threads = rayon::current_num_threads();
+        format!(
+            "cpu (compiled stream program {}, bounds as run-time masks, {}, {threads} thread{})",
+            self.name(),
+            self.isa().name(),
+            if threads == 1 { "" } else { "s" }
+        )
+    }
+    fn step(&mut self, universe: &mut Universe, gens: u64) {
+        CompiledStepper::advance(self, universe, gens)
     }
 }
 
@@ -311,6 +327,24 @@ fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, Backe
 fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
+    // Radii whose program lifegen was built with: the compiled program, bounds as masks.
+    let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
+    // Only AVX-512 keeps a block in registers; elsewhere the run-time back end is faster.
+    if let Some(compiled) =
+        crate::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
+    {
+        if rule.radius <= CHECK_RADIUS {
+            kernel.verify(rule)?;
+        }
+        let stepper = CompiledStepper::new(
+            compiled,
+            &kernel.program,
+            &kernel.param_values(rule),
+            isa,
+            spare,
+        );
+        return Ok(resident(stepper, universe));
+    }
     let stepper = StreamStepper::new(ltl_program(rule, History::Delay)?, isa, spare);
     Ok(resident(stepper, universe))
 }

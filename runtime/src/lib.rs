@@ -9,6 +9,7 @@ pub mod png;
 pub mod reference;
 pub mod rle;
 pub mod stream;
+pub mod stream_compiled;
 pub mod tiles;
 pub mod universe;
 pub mod window;

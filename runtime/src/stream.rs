@@ -146,7 +146,7 @@ impl Layout {
 }
 
 /// 64 cells of a torus row starting at cell `start` (any integer), wrapping as often as needed.
-fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
+pub(crate) fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
     let start = start.rem_euclid(width as i64) as usize;
     if start + 64 <= width {
         let (q, s) = (start / 64, start % 64);
@@ -629,7 +629,7 @@ fn lut3_pair_tables<const T1: u8, const T2: u8>(
 }
 
 #[inline(always)]
-fn eval_const<const T: u8>(a: u64, b: u64, c: u64) -> u64 {
+pub(crate) fn eval_const<const T: u8>(a: u64, b: u64, c: u64) -> u64 {
     let term = |bit: u8, x: u64| if T >> bit & 1 == 1 { x } else { 0 };
     term(7, a & b & c)
         | term(6, a & b & !c)

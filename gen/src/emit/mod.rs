@@ -3,3 +3,4 @@ pub mod ptx;
 pub mod ptx_stream;
 pub mod regen;
 pub mod rust_emit;
+pub mod rust_stream;

@@ -189,6 +189,26 @@ pub fn parse_sass_manifest(text: &str) -> Result<Vec<SassFigures>, String> {
         .collect()
 }
 
+/// Where regen writes the compiled-in CPU stream programs (Rust).
+pub const RUST_LTL_DIR: &str = "kernels_out/rust_ltl";
+/// Radii whose Moore programs (bounds as run-time parameters) are compiled into lifegen.
+pub const COMPILED_LTL_RADII: std::ops::RangeInclusive<u32> = 2..=16;
+
+/// The compiled-in CPU programs: for each radius of [`COMPILED_LTL_RADII`], the Moore program
+/// with rings, its bounds left as parameters, as Rust.
+pub fn rust_ltl_files() -> Vec<(PathBuf, String)> {
+    COMPILED_LTL_RADII
+        .map(|r| {
+            let kernel = crate::kernel::ltl::LtlKernel::new(r, crate::rule::Neighbourhood::Moore);
+            let program = kernel.program.eliminate_dead_code();
+            (
+                Path::new(RUST_LTL_DIR).join(format!("{}.rs", program.name)),
+                crate::emit::rust_stream::emit(&program),
+            )
+        })
+        .collect()
+}
+
 /// Where regen writes the Larger-than-Life kernels of the CAT suite.
 pub const LTL_DIR: &str = "kernels_out/ltl";
 /// The suite: `radius rule density` lines (CAT's Table VI), below the repository root.
