@@ -65,7 +65,7 @@ fn main() {
         let name = file.file_stem().unwrap().to_string_lossy().to_string();
         let module = name.to_lowercase();
         modules.push_str(&format!(
-            "pub mod {module} {{\n    use super::*;\n    include!({:?});\n}}\n",
+            "#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]\npub mod {module} {{\n    use super::*;\n    include!({:?});\n}}\n",
             file.display().to_string()
         ));
         table.push_str(&format!(

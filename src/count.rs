@@ -52,14 +52,7 @@ pub fn count(args: CountArgs) -> Result<()> {
     if args.sass {
         measure(life, &records, &mut rows)?;
     }
-    let text = if args.json {
-        count::render_json(&rows)
-    } else if args.markdown {
-        count::render_markdown(&rows)
-    } else {
-        count::render_text(&rows)
-    };
-    print!("{text}");
+    print!("{}", render(&rows, &args));
     Ok(())
 }
 
@@ -96,15 +89,18 @@ fn count_ltl(rule: &LargerThanLife, args: &CountArgs) -> Result<()> {
                 .collect();
         }
     }
-    let text = if args.json {
-        count::render_json(&rows)
-    } else if args.markdown {
-        count::render_markdown(&rows)
-    } else {
-        count::render_text(&rows)
-    };
-    print!("{text}");
+    print!("{}", render(&rows, args));
     Ok(())
+}
+
+fn render(rows: &[Technique], args: &CountArgs) -> String {
+    if args.json {
+        count::render_json(rows)
+    } else if args.markdown {
+        count::render_markdown(rows)
+    } else {
+        count::render_text(rows)
+    }
 }
 
 fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>) -> Result<()> {

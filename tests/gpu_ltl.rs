@@ -73,7 +73,14 @@ fn radii_1_to_16_every_shape_on_the_gpu() {
                 };
                 let (c, d) = {
                     let (x, y) = (pick(&mut rng), pick(&mut rng));
-                    (if rng.next() % 3 == 0 { 0 } else { x.min(y) }, x.max(y))
+                    (
+                        if rng.next().is_multiple_of(3) {
+                            0
+                        } else {
+                            x.min(y)
+                        },
+                        x.max(y),
+                    )
                 };
                 let rule = ltl(&format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}"));
                 let span = 2 * u64::from(r) + 1;

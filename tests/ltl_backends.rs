@@ -37,7 +37,7 @@ fn random_rule(r: u32, n: char, m: u32, rng: &mut SplitMix64) -> LargerThanLife 
     if c > d {
         std::mem::swap(&mut c, &mut d);
     }
-    if rng.next() % 3 == 0 {
+    if rng.next().is_multiple_of(3) {
         c = 0; // birth from 0
     }
     let a = a.max(m); // M1: a live cell counts itself

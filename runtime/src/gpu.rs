@@ -428,32 +428,46 @@ impl GpuSimulator {
             let launcher = Launcher::new(&self.ctx, &kernel, self.words, self.rows)?;
             self.remainders.insert(remainder, launcher);
         }
-        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .stream
-            .record_event(timing)
-            .map_err(driver("record an event"))?;
-        let launches = (0..gens / t)
+        let launches: Vec<&Launcher> = (0..gens / t)
             .map(|_| &self.main)
-            .chain(self.remainders.get(&remainder));
-        for launcher in launches {
-            let [a, b] = &mut self.buffers;
-            let (src, dst) = if self.current == 0 {
-                (&*a, b)
-            } else {
-                (&*b, a)
-            };
-            launcher.launch(&self.stream, src, dst, self.words, self.rows)?;
-            self.current ^= 1;
-        }
-        let end = self
-            .stream
-            .record_event(timing)
-            .map_err(driver("record an event"))?;
-        end.synchronize().map_err(driver("run the kernels"))?;
-        self.last_kernel_ms = start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64;
+            .chain(self.remainders.get(&remainder))
+            .collect();
+        let (words, rows) = (self.words, self.rows);
+        self.last_kernel_ms = ping_pong(
+            &self.stream,
+            &mut self.buffers,
+            &mut self.current,
+            launches.len(),
+            |step, src, dst| launches[step].launch(&self.stream, src, dst, words, rows),
+        )?;
         Ok(())
     }
+}
+
+/// Runs `launches` kernels back to back, each from `buffers[current]` into the other buffer
+/// (`current` follows), and returns the GPU time they took (CUDA events), in milliseconds.
+pub(crate) fn ping_pong(
+    stream: &Arc<CudaStream>,
+    buffers: &mut [CudaSlice<u32>; 2],
+    current: &mut usize,
+    launches: usize,
+    mut launch: impl FnMut(usize, &CudaSlice<u32>, &mut CudaSlice<u32>) -> Result<(), GpuError>,
+) -> Result<f64, GpuError> {
+    let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let start = stream
+        .record_event(timing)
+        .map_err(driver("record an event"))?;
+    for step in 0..launches {
+        let [a, b] = buffers;
+        let (src, dst) = if *current == 0 { (&*a, b) } else { (&*b, a) };
+        launch(step, src, dst)?;
+        *current ^= 1;
+    }
+    let end = stream
+        .record_event(timing)
+        .map_err(driver("record an event"))?;
+    end.synchronize().map_err(driver("run the kernels"))?;
+    Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
 }
 
 /// One measured micro-benchmark.

@@ -10,7 +10,7 @@ use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
 
-use crate::gpu::{GpuError, download_rows, driver, open_device, upload_rows};
+use crate::gpu::{GpuError, download_rows, driver, open_device, ping_pong, upload_rows};
 use crate::universe::Universe;
 
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
@@ -179,45 +179,36 @@ impl StreamGpuSimulator {
     }
 
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
-        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let start = self
-            .stream
-            .record_event(timing)
-            .map_err(driver("record an event"))?;
-        for _ in 0..gens {
-            let [a, b] = &mut self.buffers;
-            let (src, dst) = if self.current == 0 {
-                (&*a, b)
-            } else {
-                (&*b, a)
-            };
-            let config = LaunchConfig {
-                grid_dim: (self.tasks, 1, 1),
-                block_dim: (32, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let mut launch = self.stream.launch_builder(&self.function);
-            launch
-                .arg(src)
-                .arg(dst)
-                .arg(&self.words)
-                .arg(&self.rows)
-                .arg(&self.strips)
-                .arg(&self.tasks)
-                .arg(&self.segment);
-            // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both buffers
-            // hold `words * rows` words and are distinct.
-            unsafe { launch.launch(config) }
-                .map(drop)
-                .map_err(driver("launch the kernel"))?;
-            self.current ^= 1;
-        }
-        let end = self
-            .stream
-            .record_event(timing)
-            .map_err(driver("record an event"))?;
-        end.synchronize().map_err(driver("run the kernels"))?;
-        self.last_kernel_ms = start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64;
+        let config = LaunchConfig {
+            grid_dim: (self.tasks, 1, 1),
+            block_dim: (32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let stream = &self.stream;
+        let function = &self.function;
+        let args = (self.words, self.rows, self.strips, self.tasks, self.segment);
+        self.last_kernel_ms = ping_pong(
+            stream,
+            &mut self.buffers,
+            &mut self.current,
+            gens as usize,
+            |_, src, dst| {
+                let mut launch = stream.launch_builder(function);
+                launch
+                    .arg(src)
+                    .arg(dst)
+                    .arg(&args.0)
+                    .arg(&args.1)
+                    .arg(&args.2)
+                    .arg(&args.3)
+                    .arg(&args.4);
+                // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both
+                // buffers hold `words * rows` words and are distinct.
+                unsafe { launch.launch(config) }
+                    .map(drop)
+                    .map_err(driver("launch the kernel"))
+            },
+        )?;
         Ok(())
     }
 }

@@ -595,8 +595,8 @@ fn shift(src: &[u64], cells: i32, out: &mut [u64]) {
             *word = x >> s | y << (64 - s);
         }
     }
-    for k in hi.max(lo)..out.len() {
-        out[k] = get(k as isize + q) >> s | get(k as isize + q + 1) << (64 - s);
+    for (k, word) in out.iter_mut().enumerate().skip(hi.max(lo)) {
+        *word = get(k as isize + q) >> s | get(k as isize + q + 1) << (64 - s);
     }
 }
 

@@ -109,7 +109,7 @@ pub fn emit(
     let n = program.instrs.len();
     let mut rings: Vec<Option<Ring>> = (0..n).map(|_| None).collect();
     let mut shared = 0usize;
-    for v in 0..n {
+    for (v, ring) in rings.iter_mut().enumerate() {
         let deepest = program
             .instrs
             .iter()
@@ -120,7 +120,7 @@ pub fn emit(
             .max();
         if let Some(deepest) = deepest {
             let len = deepest + 1;
-            rings[v] = Some(Ring { base: shared, len });
+            *ring = Some(Ring { base: shared, len });
             shared += len as usize * 128 * k as usize;
         }
     }

@@ -391,6 +391,53 @@ fn cells(rows: &[Technique]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// CAT (reference 003): six 16x16x16 MMAs per 16x16 fragment at every radius up to 16, so
+/// 6 * 16 = 96 tensor-core multiply-adds a cell and generation.
+pub const CAT_MACS_PER_CELL: usize = 96;
+
+/// The Larger-than-Life rows: CAT's tensor-core work beside the bit-sliced stream programs the
+/// CPU (rings) and the GPU (its default history, `words_per_lane` words a lane) run.
+pub fn ltl_techniques(rule: &crate::rule::LargerThanLife, words_per_lane: u32) -> Vec<Technique> {
+    use crate::kernel::ltl::{LtlKernel, gpu_history};
+    let cpu = LtlKernel::new(rule.radius, rule.neighbourhood).for_rule(rule);
+    let history = gpu_history(rule, words_per_lane);
+    let gpu = LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(rule);
+    let (c, g) = (cpu.counts(), gpu.counts());
+    vec![
+        Technique {
+            cells_per_word: 1,
+            arith_per_word: CAT_MACS_PER_CELL as f64,
+            ..row(
+                "CAT tensor cores (paper: 6 MMA 16x16x16 per 16x16 cells, multiply-adds)",
+                "arith",
+                16,
+            )
+        },
+        Technique {
+            lop3_per_word: c.lut3 as f64,
+            shifts_per_word: c.shift as f64,
+            ..row(
+                format!("lifegen CPU stream program ({}, rings)", cpu.name),
+                "lut3",
+                64,
+            )
+        },
+        Technique {
+            lop3_per_word: g.lut3 as f64,
+            shifts_per_word: g.shift as f64,
+            shuffles_per_word: crate::emit::ptx_stream::shuffles_per_word(&gpu, words_per_lane),
+            ..row(
+                format!(
+                    "lifegen GPU stream kernel ({}, {words_per_lane} words a lane)",
+                    gpu.name
+                ),
+                "lut3",
+                32,
+            )
+        },
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,51 +477,4 @@ mod tests {
             (4.0, 4.0)
         );
     }
-}
-
-/// CAT (reference 003): six 16x16x16 MMAs per 16x16 fragment at every radius up to 16, so
-/// 6 * 16 = 96 tensor-core multiply-adds a cell and generation.
-pub const CAT_MACS_PER_CELL: usize = 96;
-
-/// The Larger-than-Life rows: CAT's tensor-core work beside the bit-sliced stream programs the
-/// CPU (rings) and the GPU (its default history, `words_per_lane` words a lane) run.
-pub fn ltl_techniques(rule: &crate::rule::LargerThanLife, words_per_lane: u32) -> Vec<Technique> {
-    use crate::kernel::ltl::{LtlKernel, gpu_history};
-    let cpu = LtlKernel::new(rule.radius, rule.neighbourhood).for_rule(rule);
-    let history = gpu_history(rule, words_per_lane);
-    let gpu = LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(rule);
-    let (c, g) = (cpu.counts(), gpu.counts());
-    vec![
-        Technique {
-            cells_per_word: 1,
-            arith_per_word: CAT_MACS_PER_CELL as f64,
-            ..row(
-                "CAT tensor cores (paper: 6 MMA 16x16x16 per 16x16 cells, multiply-adds)",
-                "arith",
-                16,
-            )
-        },
-        Technique {
-            lop3_per_word: c.lut3 as f64,
-            shifts_per_word: c.shift as f64,
-            ..row(
-                &format!("lifegen CPU stream program ({}, rings)", cpu.name),
-                "lut3",
-                64,
-            )
-        },
-        Technique {
-            lop3_per_word: g.lut3 as f64,
-            shifts_per_word: g.shift as f64,
-            shuffles_per_word: crate::emit::ptx_stream::shuffles_per_word(&gpu, words_per_lane),
-            ..row(
-                &format!(
-                    "lifegen GPU stream kernel ({}, {words_per_lane} words a lane)",
-                    gpu.name
-                ),
-                "lut3",
-                32,
-            )
-        },
-    ]
 }
