@@ -1,3 +1,4 @@
+//! Prints the GPU stream kernel (PTX) of a Larger-than-Life rule: `cargo run -p lifegen-gen --example emit_stream -- R16,C0,M0,S170..296,B170..300,NM paired` (history: delay, recompute or paired; `K=2` words a lane).
 use lifegen_gen::emit::ptx_stream::{ShiftForm, emit};
 use lifegen_gen::kernel::ltl::{History, LtlKernel};
 fn main() {
