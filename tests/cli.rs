@@ -108,7 +108,8 @@ fn rule_suffix_sets_the_size_and_ltl_runs() {
         "5",
     ]);
     assert!(ltl.status.success(), "{ltl:?}");
-    assert!(stdout(&ltl).contains("rule: R5,C2,M1,S34..58,B34..45,NM"));
+    // Golly prints every two-state rule with C0.
+    assert!(stdout(&ltl).contains("rule: R5,C0,M1,S34..58,B34..45,NM"));
 }
 
 fn assert_clean_error(args: &[&str], needle: &str) {
@@ -198,6 +199,8 @@ fn gpu_requests_that_cannot_run_get_one_line_errors() {
         &["run", "--backend", "gpu", "--size", "100x64"],
         "multiple of 32 cells; 100 is not (nearest: 96 or 128)",
     );
+    // Larger than Life: widths are checked as for life-like rules; a window wider than a
+    // warp's strip is refused with the way out.
     assert_clean_error(
         &[
             "run",
@@ -205,8 +208,22 @@ fn gpu_requests_that_cannot_run_get_one_line_errors() {
             "gpu",
             "--rule",
             "R5,C2,M1,S34..58,B34..45,NM",
+            "--size",
+            "100x64",
         ],
-        "life-like rules only",
+        "multiple of 32 cells",
+    );
+    assert_clean_error(
+        &[
+            "run",
+            "--backend",
+            "gpu",
+            "--rule",
+            "R500,C0,M0,S200000..600000,B300000..400000,NM",
+            "--size",
+            "1024x1024",
+        ],
+        "use --backend cpu",
     );
     let bad_plan = lifegen(&["bench", "--plan", "k3-t10-funnel"]);
     assert!(!bad_plan.status.success());
