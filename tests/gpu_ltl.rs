@@ -123,3 +123,29 @@ fn large_radii_fall_back_or_run() {
         .expect("too wide for a warp");
     assert!(err.to_string().contains("use --backend cpu"), "{err}");
 }
+
+/// Golly's Larger-than-Life spaceships move as their files say on the GPU.
+#[test]
+fn golly_spaceships_move_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    for (name, pad, gens, dx) in [("jitterbug.rle", 16, 40, 4), ("butterfly.rle", 30, 31, 9)] {
+        let text = std::fs::read_to_string(format!("tests/data/ltl/{name}")).unwrap();
+        let pattern = lifegen_runtime::rle::parse(&text).unwrap();
+        let width = (pattern.width + 2 * pad).div_ceil(32) * 32;
+        let mut universe = Universe::new(width, pattern.height + 2 * pad).unwrap();
+        universe
+            .place(pattern.width, pattern.height, &pattern.runs)
+            .unwrap();
+        let start = universe.translated(pad as i64, pad as i64);
+        let rule = pattern.rule.unwrap().rule;
+        let mut sim = create(BackendKind::Gpu, &rule, start.clone()).unwrap();
+        sim.advance(gens).unwrap();
+        assert!(
+            *sim.universe().unwrap() == start.translated(dx, 0),
+            "{name} on {}",
+            sim.describe()
+        );
+    }
+}

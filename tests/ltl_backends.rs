@@ -138,3 +138,39 @@ fn large_radii_on_small_universes() {
         check(&rule, width, 6, 0.5, 3, 2);
     }
 }
+
+/// A Golly pattern placed at (pad, pad) in a universe at least `pad` larger on each side, its
+/// width rounded up to a multiple of `align` (the GPU wants 32).
+fn golly_pattern(name: &str, pad: u64, align: u64) -> (Rule, Universe) {
+    let text = std::fs::read_to_string(format!("tests/data/ltl/{name}")).unwrap();
+    let pattern = lifegen_runtime::rle::parse(&text).unwrap();
+    let width = (pattern.width + 2 * pad).div_ceil(align) * align;
+    let mut universe = Universe::new(width, pattern.height + 2 * pad).unwrap();
+    universe
+        .place(pattern.width, pattern.height, &pattern.runs)
+        .unwrap();
+    let rule = pattern.rule.expect("Golly's files carry their rule").rule;
+    (rule, universe.translated(pad as i64, pad as i64))
+}
+
+/// Golly's Larger-than-Life spaceships move as their files say on the CPU backend (the compiled
+/// programs at r = 4 and 5): the jitterbug 4 cells east in 40 generations, the butterfly 9 in 31.
+#[test]
+fn golly_spaceships_move_on_the_cpu() {
+    for (name, pad, gens, dx) in [
+        ("jitterbug.rle", 16, 40, 4),
+        ("jitterbug-ltl-notation.rle", 16, 40, 4),
+        ("butterfly.rle", 30, 31, 9),
+    ] {
+        let (rule, start) = golly_pattern(name, pad, 1);
+        let mut sim =
+            lifegen_runtime::create(lifegen_runtime::BackendKind::Cpu, &rule, start.clone())
+                .unwrap();
+        sim.advance(gens).unwrap();
+        assert!(
+            *sim.universe().unwrap() == start.translated(dx, 0),
+            "{name} on {}",
+            sim.describe()
+        );
+    }
+}
