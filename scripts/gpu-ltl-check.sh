@@ -18,8 +18,8 @@ compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule R16,C0,M1,
   step "bench CAT r=$r $rule ${size}x${size} x $gens"
   $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'
 done
-for h in ${HISTORIES:-delay recompute paired}; do
-  for sh in ${SHIFTS:-funnel multiply}; do
+for h in ${HISTORIES-delay recompute paired}; do
+  for sh in ${SHIFTS-funnel multiply}; do
     for rule in R4,C2,M0,S40..80,B41..80,NM R8,C0,M0,S163..223,B74..252,NM R16,C0,M0,S170..296,B170..300,NM; do
       step "bench $rule history $h shifts $sh"
       LIFEGEN_GPU_LTL_HISTORY=$h LIFEGEN_GPU_LTL_SHIFTS=$sh $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs 3 2>&1 | grep -E 'backend|cell updates/s: |error'
