@@ -13,6 +13,7 @@ use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::ptx::{self, PtxHeader, PtxKernel, read_header};
 
+use crate::gpu_universe::{DeviceUniverse, check_width};
 use crate::memory::human_bytes;
 use crate::universe::Universe;
 
@@ -213,64 +214,6 @@ impl Launcher {
     }
 }
 
-/// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words.
-pub(crate) fn upload_rows(
-    stream: &Arc<CudaStream>,
-    host: &Universe,
-    gpu_words: usize,
-    dst: &mut CudaSlice<u32>,
-) -> Result<(), GpuError> {
-    let host_words = host.words_per_row() * 2;
-    let words = host.words();
-    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
-    // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
-    let as_u32 =
-        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
-    if host_words == gpu_words {
-        stream
-            .memcpy_htod(as_u32, dst)
-            .map_err(driver("copy to the GPU"))?;
-    } else {
-        let packed: Vec<u32> = as_u32
-            .chunks(host_words)
-            .flat_map(|row| row[..gpu_words].iter().copied())
-            .collect();
-        stream
-            .memcpy_htod(&packed, dst)
-            .map_err(driver("copy to the GPU"))?;
-    }
-    Ok(())
-}
-
-/// Copies a GPU universe of rows of `gpu_words` 32-bit words into `host`.
-pub(crate) fn download_rows(
-    stream: &Arc<CudaStream>,
-    src: &CudaSlice<u32>,
-    gpu_words: usize,
-    host: &mut Universe,
-) -> Result<(), GpuError> {
-    let host_words = host.words_per_row() * 2;
-    let words = host.words_mut();
-    // SAFETY: as in `upload_rows`; every bit pattern is a valid u64.
-    let as_u32 = unsafe {
-        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
-    };
-    if host_words == gpu_words {
-        stream
-            .memcpy_dtoh(src, as_u32)
-            .map_err(driver("copy from the GPU"))?;
-    } else {
-        let packed = stream
-            .clone_dtoh(src)
-            .map_err(driver("copy from the GPU"))?;
-        for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
-            row[..gpu_words].copy_from_slice(data);
-            row[gpu_words..].fill(0);
-        }
-    }
-    Ok(())
-}
-
 /// The most warps one launch runs (thread indices stay below 2^32 with room to spare).
 const MAX_TASKS: u64 = 1 << 26;
 
@@ -305,72 +248,36 @@ fn choose_segment(plan: &GpuPlan, strips: u32, rows: u32, resident_warps: u64) -
 /// A universe held on the GPU, advanced by generated kernels.
 pub struct GpuSimulator {
     ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
     rule: LifeLike,
     plan: GpuPlan,
     source: String,
     main: Launcher,
     /// Kernels for generation counts below the plan's, made on first use.
     remainders: HashMap<u32, Launcher>,
-    buffers: [CudaSlice<u32>; 2],
-    current: usize,
-    words: u32,
-    rows: u32,
-    host: Universe,
+    device: DeviceUniverse,
     device_name: String,
     last_kernel_ms: f64,
 }
 
 impl GpuSimulator {
     pub fn new(rule: &LifeLike, universe: Universe, plan: GpuPlan) -> Result<Self, GpuError> {
-        let (width, height) = (universe.width() as u64, universe.height() as u64);
-        if width % 32 != 0 {
-            let below = (width / 32 * 32).max(32);
-            return Err(GpuError::Width {
-                width,
-                below,
-                above: width.div_ceil(32) * 32,
-            });
-        }
+        check_width(universe.width() as u64)?;
         let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        let words = (width / 32) as u32;
-        let rows = height as u32;
-        let bytes = width / 8 * height;
-        let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
-        // Leave room for the modules and the driver's own allocations.
-        if 2 * bytes + (256 << 20) > free as u64 {
-            return Err(GpuError::Memory {
-                width,
-                height,
-                bytes,
-                free: free as u64,
-            });
-        }
-        let stream = ctx.default_stream();
+        let device = DeviceUniverse::new(&ctx, universe)?;
         let (kernel, source) = kernel_source(rule, &plan);
-        let main = Launcher::new(&ctx, &kernel, words, rows)?;
-        let n = words as usize * rows as usize;
-        let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
-        let buffers = [alloc(&stream)?, alloc(&stream)?];
-        let mut simulator = GpuSimulator {
+        let main = Launcher::new(&ctx, &kernel, device.words, device.rows)?;
+        Ok(GpuSimulator {
             ctx,
-            stream,
             rule: *rule,
             plan,
             source,
             main,
             remainders: HashMap::new(),
-            buffers,
-            current: 0,
-            words,
-            rows,
-            host: universe,
+            device,
             device_name,
             last_kernel_ms: 0.0,
-        };
-        simulator.upload()?;
-        Ok(simulator)
+        })
     }
 
     pub fn describe(&self) -> String {
@@ -397,24 +304,9 @@ impl GpuSimulator {
         self.last_kernel_ms
     }
 
-    fn upload(&mut self) -> Result<(), GpuError> {
-        upload_rows(
-            &self.stream,
-            &self.host,
-            self.words as usize,
-            &mut self.buffers[self.current],
-        )
-    }
-
     /// The universe now, copied back from the GPU.
     pub fn universe(&mut self) -> Result<&Universe, GpuError> {
-        download_rows(
-            &self.stream,
-            &self.buffers[self.current],
-            self.words as usize,
-            &mut self.host,
-        )?;
-        Ok(&self.host)
+        self.device.universe()
     }
 
     /// Advances `gens` generations on the GPU; the kernel time is [`Self::last_kernel_ms`].
@@ -425,49 +317,19 @@ impl GpuSimulator {
             let plan = GpuPlan::new(self.plan.words_per_lane, remainder, self.plan.shifts)
                 .expect("a smaller generation count is a valid plan");
             let (kernel, _) = kernel_source(&self.rule, &plan);
-            let launcher = Launcher::new(&self.ctx, &kernel, self.words, self.rows)?;
+            let launcher = Launcher::new(&self.ctx, &kernel, self.device.words, self.device.rows)?;
             self.remainders.insert(remainder, launcher);
         }
         let launches: Vec<&Launcher> = (0..gens / t)
             .map(|_| &self.main)
             .chain(self.remainders.get(&remainder))
             .collect();
-        let (words, rows) = (self.words, self.rows);
-        self.last_kernel_ms = ping_pong(
-            &self.stream,
-            &mut self.buffers,
-            &mut self.current,
-            launches.len(),
-            |step, src, dst| launches[step].launch(&self.stream, src, dst, words, rows),
-        )?;
+        let (words, rows) = (self.device.words, self.device.rows);
+        self.last_kernel_ms = self.device.run(launches.len(), |step, stream, src, dst| {
+            launches[step].launch(stream, src, dst, words, rows)
+        })?;
         Ok(())
     }
-}
-
-/// Runs `launches` kernels back to back, each from `buffers[current]` into the other buffer
-/// (`current` follows), and returns the GPU time they took (CUDA events), in milliseconds.
-pub(crate) fn ping_pong(
-    stream: &Arc<CudaStream>,
-    buffers: &mut [CudaSlice<u32>; 2],
-    current: &mut usize,
-    launches: usize,
-    mut launch: impl FnMut(usize, &CudaSlice<u32>, &mut CudaSlice<u32>) -> Result<(), GpuError>,
-) -> Result<f64, GpuError> {
-    let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
-    let start = stream
-        .record_event(timing)
-        .map_err(driver("record an event"))?;
-    for step in 0..launches {
-        let [a, b] = buffers;
-        let (src, dst) = if *current == 0 { (&*a, b) } else { (&*b, a) };
-        launch(step, src, dst)?;
-        *current ^= 1;
-    }
-    let end = stream
-        .record_event(timing)
-        .map_err(driver("record an event"))?;
-    end.synchronize().map_err(driver("run the kernels"))?;
-    Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
 }
 
 /// One measured micro-benchmark.

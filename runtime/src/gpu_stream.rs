@@ -3,14 +3,13 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
-};
+use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg, sys};
 use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
 
-use crate::gpu::{GpuError, download_rows, driver, open_device, ping_pong, upload_rows};
+use crate::gpu::{GpuError, driver, open_device};
+use crate::gpu_universe::{DeviceUniverse, check_width};
 use crate::universe::Universe;
 
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
@@ -37,19 +36,14 @@ pub fn words_per_lane() -> Result<u32, String> {
 }
 
 pub struct StreamGpuSimulator {
-    stream: Arc<CudaStream>,
     kernel: StreamPtx,
     function: CudaFunction,
-    buffers: [CudaSlice<u32>; 2],
-    current: usize,
-    words: u32,
-    rows: u32,
+    device: DeviceUniverse,
     strips: u32,
     segment: u32,
     tasks: u32,
     registers: i32,
     warps_per_sm: u32,
-    host: Universe,
     device_name: String,
     last_kernel_ms: f64,
 }
@@ -57,7 +51,7 @@ pub struct StreamGpuSimulator {
 impl StreamGpuSimulator {
     /// `program` with its parameters folded; `rule` names it in errors.
     pub fn new(program: &Program, rule: &str, universe: Universe) -> Result<Self, GpuError> {
-        let (width, height) = (universe.width() as u64, universe.height() as u64);
+        let width = universe.width() as u64;
         let shifts = match std::env::var(SHIFTS_VARIABLE).ok().as_deref() {
             None | Some("") => DEFAULT_SHIFTS,
             Some(text) => text.parse().map_err(|why| GpuError::Rule {
@@ -73,29 +67,11 @@ impl StreamGpuSimulator {
             rule: rule.to_string(),
             why: e.to_string(),
         })?;
-        if width % 32 != 0 {
-            let below = (width / 32 * 32).max(32);
-            return Err(GpuError::Width {
-                width,
-                below,
-                above: width.div_ceil(32) * 32,
-            });
-        }
+        check_width(width)?;
         let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        let words = (width / 32) as u32;
-        let rows = height as u32;
-        let bytes = width / 8 * height;
-        let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
-        if 2 * bytes + (256 << 20) > free as u64 {
-            return Err(GpuError::Memory {
-                width,
-                height,
-                bytes,
-                free: free as u64,
-            });
-        }
-        let stream = ctx.default_stream();
+        let device = DeviceUniverse::new(&ctx, universe)?;
+        let (words, rows) = (device.words, device.rows);
         let function = load(&ctx, &kernel)?;
         let warps_per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
@@ -110,28 +86,18 @@ impl StreamGpuSimulator {
         let registers = function
             .num_regs()
             .map_err(driver("read the kernel's registers"))?;
-        let n = words as usize * rows as usize;
-        let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
-        let buffers = [alloc(&stream)?, alloc(&stream)?];
-        let mut simulator = StreamGpuSimulator {
-            stream,
+        Ok(StreamGpuSimulator {
             kernel,
             function,
-            buffers,
-            current: 0,
-            words,
-            rows,
+            device,
             strips,
             segment,
             tasks,
             registers,
             warps_per_sm,
-            host: universe,
             device_name,
             last_kernel_ms: 0.0,
-        };
-        simulator.upload()?;
-        Ok(simulator)
+        })
     }
 
     pub fn describe(&self) -> String {
@@ -158,24 +124,9 @@ impl StreamGpuSimulator {
         self.last_kernel_ms
     }
 
-    fn upload(&mut self) -> Result<(), GpuError> {
-        upload_rows(
-            &self.stream,
-            &self.host,
-            self.words as usize,
-            &mut self.buffers[self.current],
-        )
-    }
-
     /// The universe now, copied back from the GPU.
     pub fn universe(&mut self) -> Result<&Universe, GpuError> {
-        download_rows(
-            &self.stream,
-            &self.buffers[self.current],
-            self.words as usize,
-            &mut self.host,
-        )?;
-        Ok(&self.host)
+        self.device.universe()
     }
 
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
@@ -184,31 +135,30 @@ impl StreamGpuSimulator {
             block_dim: (32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let stream = &self.stream;
         let function = &self.function;
-        let args = (self.words, self.rows, self.strips, self.tasks, self.segment);
-        self.last_kernel_ms = ping_pong(
-            stream,
-            &mut self.buffers,
-            &mut self.current,
-            gens as usize,
-            |_, src, dst| {
-                let mut launch = stream.launch_builder(function);
-                launch
-                    .arg(src)
-                    .arg(dst)
-                    .arg(&args.0)
-                    .arg(&args.1)
-                    .arg(&args.2)
-                    .arg(&args.3)
-                    .arg(&args.4);
-                // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both
-                // buffers hold `words * rows` words and are distinct.
-                unsafe { launch.launch(config) }
-                    .map(drop)
-                    .map_err(driver("launch the kernel"))
-            },
-        )?;
+        let args = (
+            self.device.words,
+            self.device.rows,
+            self.strips,
+            self.tasks,
+            self.segment,
+        );
+        self.last_kernel_ms = self.device.run(gens as usize, |_, stream, src, dst| {
+            let mut launch = stream.launch_builder(function);
+            launch
+                .arg(src)
+                .arg(dst)
+                .arg(&args.0)
+                .arg(&args.1)
+                .arg(&args.2)
+                .arg(&args.3)
+                .arg(&args.4);
+            // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both
+            // buffers hold `words * rows` words and are distinct.
+            unsafe { launch.launch(config) }
+                .map(drop)
+                .map_err(driver("launch the kernel"))
+        })?;
         Ok(())
     }
 }

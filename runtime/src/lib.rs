@@ -4,6 +4,7 @@ pub mod backend;
 pub mod cpu;
 pub mod gpu;
 pub mod gpu_stream;
+mod gpu_universe;
 pub mod memory;
 pub mod png;
 pub mod reference;

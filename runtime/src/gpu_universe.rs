@@ -1,0 +1,170 @@
+//! A universe held on the GPU: two copies (the kernels read one and write the other), the
+//! host universe it came from, and the copies between them. Every GPU simulator holds one.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
+
+use crate::gpu::{GpuError, driver};
+use crate::universe::Universe;
+
+pub(crate) struct DeviceUniverse {
+    pub stream: Arc<CudaStream>,
+    buffers: [CudaSlice<u32>; 2],
+    current: usize,
+    /// 32-bit words a row.
+    pub words: u32,
+    pub rows: u32,
+    host: Universe,
+}
+
+impl DeviceUniverse {
+    /// Checks the width (a multiple of 32 cells) and the free memory (two copies), then copies
+    /// `universe` to the GPU.
+    pub fn new(ctx: &Arc<CudaContext>, universe: Universe) -> Result<Self, GpuError> {
+        let (width, height) = (universe.width() as u64, universe.height() as u64);
+        check_width(width)?;
+        let words = (width / 32) as u32;
+        let rows = height as u32;
+        let bytes = width / 8 * height;
+        let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
+        // Leave room for the modules and the driver's own allocations.
+        if 2 * bytes + (256 << 20) > free as u64 {
+            return Err(GpuError::Memory {
+                width,
+                height,
+                bytes,
+                free: free as u64,
+            });
+        }
+        let stream = ctx.default_stream();
+        let n = words as usize * rows as usize;
+        let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
+        let mut buffers = [alloc(&stream)?, alloc(&stream)?];
+        upload_rows(&stream, &universe, words as usize, &mut buffers[0])?;
+        Ok(DeviceUniverse {
+            stream,
+            buffers,
+            current: 0,
+            words,
+            rows,
+            host: universe,
+        })
+    }
+
+    /// The universe now, copied back from the GPU.
+    pub fn universe(&mut self) -> Result<&Universe, GpuError> {
+        download_rows(
+            &self.stream,
+            &self.buffers[self.current],
+            self.words as usize,
+            &mut self.host,
+        )?;
+        Ok(&self.host)
+    }
+
+    /// Runs `launches` kernels back to back, each from the current copy into the other, and
+    /// returns the GPU time they took (CUDA events), in milliseconds.
+    pub fn run(
+        &mut self,
+        launches: usize,
+        mut launch: impl FnMut(
+            usize,
+            &Arc<CudaStream>,
+            &CudaSlice<u32>,
+            &mut CudaSlice<u32>,
+        ) -> Result<(), GpuError>,
+    ) -> Result<f64, GpuError> {
+        let timing = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let start = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
+        for step in 0..launches {
+            let [a, b] = &mut self.buffers;
+            let (src, dst) = if self.current == 0 {
+                (&*a, b)
+            } else {
+                (&*b, a)
+            };
+            launch(step, &self.stream, src, dst)?;
+            self.current ^= 1;
+        }
+        let end = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
+        end.synchronize().map_err(driver("run the kernels"))?;
+        Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
+    }
+}
+
+/// The GPU kernels take whole 32-bit words a row.
+pub(crate) fn check_width(width: u64) -> Result<(), GpuError> {
+    if !width.is_multiple_of(32) {
+        return Err(GpuError::Width {
+            width,
+            below: (width / 32 * 32).max(32),
+            above: width.div_ceil(32) * 32,
+        });
+    }
+    Ok(())
+}
+
+/// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words.
+fn upload_rows(
+    stream: &Arc<CudaStream>,
+    host: &Universe,
+    gpu_words: usize,
+    dst: &mut CudaSlice<u32>,
+) -> Result<(), GpuError> {
+    let host_words = host.words_per_row() * 2;
+    let words = host.words();
+    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
+    // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
+    let as_u32 =
+        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
+    if host_words == gpu_words {
+        stream
+            .memcpy_htod(as_u32, dst)
+            .map_err(driver("copy to the GPU"))?;
+    } else {
+        let packed: Vec<u32> = as_u32
+            .chunks(host_words)
+            .flat_map(|row| row[..gpu_words].iter().copied())
+            .collect();
+        stream
+            .memcpy_htod(&packed, dst)
+            .map_err(driver("copy to the GPU"))?;
+    }
+    Ok(())
+}
+
+/// Copies a GPU universe of rows of `gpu_words` 32-bit words into `host`.
+fn download_rows(
+    stream: &Arc<CudaStream>,
+    src: &CudaSlice<u32>,
+    gpu_words: usize,
+    host: &mut Universe,
+) -> Result<(), GpuError> {
+    let host_words = host.words_per_row() * 2;
+    let words = host.words_mut();
+    // SAFETY: as in `upload_rows`; every bit pattern is a valid u64.
+    let as_u32 = unsafe {
+        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
+    };
+    if host_words == gpu_words {
+        stream
+            .memcpy_dtoh(src, as_u32)
+            .map_err(driver("copy from the GPU"))?;
+    } else {
+        let packed = stream
+            .clone_dtoh(src)
+            .map_err(driver("copy from the GPU"))?;
+        for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
+            row[..gpu_words].copy_from_slice(data);
+            row[gpu_words..].fill(0);
+        }
+    }
+    Ok(())
+}
