@@ -11,6 +11,9 @@ use lifegen_gen::shapes::Shape;
 use lifegen_gen::synth::search::{self as synth, SearchOptions, SizeAnswer};
 use lifegen_gen::{Basis, LifeLike, Network, Rule, rule};
 
+/// The largest `--timeout` accepted, in seconds.
+const MAX_TIMEOUT_SECS: f64 = 1e7;
+
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     /// A life-like rule: B3/S23, b3s23, 23/3.
@@ -32,7 +35,7 @@ pub struct SearchArgs {
     #[arg(long, default_value = "varisat")]
     solver: String,
     /// Wall-clock budget in seconds for the whole search.
-    #[arg(long, default_value_t = 600.0)]
+    #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
     timeout: f64,
     /// Keep the result in kernels_out/networks/ (unless the record there is as good or better).
     #[arg(long)]
@@ -61,8 +64,13 @@ pub fn search(args: SearchArgs) -> Result<()> {
         "gate2" => Basis::Gate2,
         other => bail!("unknown basis {other:?}; use lut3 or gate2"),
     };
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        bail!("--timeout must be a positive number of seconds");
+    // Finite and positive (this also rejects NaN), and small enough that
+    // `Duration::from_secs_f64` cannot overflow: 1e7 seconds is about 116 days.
+    if !(args.timeout > 0.0 && args.timeout <= MAX_TIMEOUT_SECS) {
+        bail!(
+            "--timeout must be a positive number of seconds, at most {MAX_TIMEOUT_SECS:e}; got {}",
+            args.timeout
+        );
     }
     if args.min > args.max {
         bail!("--min {} is above --max {}", args.min, args.max);

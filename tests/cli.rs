@@ -286,3 +286,13 @@ fn search_says_plainly_when_the_budget_runs_out() {
         "life-like",
     );
 }
+
+#[test]
+fn search_timeout_out_of_range_is_a_clean_error() {
+    for t in ["1e30", "1e8", "inf", "NaN", "-1", "0"] {
+        assert_clean_error(
+            &["search", "--timeout", t, "--max", "2", "--shape", "blog"],
+            "--timeout",
+        );
+    }
+}
