@@ -296,3 +296,17 @@ fn search_timeout_out_of_range_is_a_clean_error() {
         );
     }
 }
+
+#[test]
+fn run_and_bench_threads_above_the_limit_are_clean_errors() {
+    for threads in ["100000", "18446744073709551615"] {
+        assert_clean_error(
+            &[
+                "run", "--size", "256x256", "--gens", "10", "--threads", threads, "--backend",
+                "cpu",
+            ],
+            "4096",
+        );
+        assert_clean_error(&["bench", "--threads", threads], "4096");
+    }
+}
