@@ -310,3 +310,16 @@ fn run_and_bench_threads_above_the_limit_are_clean_errors() {
         assert_clean_error(&["bench", "--threads", threads], "4096");
     }
 }
+
+#[test]
+fn count_json_keeps_full_precision() {
+    let out = lifegen(&["count", "--json"]);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    // 59 ops over 64 cells is 0.921875 exactly; four decimals would say 0.9219.
+    assert!(
+        text.contains("\"logic_ops_per_cell_gen\": 0.921875,"),
+        "{text}"
+    );
+    assert!(!text.contains("0.9219,"), "{text}");
+}

@@ -288,11 +288,14 @@ pub fn render_markdown(rows: &[Technique]) -> String {
 
 /// The rows as a JSON array.
 pub fn render_json(rows: &[Technique]) -> String {
+    // Full precision: `{}` of an f64 is the shortest text that reads back as
+    // the same value (59/64 is 0.921875, not 0.9219), and whole numbers carry
+    // no fraction. JSON has no NaN or infinity, so those become null.
     let number = |x: f64| {
-        if x.fract() == 0.0 {
-            format!("{x:.0}")
+        if x.is_finite() {
+            format!("{x}")
         } else {
-            format!("{x:.4}").trim_end_matches('0').to_string()
+            "null".to_string()
         }
     };
     let optional = |x: Option<f64>| x.map_or("null".to_string(), number);
