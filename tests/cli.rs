@@ -302,7 +302,14 @@ fn run_and_bench_threads_above_the_limit_are_clean_errors() {
     for threads in ["100000", "18446744073709551615"] {
         assert_clean_error(
             &[
-                "run", "--size", "256x256", "--gens", "10", "--threads", threads, "--backend",
+                "run",
+                "--size",
+                "256x256",
+                "--gens",
+                "10",
+                "--threads",
+                threads,
+                "--backend",
                 "cpu",
             ],
             "4096",
