@@ -316,26 +316,29 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
 }
 
 /// The rule's verified stream program, bounds folded in.
-fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, BackendError> {
+/// The rule's kernel, checked against the reference where that is cheap.
+fn checked_kernel(rule: &LargerThanLife, history: History) -> Result<LtlKernel, BackendError> {
     let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
     if rule.radius <= CHECK_RADIUS {
         kernel.verify(rule)?;
     }
-    Ok(kernel.for_rule(rule))
+    Ok(kernel)
+}
+
+/// The rule's checked stream program, bounds folded in.
+fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, BackendError> {
+    Ok(checked_kernel(rule, history)?.for_rule(rule))
 }
 
 fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
-    // Radii whose program lifegen was built with: the compiled program, bounds as masks.
-    let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
-    // Only AVX-512 keeps a block in registers; elsewhere the run-time back end is faster.
+    let kernel = checked_kernel(rule, History::Delay)?;
+    // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
+    // keeps a block in registers, elsewhere the run-time back end is faster.
     if let Some(compiled) =
         crate::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
     {
-        if rule.radius <= CHECK_RADIUS {
-            kernel.verify(rule)?;
-        }
         let stepper = CompiledStepper::new(
             compiled,
             &kernel.program,
@@ -345,6 +348,6 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
         );
         return Ok(resident(stepper, universe));
     }
-    let stepper = StreamStepper::new(ltl_program(rule, History::Delay)?, isa, spare);
+    let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
     Ok(resident(stepper, universe))
 }

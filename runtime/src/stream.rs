@@ -146,7 +146,7 @@ impl Layout {
 }
 
 /// 64 cells of a torus row starting at cell `start` (any integer), wrapping as often as needed.
-pub(crate) fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
+fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
     let start = start.rem_euclid(width as i64) as usize;
     if start + 64 <= width {
         let (q, s) = (start / 64, start % 64);
@@ -172,14 +172,15 @@ pub(crate) fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
     }
 }
 
-/// Writes universe row `row` into one segment: cells `-64 pad ..` of the torus.
-fn fill_segment(row: &[u64], width: usize, layout: &Layout, out: &mut [u64]) {
+/// Writes torus row `row` padded: word `j` of `out` holds cells `64 (j - pad) ..`, wrapping as
+/// often as needed.
+pub(crate) fn fill_padded(row: &[u64], width: usize, pad: usize, out: &mut [u64]) {
     let full_words = width / 64;
     for (j, word) in out.iter_mut().enumerate() {
-        *word = if j >= layout.pad && j - layout.pad < full_words {
-            row[j - layout.pad]
+        *word = if j >= pad && j - pad < full_words {
+            row[j - pad]
         } else {
-            cells_at(row, width, 64 * (j as i64 - layout.pad as i64))
+            cells_at(row, width, 64 * (j as i64 - pad as i64))
         };
     }
 }
@@ -353,7 +354,7 @@ impl Batch<'_> {
                     continue;
                 }
                 let y = (start as i64 + y0 + i as i64).rem_euclid(height as i64) as usize;
-                fill_segment(self.src.row(y), width, &layout, segment);
+                fill_padded(self.src.row(y), width, layout.pad, segment);
             }
             let ptr = arena.as_mut_ptr();
             // SAFETY: every offset is a whole buffer of `len` words inside the arena; the

@@ -8,7 +8,7 @@ use lifegen_gen::kernel::ir::Program;
 use rayon::prelude::*;
 
 use crate::cpu::Isa;
-use crate::stream::cells_at;
+use crate::stream::fill_padded;
 use crate::universe::Universe;
 
 pub use lifegen_gen::emit::rust_stream::LANES;
@@ -315,15 +315,7 @@ impl CompiledStepper {
                 for (t, row) in input.chunks_mut(stride).enumerate() {
                     let y = (first as i64 + k.lag as i64 - k.warmup as i64 + t as i64)
                         .rem_euclid(height as i64) as usize;
-                    let cells = src.row(y);
-                    for (p, word) in row.iter_mut().enumerate() {
-                        let w = p as i64 - k.halo_words as i64;
-                        *word = if (0..(width / 64) as i64).contains(&w) {
-                            cells[w as usize]
-                        } else {
-                            cells_at(cells, width, 64 * w)
-                        };
-                    }
+                    fill_padded(src.row(y), width, k.halo_words, row);
                 }
                 for b in 0..blocks {
                     let col = b * step;

@@ -220,6 +220,24 @@ fn shift_num(b: &mut ProgramBuilder, n: &Num<Val>, cells: i32) -> Num<Val> {
 /// cell (odd widths) enters the first add as its carry, so `2^k + 1` cells cost one add of two
 /// `2^(k-1)` pieces, as `2^k` would.
 fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -> Num<Val> {
+    if width > 1 && width & 1 == 1 {
+        let lone = b.shift_bit(ladder[0].bits[0], start + width as i32 - 1);
+        sum_pieces(b, ladder, start, width - 1, lone)
+    } else {
+        sum_pieces(b, ladder, start, width, Bit::Zero)
+    }
+}
+
+/// `carry` plus cells `x + start .. x + start + width` of the ladder's row: a shifted ladder
+/// piece for each set bit of `width`, a lone piece split in two halves so that `carry` enters
+/// an add for free.
+fn sum_pieces(
+    b: &mut ProgramBuilder,
+    ladder: &[Num<Val>],
+    start: i32,
+    width: u64,
+    mut carry: Bit<Val>,
+) -> Num<Val> {
     let mut pieces: Vec<(usize, i32)> = Vec::new();
     let mut offset = start;
     for k in (0..ladder.len()).rev() {
@@ -228,13 +246,11 @@ fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -
             offset += 1 << k;
         }
     }
-    let mut carry = Bit::Zero;
-    if width > 1 && width & 1 == 1 {
-        let (_, cell) = pieces.pop().expect("an odd width has a one-cell piece");
-        carry = b.shift_bit(ladder[0].bits[0], cell);
-        if let [(k, at)] = pieces[..] {
-            pieces = vec![(k - 1, at), (k - 1, at + (1 << (k - 1)))];
-        }
+    if let [(k, at)] = pieces[..]
+        && k > 0
+        && carry != Bit::Zero
+    {
+        pieces = vec![(k - 1, at), (k - 1, at + (1 << (k - 1)))];
     }
     let nums: Vec<Num<Val>> = pieces
         .iter()
@@ -245,6 +261,13 @@ fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -
     for piece in nums {
         total = add_with_carry(b, &total, &piece, carry);
         carry = Bit::Zero;
+    }
+    if carry != Bit::Zero {
+        let nothing = Num {
+            bits: vec![],
+            max: 0,
+        };
+        total = add_with_carry(b, &total, &nothing, carry);
     }
     total
 }
@@ -297,42 +320,9 @@ fn paired_counts(b: &mut ProgramBuilder, r: u32) -> (Num<Val>, Num<Val>) {
     };
     let rest = width - 1;
     let ladder = ladder_of(b, digits, rest);
-    let mut pieces: Vec<(usize, i32)> = Vec::new();
-    let mut offset = 0i32;
-    for k in (0..ladder.len()).rev() {
-        if rest >> k & 1 == 1 {
-            pieces.push((k, offset));
-            offset += 1 << k;
-        }
-    }
-    if let [(k, at)] = pieces[..]
-        && k > 0
-    {
-        pieces = vec![(k - 1, at), (k - 1, at + (1 << (k - 1)))];
-    }
     let last = rest as i32;
-    let mut carry = b.shift_bit(a, last);
-    let nums: Vec<Num<Val>> = pieces
-        .iter()
-        .map(|&(k, at)| shift_num(b, &ladder[k], at))
-        .collect();
-    let mut nums = nums.into_iter();
-    let mut total = nums.next().expect("a window of 3 or more cells");
-    for piece in nums {
-        total = add_with_carry(b, &total, &piece, carry);
-        carry = Bit::Zero;
-    }
-    if carry != Bit::Zero {
-        total = add_with_carry(
-            b,
-            &total,
-            &Num {
-                bits: vec![],
-                max: 0,
-            },
-            carry,
-        );
-    }
+    let carry = b.shift_bit(a, last);
+    let total = sum_pieces(b, &ladder, 0, rest, carry);
     let old_last = b.shift_bit(old, last);
     let mut minus_bits = vec![old_last];
     minus_bits.extend((1..width_for(rest)).map(|i| Bit::constant(rest >> i & 1 == 1)));
