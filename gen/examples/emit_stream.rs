@@ -1,23 +1,40 @@
-//! Prints the GPU stream kernel (PTX) of a Larger-than-Life rule: `cargo run -p lifegen-gen --example emit_stream -- R16,C0,M0,S170..296,B170..300,NM paired` (history: delay, recompute or paired; `K=2` words a lane).
+//! Prints the GPU stream kernel (PTX) of a rule: `cargo run -p lifegen-gen --example emit_stream
+//! -- R16,C0,M0,S170..296,B170..300,NM paired` (LtL history: delay, recompute or paired), or
+//! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane.
 use lifegen_gen::emit::ptx_stream::{ShiftForm, emit};
 use lifegen_gen::kernel::ltl::{History, LtlKernel};
+use lifegen_gen::kernel::row_shared::RowSharedKernel;
+use lifegen_gen::rule::Rule;
+
 fn main() {
-    let text = std::env::args().nth(1).unwrap();
-    let history = match std::env::args().nth(2).as_deref() {
-        Some("recompute") => History::Recompute,
-        Some("paired") => History::Paired,
-        _ => History::Delay,
-    };
+    let text = std::env::args().nth(1).expect("a rule");
+    let option = std::env::args().nth(2);
     let k = std::env::var("K")
         .ok()
         .and_then(|k| k.parse().ok())
         .unwrap_or(1);
-    let lifegen_gen::Rule::LargerThanLife(rule) = lifegen_gen::rule::parse(&text).unwrap().rule
-    else {
-        panic!()
+    let program = match lifegen_gen::rule::parse(&text).unwrap().rule {
+        Rule::LargerThanLife(rule) => {
+            let history = match option.as_deref() {
+                Some("recompute") => History::Recompute,
+                Some("paired") => History::Paired,
+                _ => History::Delay,
+            };
+            LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(&rule)
+        }
+        Rule::LifeLike(rule) => {
+            let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let records: Vec<_> = lifegen_gen::cache::SearchRecord::load_all(&root)
+                .unwrap()
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect();
+            RowSharedKernel::best(rule, &records)
+                .stream_program(gens)
+                .unwrap()
+        }
     };
-    let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
-    let prog = kernel.for_rule(&rule);
-    eprintln!("{:?}", prog.counts());
-    print!("{}", emit(&prog, ShiftForm::Funnel, k).unwrap().text);
+    eprintln!("{:?}", program.counts());
+    print!("{}", emit(&program, ShiftForm::Funnel, k).unwrap().text);
 }

@@ -187,6 +187,9 @@ impl Simulator for StreamGpuSimulator {
     fn kernel_seconds(&self) -> Option<f64> {
         Some(self.last_kernel_ms() / 1e3)
     }
+    fn preferred_step(&self) -> u64 {
+        self.gens_per_launch()
+    }
 }
 
 impl Simulator for GpuSimulator {
@@ -232,7 +235,7 @@ pub fn create_with_plan(
     Ok(match (kind, rule) {
         (BackendKind::Reference, _) => resident(Reference(*rule), universe),
         (BackendKind::Gpu, Rule::LargerThanLife(ltl)) => match life_like_equivalent(ltl) {
-            Some(life) => Box::new(GpuSimulator::new(&life, universe, plan)?),
+            Some(life) => life_like_gpu(&life, universe, plan)?,
             None => Box::new(ltl_gpu(ltl, universe)?),
         },
         (BackendKind::Auto, Rule::LargerThanLife(ltl))
@@ -247,13 +250,11 @@ pub fn create_with_plan(
                 Err(other) => return Err(other),
             }
         }
-        (BackendKind::Gpu, Rule::LifeLike(life)) => {
-            Box::new(GpuSimulator::new(life, universe, plan)?)
-        }
+        (BackendKind::Gpu, Rule::LifeLike(life)) => life_like_gpu(life, universe, plan)?,
         (BackendKind::Auto, Rule::LifeLike(life))
             if width % 32 == 0 && crate::gpu::open_device().is_ok() =>
         {
-            Box::new(GpuSimulator::new(life, universe, plan)?)
+            life_like_gpu(life, universe, plan)?
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
             life_like_cpu(life, universe)?
@@ -265,6 +266,44 @@ pub fn create_with_plan(
             }
         }
     })
+}
+
+/// Environment variable that picks the life-like GPU kernel: `stream` (the row-shared logic as
+/// a program of the kernel IR, through the IR's PTX back end) or `row-shared` (the emitter
+/// written for it).
+pub const GPU_LIFE_KERNEL_VARIABLE: &str = "LIFEGEN_GPU_LIFE_KERNEL";
+
+fn life_like_gpu(
+    life: &LifeLike,
+    universe: Universe,
+    plan: GpuPlan,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    let name = Rule::LifeLike(*life).to_string();
+    match std::env::var(GPU_LIFE_KERNEL_VARIABLE).ok().as_deref() {
+        None | Some("") | Some("row-shared") => {
+            Ok(Box::new(GpuSimulator::new(life, universe, plan)?))
+        }
+        Some("stream") => {
+            let logic = crate::gpu::kernel_logic(life);
+            let chain = Box::new(move |gens| logic.stream_program(gens));
+            let shifts = match plan.shifts {
+                lifegen_gen::plan::ShiftForm::Funnel => ptx_stream::ShiftForm::Funnel,
+                _ => ptx_stream::ShiftForm::Multiply,
+            };
+            Ok(Box::new(StreamGpuSimulator::chained(
+                chain,
+                plan.gens_per_launch,
+                (shifts, plan.words_per_lane),
+                &name,
+                universe,
+            )?))
+        }
+        Some(other) => Err(GpuError::Rule {
+            rule: name,
+            why: format!("{GPU_LIFE_KERNEL_VARIABLE}={other:?} is not stream or row-shared"),
+        }
+        .into()),
+    }
 }
 
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {

@@ -35,13 +35,30 @@ pub fn words_per_lane() -> Result<u32, String> {
     }
 }
 
-pub struct StreamGpuSimulator {
+/// One kernel: a program advancing `gens` generations a launch, and its launch shape.
+struct Pass {
+    gens: u64,
     kernel: StreamPtx,
     function: CudaFunction,
-    device: DeviceUniverse,
     strips: u32,
     segment: u32,
     tasks: u32,
+}
+
+/// Makes the checked program of `gens` generations a pass.
+pub type ChainMaker = Box<dyn Fn(u32) -> Result<Program, String> + Send>;
+
+pub struct StreamGpuSimulator {
+    ctx: Arc<CudaContext>,
+    /// Builds programs for fewer generations than the main pass, when passes chain several.
+    chain: Option<ChainMaker>,
+    main: Pass,
+    /// Passes for fewer generations than `main`'s, built when first needed.
+    remainders: Vec<Pass>,
+    shifts: ShiftForm,
+    words_per_lane: u32,
+    rule: String,
+    device: DeviceUniverse,
     registers: i32,
     warps_per_sm: u32,
     device_name: String,
@@ -49,9 +66,28 @@ pub struct StreamGpuSimulator {
 }
 
 impl StreamGpuSimulator {
-    /// `program` with its parameters folded; `rule` names it in errors.
+    /// `program` with its parameters folded, one generation a launch; `rule` names it in errors.
     pub fn new(program: &Program, rule: &str, universe: Universe) -> Result<Self, GpuError> {
-        let width = universe.width() as u64;
+        let shape = Self::shape_from_environment(rule)?;
+        Self::build(program, None, shape, rule, universe)
+    }
+
+    /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
+    /// remainder of fewer generations).
+    /// `shifts` and `k` words a lane set the kernel's shape.
+    pub fn chained(
+        chain: ChainMaker,
+        gens: u32,
+        (shifts, k): (ShiftForm, u32),
+        rule: &str,
+        universe: Universe,
+    ) -> Result<Self, GpuError> {
+        let program = make(&chain, gens, rule)?;
+        Self::build(&program, Some((chain, gens)), (shifts, k), rule, universe)
+    }
+
+    /// The kernel shape [`SHIFTS_VARIABLE`] and [`WORDS_VARIABLE`] ask for.
+    pub fn shape_from_environment(rule: &str) -> Result<(ShiftForm, u32), GpuError> {
         let shifts = match std::env::var(SHIFTS_VARIABLE).ok().as_deref() {
             None | Some("") => DEFAULT_SHIFTS,
             Some(text) => text.parse().map_err(|why| GpuError::Rule {
@@ -63,36 +99,41 @@ impl StreamGpuSimulator {
             rule: rule.to_string(),
             why,
         })?;
-        let kernel = ptx_stream::emit(program, shifts, k).map_err(|e| GpuError::Rule {
-            rule: rule.to_string(),
-            why: e.to_string(),
-        })?;
+        Ok((shifts, k))
+    }
+
+    fn build(
+        program: &Program,
+        chain: Option<(ChainMaker, u32)>,
+        (shifts, k): (ShiftForm, u32),
+        rule: &str,
+        universe: Universe,
+    ) -> Result<Self, GpuError> {
+        let width = universe.width() as u64;
         check_width(width)?;
         let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let device = DeviceUniverse::new(&ctx, universe)?;
-        let (words, rows) = (device.words, device.rows);
-        let function = load(&ctx, &kernel)?;
-        let warps_per_sm = function
+        let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
+        let main = Pass::new(&ctx, &device, program, gens, shifts, k, rule)?;
+        let warps_per_sm = main
+            .function
             .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
             .map_err(driver("read the kernel's occupancy"))?
             .max(1);
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map_err(driver("read the multiprocessor count"))? as u64;
-        let strips = words.div_ceil(kernel.output_words);
-        let segment = choose_segment(kernel.warmup, strips, rows, sms * u64::from(warps_per_sm));
-        let tasks = strips * rows.div_ceil(segment);
-        let registers = function
+        let registers = main
+            .function
             .num_regs()
             .map_err(driver("read the kernel's registers"))?;
         Ok(StreamGpuSimulator {
-            kernel,
-            function,
+            ctx,
+            chain: chain.map(|(chain, _)| chain),
+            main,
+            remainders: Vec::new(),
+            shifts,
+            words_per_lane: k,
+            rule: rule.to_string(),
             device,
-            strips,
-            segment,
-            tasks,
             registers,
             warps_per_sm,
             device_name,
@@ -101,11 +142,12 @@ impl StreamGpuSimulator {
     }
 
     pub fn describe(&self) -> String {
+        let kernel = &self.main.kernel;
         format!(
             "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM, {} warps over segments of {} rows, {} of {} words written per strip)",
             self.device_name,
-            self.kernel.entry,
-            self.kernel
+            kernel.entry,
+            kernel
                 .text
                 .lines()
                 .nth(1)
@@ -113,15 +155,20 @@ impl StreamGpuSimulator {
                 .trim_start_matches("// "),
             self.registers,
             self.warps_per_sm,
-            self.tasks,
-            self.segment,
-            self.kernel.output_words,
-            32 * self.kernel.words_per_lane,
+            self.main.tasks,
+            self.main.segment,
+            kernel.output_words,
+            32 * kernel.words_per_lane,
         )
     }
 
     pub fn last_kernel_ms(&self) -> f64 {
         self.last_kernel_ms
+    }
+
+    /// Generations one launch of the main kernel advances.
+    pub fn gens_per_launch(&self) -> u64 {
+        self.main.gens
     }
 
     /// The universe now, copied back from the GPU.
@@ -130,36 +177,105 @@ impl StreamGpuSimulator {
     }
 
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
+        let remainder = gens % self.main.gens;
+        if remainder > 0 && !self.remainders.iter().any(|p| p.gens == remainder) {
+            let chain = self
+                .chain
+                .as_ref()
+                .expect("one-generation passes leave no remainder");
+            let program = make(chain, remainder as u32, &self.rule)?;
+            let pass = Pass::new(
+                &self.ctx,
+                &self.device,
+                &program,
+                remainder,
+                self.shifts,
+                self.words_per_lane,
+                &self.rule,
+            )?;
+            self.remainders.push(pass);
+        }
+        let full = (gens / self.main.gens) as usize;
+        let (main, remainders) = (&self.main, &self.remainders);
+        let last = remainders.iter().find(|p| p.gens == remainder);
+        let launches = full + usize::from(last.is_some());
+        let shape = (self.device.words, self.device.rows);
+        self.last_kernel_ms = self.device.run(launches, |step, stream, src, dst| {
+            let pass = if step < full { main } else { last.unwrap() };
+            pass.launch(stream, src, dst, shape)
+        })?;
+        Ok(())
+    }
+}
+
+fn make(chain: &ChainMaker, gens: u32, rule: &str) -> Result<Program, GpuError> {
+    chain(gens).map_err(|why| GpuError::Rule {
+        rule: rule.to_string(),
+        why,
+    })
+}
+
+impl Pass {
+    fn new(
+        ctx: &Arc<CudaContext>,
+        device: &DeviceUniverse,
+        program: &Program,
+        gens: u64,
+        shifts: ShiftForm,
+        k: u32,
+        rule: &str,
+    ) -> Result<Pass, GpuError> {
+        let kernel = ptx_stream::emit(program, shifts, k).map_err(|e| GpuError::Rule {
+            rule: rule.to_string(),
+            why: e.to_string(),
+        })?;
+        let function = load(ctx, &kernel)?;
+        let warps_per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
+            .map_err(driver("read the kernel's occupancy"))?
+            .max(1);
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("read the multiprocessor count"))? as u64;
+        let strips = device.words.div_ceil(kernel.output_words);
+        let segment = choose_segment(&kernel, strips, device.rows, sms * u64::from(warps_per_sm));
+        let tasks = strips * device.rows.div_ceil(segment);
+        Ok(Pass {
+            gens,
+            kernel,
+            function,
+            strips,
+            segment,
+            tasks,
+        })
+    }
+
+    fn launch(
+        &self,
+        stream: &Arc<cudarc::driver::CudaStream>,
+        src: &cudarc::driver::CudaSlice<u32>,
+        dst: &mut cudarc::driver::CudaSlice<u32>,
+        (words, rows): (u32, u32),
+    ) -> Result<(), GpuError> {
         let config = LaunchConfig {
             grid_dim: (self.tasks, 1, 1),
             block_dim: (32, 1, 1),
             shared_mem_bytes: 0,
         };
-        let function = &self.function;
-        let args = (
-            self.device.words,
-            self.device.rows,
-            self.strips,
-            self.tasks,
-            self.segment,
-        );
-        self.last_kernel_ms = self.device.run(gens as usize, |_, stream, src, dst| {
-            let mut launch = stream.launch_builder(function);
-            launch
-                .arg(src)
-                .arg(dst)
-                .arg(&args.0)
-                .arg(&args.1)
-                .arg(&args.2)
-                .arg(&args.3)
-                .arg(&args.4);
-            // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both
-            // buffers hold `words * rows` words and are distinct.
-            unsafe { launch.launch(config) }
-                .map(drop)
-                .map_err(driver("launch the kernel"))
-        })?;
-        Ok(())
+        let mut launch = stream.launch_builder(&self.function);
+        launch
+            .arg(src)
+            .arg(dst)
+            .arg(&words)
+            .arg(&rows)
+            .arg(&self.strips)
+            .arg(&self.tasks)
+            .arg(&self.segment);
+        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both buffers
+        // hold `words * rows` words and are distinct.
+        unsafe { launch.launch(config) }
+            .map(drop)
+            .map_err(driver("launch the kernel"))
     }
 }
 
@@ -172,11 +288,12 @@ fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuE
         .map_err(driver("find the kernel entry"))
 }
 
-/// Rows a warp streams: two waves of warps (twice as many tasks as the GPU holds at once):
-/// long segments keep the rows recomputed before a segment's first output (the program's
-/// warm-up) few, and two waves measured faster than one (2.84e12 against 2.64e12 at R16 on
-/// the H100; four waves 2.78e12). `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
-fn choose_segment(warmup: u32, strips: u32, rows: u32, resident_warps: u64) -> u32 {
+/// Rows a warp streams: the count that minimises the modelled time, (waves of warps + 0.2) x
+/// (loop iterations a warp runs, the warm-up included). The 0.2 is the tail of a wave (warps do
+/// not finish together), fitted on the H100: R16 at 60416^2 ran 2.64e12, 2.84e12 and 2.78e12 in
+/// 1, 2 and 4 waves; B3/S23 at 65536^2 best in 3 waves of 705 rows. Short universes still fill
+/// the GPU; long segments amortise the warm-up. `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
+fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u64) -> u32 {
     if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
@@ -184,7 +301,49 @@ fn choose_segment(warmup: u32, strips: u32, rows: u32, resident_warps: u64) -> u
     {
         return rows_wanted.min(rows);
     }
-    let segments = (2 * resident_warps / u64::from(strips).max(1)).max(1);
-    let segment = u64::from(rows).div_ceil(segments) as u32;
-    segment.max(8 * warmup.max(1)).min(rows).max(1)
+    let (warmup, unroll) = (u64::from(kernel.warmup), u64::from(kernel.unroll));
+    let max_segments = rows.div_ceil(kernel.warmup.max(16)).max(1);
+    (1..=max_segments.min(4096))
+        .map(|segments| rows.div_ceil(segments))
+        // Blocks are numbered in one grid dimension.
+        .filter(|&segment| u64::from(strips) * u64::from(rows.div_ceil(segment)) < 1 << 31)
+        .min_by_key(|&segment| {
+            let tasks = u64::from(strips) * u64::from(rows.div_ceil(segment));
+            let iterations = (warmup + u64::from(segment)).div_ceil(unroll) * unroll;
+            (5 * tasks.div_ceil(resident_warps) + 1) * iterations
+        })
+        .unwrap_or(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lifegen_gen::kernel::ltl::{History, LtlKernel};
+    use lifegen_gen::kernel::row_shared::RowSharedKernel;
+
+    #[test]
+    fn segments_follow_the_measured_optima() {
+        let life = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY)
+            .stream_program(10)
+            .unwrap();
+        let life = ptx_stream::emit(&life, ShiftForm::Funnel, 2).unwrap();
+        // 65536^2: 34 strips, 132 SMs x 8 warps: three or four waves (705 or 529 rows; the
+        // model has them within 1%).
+        assert!([529, 705].contains(&choose_segment(&life, 34, 65536, 1056)));
+        let rule = match lifegen_gen::rule::parse("R16,C0,M0,S170..296,B170..300,NM")
+            .unwrap()
+            .rule
+        {
+            lifegen_gen::Rule::LargerThanLife(rule) => rule,
+            _ => unreachable!(),
+        };
+        let r16 = LtlKernel::with_history(16, rule.neighbourhood, History::Paired).for_rule(&rule);
+        let r16 = ptx_stream::emit(&r16, ShiftForm::Funnel, 2).unwrap();
+        // 60416^2: 31 strips, 132 SMs x 32 warps: two waves of 223 rows.
+        assert_eq!(choose_segment(&r16, 31, 60416, 4224), 223);
+        // A tiny universe runs as one segment; a very wide one keeps its block count in range.
+        assert_eq!(choose_segment(&r16, 1, 5, 4224), 5);
+        let segment = choose_segment(&r16, 1 << 22, 1 << 16, 4224);
+        assert!((1u64 << 22) * u64::from((1u32 << 16).div_ceil(segment)) < 1 << 31);
+    }
 }

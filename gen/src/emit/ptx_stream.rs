@@ -5,9 +5,15 @@
 //! segment of rows; lane `l` streams down words `k l .. k l + k`. `Shift` joins a word with its
 //! neighbour by `shf.r.wrap`, reading a neighbouring lane's word with `shfl.sync` where the
 //! neighbour is not the lane's own; the strip's outer `halo` words on each side are computed but
-//! not written (the neighbouring strips write them). `Delay` sources live in rings in shared
-//! memory (`[ring][slot][word][lane]`, so the 32 lanes hit 32 banks); `State` is a register
-//! carried round the row loop; `Load` reads the source universe (`ld.global.nc`).
+//! not written (the neighbouring strips write them). `State` is a register carried round the
+//! row loop.
+//!
+//! Rows a value is delayed live in rings: in registers when the ring is short (at most
+//! [`REGISTER_RING_ROWS`] rows), the loop unrolled so that every slot has its own register and
+//! no value is ever moved; in shared memory otherwise (`[ring][slot][word][lane]`, so the 32
+//! lanes hit 32 banks). Input rows come the same way: when no `Load` reaches further back than
+//! [`REGISTER_RING_ROWS`] rows, each row is loaded once, [`PREFETCH_ROWS`] iterations before its
+//! first use, into a register ring; otherwise every `Load` reads the source (`ld.global.nc`).
 //!
 //! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
@@ -21,6 +27,15 @@ pub use crate::emit::ptx::{PTX_TARGET, PTX_VERSION};
 /// H100 (a shift needs a shuffle for one word of two; strips write 62 of 64 words), four no
 /// faster (registers cut the warps an SM holds).
 pub const DEFAULT_WORDS_PER_LANE: u32 = 2;
+
+/// The longest ring kept in registers, in rows (a delay of at most this less one row).
+pub const REGISTER_RING_ROWS: u32 = 3;
+
+/// Iterations between an input row's load and its first use, where rows come through a ring.
+pub const PREFETCH_ROWS: u32 = 2;
+
+/// The most loop iterations unrolled to give every register-ring slot its own register.
+const MAX_UNROLL: u32 = 12;
 
 /// Shared memory a block may declare statically.
 pub const MAX_SHARED_BYTES: usize = 48 * 1024;
@@ -36,6 +51,8 @@ pub struct StreamPtx {
     pub output_words: u32,
     pub words_per_lane: u32,
     pub warmup: u32,
+    /// Loop iterations a trip: a segment runs a whole number of trips.
+    pub unroll: u32,
     pub shared_bytes: usize,
 }
 
@@ -75,10 +92,84 @@ impl std::str::FromStr for ShiftForm {
     }
 }
 
-struct Ring {
-    /// Byte offset of slot 0, word 0, lane 0.
-    base: usize,
-    len: u32,
+/// Where a delayed value's past rows live.
+#[derive(Clone, Copy, Debug)]
+enum Ring {
+    /// One register a slot (the loop unrolled to a multiple of `len`).
+    Registers { len: u32 },
+    /// Shared memory from byte `base` (slot 0, word 0, lane 0).
+    Shared { base: usize, len: u32 },
+}
+
+/// How a program's rows are held: a ring per delayed value, and the input rows' ring.
+struct Layout {
+    rings: Vec<Option<Ring>>,
+    /// Slots of the ring of loaded rows, when input rows come through one.
+    load_ring: Option<u32>,
+    unroll: u32,
+    shared: usize,
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+impl Layout {
+    fn new(program: &Program, k: u32) -> Layout {
+        let n = program.instrs.len();
+        let mut deepest = vec![0u32; n];
+        for instr in &program.instrs {
+            if let Instr::Delay { src, rows } = *instr {
+                deepest[src as usize] = deepest[src as usize].max(rows);
+            }
+        }
+        let max_back = program
+            .instrs
+            .iter()
+            .filter_map(|i| match *i {
+                Instr::Load { back } => Some(back),
+                _ => None,
+            })
+            .max();
+        let load_ring = max_back
+            .filter(|&back| back < REGISTER_RING_ROWS)
+            .map(|back| back + PREFETCH_ROWS);
+        // A ring in registers for a short delay of a computed value (the builder folds a
+        // delayed load or delay into one load or delay, which a register cannot alias).
+        let short = |v: usize, d: u32| {
+            d > 0
+                && d < REGISTER_RING_ROWS
+                && !matches!(program.instrs[v], Instr::Load { .. } | Instr::Delay { .. })
+        };
+        let unroll = deepest
+            .iter()
+            .enumerate()
+            .filter(|&(v, &d)| short(v, d))
+            .map(|(_, &d)| d + 1)
+            .chain(load_ring)
+            .fold(1, |u, len| u / gcd(u, len) * len);
+        let registers = unroll <= MAX_UNROLL;
+        let mut shared = 0usize;
+        let rings = deepest
+            .iter()
+            .enumerate()
+            .map(|(v, &d)| match d {
+                0 => None,
+                _ if registers && short(v, d) => Some(Ring::Registers { len: d + 1 }),
+                _ => {
+                    let base = shared;
+                    shared += (d as usize + 1) * 128 * k as usize;
+                    Some(Ring::Shared { base, len: d + 1 })
+                }
+            })
+            .collect();
+        Layout {
+            rings,
+            load_ring: load_ring.filter(|_| registers),
+            unroll: if registers { unroll } else { 1 },
+            shared,
+        }
+    }
 }
 
 /// Emits the kernel, `words_per_lane` (1, 2 or 4) adjacent words a lane. Deterministic: the
@@ -105,27 +196,11 @@ pub fn emit(
         });
     }
     let output_words = 32 * k - 2 * halo_words;
-    // One ring per delayed value, as deep as its deepest delay plus the current row.
-    let n = program.instrs.len();
-    let mut rings: Vec<Option<Ring>> = (0..n).map(|_| None).collect();
-    let mut shared = 0usize;
-    for (v, ring) in rings.iter_mut().enumerate() {
-        let deepest = program
-            .instrs
-            .iter()
-            .filter_map(|i| match *i {
-                Instr::Delay { src, rows } if src as usize == v => Some(rows),
-                _ => None,
-            })
-            .max();
-        if let Some(deepest) = deepest {
-            let len = deepest + 1;
-            *ring = Some(Ring { base: shared, len });
-            shared += len as usize * 128 * k as usize;
-        }
-    }
-    if shared > MAX_SHARED_BYTES {
-        return Err(StreamPtxError::TooDeep { bytes: shared });
+    let layout = Layout::new(program, k);
+    if layout.shared > MAX_SHARED_BYTES {
+        return Err(StreamPtxError::TooDeep {
+            bytes: layout.shared,
+        });
     }
     let form = match shifts {
         ShiftForm::Funnel => "",
@@ -136,10 +211,11 @@ pub fn emit(
         out: String::new(),
         shifts,
         k,
+        neighbours: 0,
     };
-    e.header(program, &entry, halo_words, shared);
-    e.setup(program, halo_words, output_words, shared);
-    e.body(program, &rings);
+    e.header(program, &entry, halo_words, &layout);
+    e.setup(program, halo_words, output_words, &layout);
+    e.body(program, &layout);
     Ok(StreamPtx {
         entry,
         text: e.out,
@@ -147,7 +223,8 @@ pub fn emit(
         output_words,
         words_per_lane: k,
         warmup: program.warmup,
-        shared_bytes: shared,
+        unroll: layout.unroll,
+        shared_bytes: layout.shared,
     })
 }
 
@@ -156,6 +233,8 @@ struct Emitter {
     shifts: ShiftForm,
     /// Words a lane.
     k: u32,
+    /// Shuffle registers handed out so far.
+    neighbours: usize,
 }
 
 impl Emitter {
@@ -164,12 +243,19 @@ impl Emitter {
         self.out.push('\n');
     }
 
-    fn header(&mut self, program: &Program, entry: &str, halo_words: u32, shared: usize) {
+    fn header(&mut self, program: &Program, entry: &str, halo_words: u32, layout: &Layout) {
         let counts = program.counts();
         self.line(format!("// program: {}", program.name));
         self.line(format!(
-            "// per word and row: {} lop3, {} shifts (shfl + shf), {} loads, {} ring reads; {} words a lane, halo {} words; {} bytes of shared memory a warp",
-            counts.lut3, counts.shift, counts.load, counts.delay, self.k, halo_words, shared
+            "// per word and row: {} lop3, {} shifts (shfl + shf), {} loads, {} ring reads; {} words a lane, halo {} words; {} bytes of shared memory a warp; unrolled {}x",
+            counts.lut3,
+            counts.shift,
+            counts.load,
+            counts.delay,
+            self.k,
+            halo_words,
+            layout.shared,
+            layout.unroll
         ));
         self.line(format!(".version {PTX_VERSION}"));
         self.line(format!(".target {PTX_TARGET}"));
@@ -186,12 +272,12 @@ impl Emitter {
         self.line(")");
         self.line(".maxntid 32, 1, 1");
         self.line("{");
-        if shared > 0 {
-            self.line(format!("\t.shared .align 16 .b8 ring[{shared}];"));
+        if layout.shared > 0 {
+            self.line(format!("\t.shared .align 16 .b8 ring[{}];", layout.shared));
         }
         let n = program.instrs.len() + 1;
         let k = self.k as usize;
-        // Cursors: one a load depth (and the store's), one a ring slot; sized by the program.
+        // Row cursors: one a load depth and the store's; ring cursors: one a slot and delay.
         let depths = program.counts().load + 2;
         self.line("\t.reg .pred %p<8>;");
         self.line("\t.reg .pred %pw<8>;");
@@ -202,24 +288,36 @@ impl Emitter {
         self.line(format!("\t.reg .b32 %rs<{n}>;"));
         self.line(format!("\t.reg .b32 %re<{n}>;"));
         self.line("\t.reg .b64 %rd<16>;");
-        self.line(format!("\t.reg .b64 %ra<{}>;", depths * k));
+        self.line(format!("\t.reg .b64 %rw<{depths}>;"));
+        self.line("\t.reg .b64 %rb<8>;");
+        self.line("\t.reg .b64 %rq<8>;");
         for j in 0..k {
             self.line(format!("\t.reg .b32 %v{j}_<{n}>;"));
             self.line(format!("\t.reg .b32 %t{j}_<{n}>;"));
-            self.line(format!("\t.reg .b32 %u{j}_<{n}>;"));
             self.line(format!(
                 "\t.reg .b32 %st{j}_<{}>;",
                 program.state_slots.max(1)
             ));
+            for (v, ring) in layout.rings.iter().enumerate() {
+                if let Some(Ring::Registers { len }) = ring {
+                    self.line(format!("\t.reg .b32 %q{j}_{v}_<{len}>;"));
+                }
+            }
+            if let Some(len) = layout.load_ring {
+                self.line(format!("\t.reg .b32 %ld{j}_<{len}>;"));
+            }
         }
-        self.line(format!("\t.reg .b32 %nb<{}>;", 8 * n));
+        // At most two shuffles a shifted word.
+        let shuffles = 2 * counts.shift * k * layout.unroll as usize + 1;
+        self.line(format!("\t.reg .b32 %nb<{shuffles}>;"));
     }
 
     /// Registers: %r1 words, %r2 rows, %r3 strips, %r4 tasks, %r5 segment, %r6 lane,
     /// %r7 task, %r8 strip, %c{j} column of word j, %r10 first row of the segment, %r11 rows of
-    /// the segment, %r12 iterations, %r13 newest row, %r14 iteration, %pw{j} word j is written,
-    /// %rd1 src, %rd2 dst, %r20 shared base + lane * 4.
-    fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, shared: usize) {
+    /// the segment, %r12 iterations (a multiple of the unroll), %r26 iterations that store,
+    /// %r13 newest row, %r14 iteration, %r27 bytes a row, %pw{j} word j is written, %rd1 src,
+    /// %rd2 dst, %rb{j} / %rq{j} src / dst + word j's column, %r20 shared base + lane * 4.
+    fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, layout: &Layout) {
         let k = self.k;
         for (reg, param) in [
             (1, "p_words"),
@@ -241,6 +339,7 @@ impl Emitter {
         self.line("\trem.u32 %r8, %r7, %r3;");
         self.line("\tdiv.u32 %r15, %r7, %r3;");
         self.line(format!("\tmul.lo.u32 %r16, %r8, {output_words};"));
+        self.line("\tmul.lo.u32 %r27, %r1, 4;");
         for j in 0..k {
             // Strip-local word m = k lane + j; column = strip * output_words - halo + m, on the
             // torus; written when halo <= m < halo + output_words and the column is in the row.
@@ -249,16 +348,23 @@ impl Emitter {
             self.line(format!("\tmad.lo.u32 %r18, %r1, {halo_words}, %r18;"));
             self.line(format!("\tsub.u32 %r18, %r18, {halo_words};"));
             self.line(format!("\trem.u32 %c{j}, %r18, %r1;"));
+            self.line(format!("\tmul.wide.u32 %rd3, %c{j}, 4;"));
+            self.line(format!("\tadd.s64 %rb{j}, %rd1, %rd3;"));
+            self.line(format!("\tadd.s64 %rq{j}, %rd2, %rd3;"));
             self.line(format!("\tsub.u32 %r18, %r17, {halo_words};"));
             self.line(format!("\tsetp.lt.u32 %pw{j}, %r18, {output_words};"));
             self.line("\tadd.u32 %r19, %r16, %r18;");
             self.line(format!("\tsetp.lt.and.u32 %pw{j}, %r19, %r1, %pw{j};"));
         }
-        // Segment rows.
+        // Segment rows; the loop runs whole unrolled trips and stores only the segment's rows.
+        let unroll = layout.unroll;
         self.line("\tmul.lo.u32 %r10, %r15, %r5;");
         self.line("\tsub.u32 %r11, %r2, %r10;");
         self.line("\tmin.u32 %r11, %r11, %r5;");
-        self.line(format!("\tadd.u32 %r12, %r11, {};", program.warmup));
+        self.line(format!("\tadd.u32 %r26, %r11, {};", program.warmup));
+        self.line(format!("\tadd.u32 %r12, %r26, {};", unroll - 1));
+        self.line(format!("\tdiv.u32 %r12, %r12, {unroll};"));
+        self.line(format!("\tmul.lo.u32 %r12, %r12, {unroll};"));
         // Newest row of iteration 0: first row + lag - warmup, on the torus.
         let back = program.warmup - program.lag.min(program.warmup);
         self.line(format!("\trem.u32 %r21, {back}, %r2;"));
@@ -266,52 +372,85 @@ impl Emitter {
         self.line("\tsub.u32 %r13, %r13, %r21;");
         self.line("\trem.u32 %r13, %r13, %r2;");
         self.line("\tmov.u32 %r14, 0;");
+        // Rings and state start as zeros: a delay reads zero until it has filled.
         for j in 0..k {
             for slot in 0..program.state_slots {
                 self.line(format!("\tmov.b32 %st{j}_{slot}, 0;"));
             }
+            for (v, ring) in layout.rings.iter().enumerate() {
+                if let Some(Ring::Registers { len }) = ring {
+                    for slot in 0..*len {
+                        self.line(format!("\tmov.b32 %q{j}_{v}_{slot}, 0;"));
+                    }
+                }
+            }
+            if let Some(len) = layout.load_ring {
+                for slot in 0..len {
+                    self.line(format!("\tmov.b32 %ld{j}_{slot}, 0;"));
+                }
+            }
         }
         self.line("\tmov.u32 %r20, 0;");
-        if shared > 0 {
+        if layout.shared > 0 {
             self.line("\tmov.u32 %r20, ring;");
             self.line("\tmad.lo.u32 %r20, %r6, 4, %r20;");
-            // Rings start as zeros: a delay reads zero until it has filled.
             self.line("\tmov.u32 %r22, 0;");
             self.line("ZERO:");
             self.line("\tadd.u32 %r23, %r20, %r22;");
             self.line("\tst.shared.b32 [%r23], 0;");
             self.line("\tadd.u32 %r22, %r22, 128;");
-            self.line(format!("\tsetp.lt.u32 %p3, %r22, {shared};"));
+            self.line(format!("\tsetp.lt.u32 %p3, %r22, {};", layout.shared));
             self.line("\t@%p3 bra ZERO;");
+        }
+        // The load ring's first rows: iteration i loads row newest + PREFETCH_ROWS, so the
+        // rows of iterations 0 .. PREFETCH_ROWS are loaded here (%r28 is the row cursor).
+        if let Some(len) = layout.load_ring {
+            self.line("\tmov.u32 %r28, %r13;");
+            for p in 0..PREFETCH_ROWS {
+                self.load_ring_row((len + p - PREFETCH_ROWS) % len);
+            }
         }
     }
 
-    fn body(&mut self, program: &Program, rings: &[Option<Ring>]) {
+    /// Loads row %r28 into slot `slot` of the load ring and steps %r28 to the next row.
+    fn load_ring_row(&mut self, slot: u32) {
+        self.line("\tmul.wide.u32 %rd7, %r28, %r27;");
+        for j in 0..self.k {
+            self.line(format!("\tadd.s64 %rd4, %rb{j}, %rd7;"));
+            self.line(format!("\tld.global.nc.b32 %ld{j}_{slot}, [%rd4];"));
+        }
+        self.line("\tadd.u32 %r28, %r28, 1;");
+        self.line("\tsetp.eq.u32 %p5, %r28, %r2;");
+        self.line("\tselp.u32 %r28, 0, %r28, %p5;");
+    }
+
+    fn body(&mut self, program: &Program, layout: &Layout) {
         let k = self.k;
         let slot_bytes = 128 * k;
-        // Cursors that advance one row an iteration: a row index per load depth and for the
-        // store (%ry), a shared-memory byte address per ring length and delay (%rs). Set up once
-        // with divisions, then stepped with an add and a wrap.
+        // Cursors that advance one row an iteration: a row index per load depth read from the
+        // source and for the store (%ry), a shared-memory byte address per ring length and
+        // delay (%rs). Set up once with divisions, then stepped with an add and a wrap.
         let mut rows: Vec<u32> = program
             .instrs
             .iter()
             .filter_map(|i| match *i {
-                Instr::Load { back } => Some(back),
+                Instr::Load { back } if layout.load_ring.is_none() => Some(back),
                 _ => None,
             })
             .collect();
+        let loaded = rows.clone();
         rows.push(program.lag);
         rows.sort_unstable();
         rows.dedup();
         let mut slots: Vec<(u32, u32)> = Vec::new();
-        for (v, ring) in rings.iter().enumerate() {
-            if let Some(ring) = ring {
-                slots.push((ring.len, 0));
+        for (v, ring) in layout.rings.iter().enumerate() {
+            if let Some(Ring::Shared { len, .. }) = *ring {
+                slots.push((len, 0));
                 for instr in &program.instrs {
                     if let Instr::Delay { src, rows } = *instr
                         && src as usize == v
                     {
-                        slots.push((ring.len, rows));
+                        slots.push((len, rows));
                     }
                 }
             }
@@ -335,93 +474,111 @@ impl Emitter {
         for (r, &len) in lengths.iter().enumerate() {
             self.line(format!("\tadd.u32 %re{r}, %r20, {};", len * slot_bytes));
         }
+        let store_row = row_reg(program.lag);
         self.line("LOOP:");
-        // Byte offsets of each row's words: (row * words + column) * 4.
-        for (r, &back) in rows.iter().enumerate() {
-            for j in 0..k {
-                let a = r * k as usize + j as usize;
-                self.line(format!("\tmad.lo.u32 %r25, %ry{r}, %r1, %c{j};"));
-                self.line(format!("\tmul.wide.u32 %ra{a}, %r25, 4;"));
+        for u in 0..layout.unroll {
+            if layout.unroll > 1 {
+                self.line(format!("\t// iteration {u} of {}", layout.unroll));
             }
-            self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
-        }
-        let mut neighbour = 0usize;
-        for (index, instr) in program.instrs.iter().enumerate() {
-            for j in 0..k {
-                let v = format!("%v{j}_{index}");
-                match *instr {
-                    Instr::Load { back } => {
-                        let r = row_reg(back);
-                        let a = r * k as usize + j as usize;
-                        self.line(format!("\tadd.u64 %rd4, %rd1, %ra{a};"));
-                        self.line(format!("\tmov.b32 {v}, 0;"));
-                        self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
-                    }
-                    Instr::Const(c) => {
-                        let value = if c { "0xffffffff" } else { "0" };
-                        self.line(format!("\tmov.b32 {v}, {value};"));
-                    }
-                    Instr::Param { .. } => {
-                        unreachable!("parameters are folded before emission")
-                    }
-                    Instr::Shift { src, cells } => {
-                        let q = cells.div_euclid(32);
-                        let s = cells.rem_euclid(32);
-                        let lo = self.word_at(src, j as i32 + q, &mut neighbour);
-                        if s == 0 {
-                            self.line(format!("\tmov.b32 {v}, {lo};"));
-                        } else {
-                            let hi = self.word_at(src, j as i32 + q + 1, &mut neighbour);
-                            self.funnel(&v, &lo, &hi, s, index, j);
+            // Byte offsets of each cursor's row.
+            for (r, &back) in rows.iter().enumerate() {
+                self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
+                if loaded.contains(&back) {
+                    self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
+                }
+            }
+            self.neighbours = 0;
+            for (index, instr) in program.instrs.iter().enumerate() {
+                for j in 0..k {
+                    let v = name(program, layout, index as u32, j, u);
+                    match *instr {
+                        Instr::Load { .. } | Instr::Delay { .. }
+                            if is_alias(program, layout, index as u32) =>
+                        {
+                            // A register of a ring: nothing to compute.
+                        }
+                        Instr::Load { back } => {
+                            let r = row_reg(back);
+                            self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
+                            self.line(format!("\tmov.b32 {v}, 0;"));
+                            self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
+                        }
+                        Instr::Const(c) => {
+                            let value = if c { "0xffffffff" } else { "0" };
+                            self.line(format!("\tmov.b32 {v}, {value};"));
+                        }
+                        Instr::Param { .. } => {
+                            unreachable!("parameters are folded before emission")
+                        }
+                        Instr::Shift { src, cells } => {
+                            let q = cells.div_euclid(32);
+                            let s = cells.rem_euclid(32);
+                            let lo = self.word_at(program, layout, src, j as i32 + q, u);
+                            if s == 0 {
+                                self.line(format!("\tmov.b32 {v}, {lo};"));
+                            } else {
+                                let hi = self.word_at(program, layout, src, j as i32 + q + 1, u);
+                                self.funnel(&v, &lo, &hi, s, index, j);
+                            }
+                        }
+                        Instr::Lut3 { table, a, b, c } => {
+                            let [a, b, c] = [a, b, c].map(|x| name(program, layout, x, j, u));
+                            self.line(format!("\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"));
+                        }
+                        Instr::Delay { src, rows } => {
+                            let Some(Ring::Shared { base, len }) = layout.rings[src as usize]
+                            else {
+                                unreachable!("register rings are aliases")
+                            };
+                            let r = slot_reg(len, rows);
+                            let at = base + 128 * j as usize;
+                            self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
+                        }
+                        Instr::State { slot } => {
+                            self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
+                        }
+                        Instr::Carry { slot, src } => {
+                            let src = name(program, layout, src, j, u);
+                            self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
+                        }
+                        Instr::Store { src } => {
+                            // Row newest - lag, from iteration `warmup` on, within the segment.
+                            let src = name(program, layout, src, j, u);
+                            if j == 0 {
+                                self.line(format!("\tsetp.ge.u32 %p7, %r14, {};", program.warmup));
+                                if layout.unroll > 1 {
+                                    self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
+                                }
+                            }
+                            self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
+                            self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
+                            self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
                         }
                     }
-                    Instr::Lut3 { table, a, b, c } => {
-                        self.line(format!(
-                            "\tlop3.b32 {v}, %v{j}_{a}, %v{j}_{b}, %v{j}_{c}, 0x{table:02x};"
-                        ));
+                    if let Some(Ring::Shared { base, len }) = layout.rings[index] {
+                        let r = slot_reg(len, 0);
+                        let at = base + 128 * j as usize;
+                        self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
                     }
-                    Instr::Delay { src, rows } => {
-                        let ring = rings[src as usize].as_ref().unwrap();
-                        let r = slot_reg(ring.len, rows);
-                        let at = ring.base + 128 * j as usize;
-                        self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
-                    }
-                    Instr::State { slot } => self.line(format!("\tmov.b32 {v}, %st{j}_{slot};")),
-                    Instr::Carry { slot, src } => {
-                        self.line(format!("\tmov.b32 %st{j}_{slot}, %v{j}_{src};"))
-                    }
-                    Instr::Store { src } => {
-                        // Row newest - lag, from iteration `warmup` on.
-                        let r = row_reg(program.lag);
-                        let a = r * k as usize + j as usize;
-                        self.line(format!(
-                            "\tsetp.ge.and.u32 %p4, %r14, {}, %pw{j};",
-                            program.warmup
-                        ));
-                        self.line(format!("\tadd.u64 %rd3, %rd2, %ra{a};"));
-                        self.line(format!("\t@%p4 st.global.b32 [%rd3], %v{j}_{src};"));
-                    }
-                }
-                if let Some(ring) = &rings[index] {
-                    let r = slot_reg(ring.len, 0);
-                    let at = ring.base + 128 * j as usize;
-                    self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
                 }
             }
+            if let Some(len) = layout.load_ring {
+                self.load_ring_row(u % len);
+            }
+            // Next row: every cursor steps and wraps.
+            for r in 0..rows.len() {
+                self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
+                self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
+                self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
+            }
+            for (r, &(len, _)) in slots.iter().enumerate() {
+                let end = lengths.iter().position(|&l| l == len).unwrap();
+                self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
+                self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
+                self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
+            }
+            self.line("\tadd.u32 %r14, %r14, 1;");
         }
-        // Next row: every cursor steps and wraps.
-        for r in 0..rows.len() {
-            self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
-            self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
-            self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
-        }
-        for (r, &(len, _)) in slots.iter().enumerate() {
-            let end = lengths.iter().position(|&l| l == len).unwrap();
-            self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
-            self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
-            self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
-        }
-        self.line("\tadd.u32 %r14, %r14, 1;");
         self.line("\tsetp.lt.u32 %p6, %r14, %r12;");
         self.line("\t@%p6 bra LOOP;");
         self.line("DONE:");
@@ -429,17 +586,18 @@ impl Emitter {
         self.line("}");
     }
 
-    /// The register holding word `m` (lane-relative: `k lane + m`) of value `src`: the lane's
-    /// own register, or a fresh one filled by a shuffle from the lane `m div k` away.
-    fn word_at(&mut self, src: u32, m: i32, next: &mut usize) -> String {
+    /// The register holding word `m` (lane-relative: `k lane + m`) of value `src` at unrolled
+    /// iteration `u`: the lane's own register, or a fresh one filled by a shuffle from the lane
+    /// `m div k` away.
+    fn word_at(&mut self, program: &Program, layout: &Layout, src: u32, m: i32, u: u32) -> String {
         let k = self.k as i32;
         let (lane, word) = (m.div_euclid(k), m.rem_euclid(k));
-        let own = format!("%v{word}_{src}");
+        let own = name(program, layout, src, word as u32, u);
         if lane == 0 {
             return own;
         }
-        let reg = format!("%nb{next}");
-        *next += 1;
+        let reg = format!("%nb{}", self.neighbours);
+        self.neighbours += 1;
         if lane > 0 {
             self.line(format!(
                 "\tshfl.sync.down.b32 {reg}, {own}, {lane}, 31, -1;"
@@ -465,6 +623,37 @@ impl Emitter {
                 self.line(format!("\tmad.lo.u32 {v}, {hi}, {f}, %t{j}_{index};"));
             }
         }
+    }
+}
+
+/// Whether value `v` is a register some ring already holds (a delayed value in a register
+/// ring, an input row in the load ring), so that no instruction computes it.
+fn is_alias(program: &Program, layout: &Layout, v: u32) -> bool {
+    match program.instrs[v as usize] {
+        Instr::Load { .. } => layout.load_ring.is_some(),
+        Instr::Delay { src, .. } => {
+            matches!(layout.rings[src as usize], Some(Ring::Registers { .. }))
+        }
+        _ => false,
+    }
+}
+
+/// The register holding word `j` of value `v` at unrolled iteration `u`.
+fn name(program: &Program, layout: &Layout, v: u32, j: u32, u: u32) -> String {
+    let slot = |len: u32, back: u32| (u + len * (back / len + 1) - back) % len;
+    match program.instrs[v as usize] {
+        Instr::Load { back } if let Some(len) = layout.load_ring => {
+            format!("%ld{j}_{}", slot(len, back + PREFETCH_ROWS))
+        }
+        Instr::Delay { src, rows }
+            if let Some(Ring::Registers { len }) = layout.rings[src as usize] =>
+        {
+            format!("%q{j}_{src}_{}", slot(len, rows))
+        }
+        _ => match layout.rings[v as usize] {
+            Some(Ring::Registers { len }) => format!("%q{j}_{v}_{}", slot(len, 0)),
+            _ => format!("%v{j}_{v}"),
+        },
     }
 }
 

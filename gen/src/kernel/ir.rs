@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use crate::logic::bitsliced::{Bit, Lut3Sink, gate};
+use crate::network::{Gate, LUT3_A, LUT3_B, Network, eval_table2};
 
 /// A value: the index of the instruction that defines it.
 pub type Val = u32;
@@ -256,6 +257,48 @@ impl Program {
         program.eliminate_dead_code()
     }
 
+    /// `gens` generations in one pass: level `g` reads, in place of the input rows, the rows
+    /// level `g - 1` stored, one iteration late (so the levels of one iteration do not wait on
+    /// each other). Only for programs without loop-carried state, whose output after `warmup`
+    /// depends on no row read before: a level's first rows then read its predecessor's warm-up
+    /// values instead of zeros, and flush them out during its own warm-up.
+    pub fn chain(&self, gens: u32) -> Result<Program, String> {
+        if self.state_slots > 0 {
+            return Err(format!(
+                "{} carries state round the row loop; its levels cannot be chained",
+                self.name
+            ));
+        }
+        if gens == 0 {
+            return Err("a chain has at least one generation".into());
+        }
+        let mut b = ProgramBuilder::new(format!("{}_t{gens}", self.name), self.params.clone());
+        let mut previous: Option<Val> = None;
+        for _ in 0..gens {
+            let mut map: Vec<Val> = Vec::with_capacity(self.instrs.len());
+            let mut stored = None;
+            for instr in &self.instrs {
+                let v = match (*instr, previous) {
+                    (Instr::Load { back }, Some(input)) => b.delay(input, back + 1),
+                    (Instr::Store { src }, _) => {
+                        stored = Some(map[src as usize]);
+                        0
+                    }
+                    (Instr::Shift { src, cells }, _) => b.shift(map[src as usize], cells),
+                    (Instr::Delay { src, rows }, _) => b.delay(map[src as usize], rows),
+                    (other, _) => b.push(remap(other, |v| map[v as usize])),
+                };
+                map.push(v);
+            }
+            previous = Some(stored.expect("a valid program stores"));
+        }
+        b.push(Instr::Store {
+            src: previous.unwrap(),
+        });
+        let extra = gens - 1;
+        Ok(b.finish(gens * self.warmup + extra, gens * self.lag + extra))
+    }
+
     /// Drops instructions whose values nothing stored or carried depends on.
     pub fn eliminate_dead_code(&self) -> Program {
         let mut live = vec![false; self.instrs.len()];
@@ -404,6 +447,39 @@ impl ProgramBuilder {
 
     pub fn carry(&mut self, slot: u16, src: Val) {
         self.push(Instr::Carry { slot, src });
+    }
+
+    /// The gates of `network` on `inputs` (one value per network input), as LUT3s with
+    /// constants folded; returns the network's outputs.
+    pub fn append_network(&mut self, network: &Network, inputs: &[Val]) -> Vec<Val> {
+        assert_eq!(inputs.len(), network.num_inputs(), "one value an input");
+        let mut wires: Vec<Bit<Val>> = inputs.iter().map(|&v| Bit::Wire(v)).collect();
+        for g in network.gates() {
+            let bit = match *g {
+                Gate::Not(a) => {
+                    let a = wires[a as usize];
+                    gate(self, !LUT3_A, a, a, a)
+                }
+                Gate::Gate2 { table, a, b } => {
+                    let table = eval_table2(table, LUT3_A.into(), LUT3_B.into()) as u8;
+                    let (a, b) = (wires[a as usize], wires[b as usize]);
+                    gate(self, table, a, b, a)
+                }
+                Gate::Lut3 { table, a, b, c } => gate(
+                    self,
+                    table,
+                    wires[a as usize],
+                    wires[b as usize],
+                    wires[c as usize],
+                ),
+            };
+            wires.push(bit);
+        }
+        network
+            .outputs()
+            .iter()
+            .map(|&w| self.materialize(wires[w as usize]))
+            .collect()
     }
 
     /// A wire for a bit, constants included.

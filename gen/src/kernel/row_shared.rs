@@ -4,6 +4,8 @@
 //! before any backend may emit it.
 
 use crate::cache::SearchRecord;
+use crate::kernel::eval::{self, Torus};
+use crate::kernel::ir::{Instr, Program, ProgramBuilder};
 use crate::life::{CENTRE, cell_input_names, cell_spec};
 use crate::lowering::Basis;
 use crate::network::{Network, NetworkBuilder, Wire, lut3};
@@ -118,6 +120,63 @@ impl RowSharedKernel {
         2 + self.combine.gates().len()
     }
 
+    /// One generation as a stream program of the kernel IR: each row's full adder computed
+    /// when the row enters and delayed two rows to serve as the upper row; the middle row and
+    /// its shifts delayed one row. Stores the row above the newest (lag 1) from the third
+    /// iteration on.
+    pub fn program(&self) -> Program {
+        let mut b = ProgramBuilder::new(format!("life_{}", self.rule.catagolue_name()), vec![]);
+        let newest = b.load(0);
+        let (west, east) = (b.shift(newest, -1), b.shift(newest, 1));
+        let sum = b.push(Instr::Lut3 {
+            table: ROW_SUM,
+            a: west,
+            b: newest,
+            c: east,
+        });
+        let carry = b.push(Instr::Lut3 {
+            table: ROW_CARRY,
+            a: west,
+            b: newest,
+            c: east,
+        });
+        let mut inputs = [0; 7];
+        inputs[UPPER_SUM] = b.delay(sum, 2);
+        inputs[UPPER_CARRY] = b.delay(carry, 2);
+        inputs[LOWER_SUM] = sum;
+        inputs[LOWER_CARRY] = carry;
+        inputs[MIDDLE_WEST] = b.delay(west, 1);
+        inputs[MIDDLE_CENTRE] = b.delay(newest, 1);
+        inputs[MIDDLE_EAST] = b.delay(east, 1);
+        let next = b.append_network(&self.combine, &inputs)[0];
+        b.push(Instr::Store { src: next });
+        b.finish(2, 1)
+    }
+
+    /// [`Self::program`] chained `gens` times (see [`Program::chain`]), checked against
+    /// [`life_step`] on random tori before it is returned: the cell update is verified
+    /// exhaustively by [`Self::new`], this checks the rows and shifts around it.
+    pub fn stream_program(&self, gens: u32) -> Result<Program, String> {
+        let program = self.program().chain(gens)?;
+        for (seed, (width, height)) in [(70, 9), (64, 3), (130, 2 * gens as usize + 5), (5, 1)]
+            .into_iter()
+            .enumerate()
+        {
+            let mut want = Torus::random(width, height, 0.4, seed as u64 + 1);
+            let got = eval::run(&program, &[], &want);
+            for _ in 0..gens {
+                want = life_step(&self.rule, &want);
+            }
+            if got != want {
+                return Err(format!(
+                    "{} disagrees with the rule on a {width}x{height} torus",
+                    program.name
+                ));
+            }
+        }
+        Ok(program)
+    }
+
     /// The composed cell update over `n0..n7, centre`: upper row `(n0, n1, n2)`, middle row
     /// `(n3, centre, n4)`, lower row `(n5, n6, n7)`.
     pub fn cell_network(&self) -> Network {
@@ -139,6 +198,25 @@ impl RowSharedKernel {
         let output = b.append(&self.combine, &inputs);
         b.finish(format!("{}+row-adders", self.combine.name()), output)
     }
+}
+
+/// One generation of a life-like rule on a torus, cell by cell: the oracle for the programs.
+pub fn life_step(rule: &LifeLike, torus: &Torus) -> Torus {
+    let (w, h) = (torus.width, torus.height);
+    let mut next = Torus::new(w, h);
+    for y in 0..h {
+        for x in 0..w {
+            let mut neighbours = 0;
+            for (dx, dy) in [(w - 1, h - 1), (0, h - 1), (1, h - 1), (w - 1, 0)]
+                .into_iter()
+                .chain([(1, 0), (w - 1, 1), (0, 1), (1, 1)])
+            {
+                neighbours += u32::from(torus.get((x + dx) % w, (y + dy) % h));
+            }
+            next.set(x, y, rule.next(torus.get(x, y), neighbours));
+        }
+    }
+    next
 }
 
 /// A row-shared combine network from a blog-shape network: a full adder of (upper sum, lower
@@ -206,5 +284,31 @@ mod tests {
         let highlife = RowSharedKernel::lowered(life_like("B36/S23"));
         let err = RowSharedKernel::new(LifeLike::CONWAY, highlife.combine().clone(), "test");
         assert!(err.is_err());
+    }
+
+    #[test]
+    fn stream_programs_match_the_rule_over_several_generations() {
+        for text in ["B3/S23", "B36/S23", "B0/S8", "B2/S"] {
+            let kernel = RowSharedKernel::lowered(life_like(text));
+            for gens in [1, 2, 5] {
+                let program = kernel.stream_program(gens).unwrap();
+                assert_eq!(program.lag, 2 * gens - 1, "{text}");
+                assert_eq!(program.warmup, 3 * gens - 1, "{text}");
+                assert_eq!(program.halo_cells(), gens, "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_wrong_program_is_caught() {
+        // The stream program of the wrong rule fails the check against another rule's steps.
+        let life = RowSharedKernel::lowered(LifeLike::CONWAY);
+        let highlife = RowSharedKernel::lowered(life_like("B36/S23"));
+        let swapped = RowSharedKernel {
+            rule: life.rule,
+            combine: highlife.combine.clone(),
+            provenance: String::new(),
+        };
+        assert!(swapped.stream_program(2).is_err());
     }
 }
