@@ -475,109 +475,130 @@ impl Emitter {
             self.line(format!("\tadd.u32 %re{r}, %r20, {};", len * slot_bytes));
         }
         let store_row = row_reg(program.lag);
-        self.line("LOOP:");
-        for u in 0..layout.unroll {
-            if layout.unroll > 1 {
-                self.line(format!("\t// iteration {u} of {}", layout.unroll));
+        // Warm-up trips store nothing, so they compute only what later rows read (the carried
+        // state and the rings): a whole number of unrolled trips, the rest in the main loop.
+        let warm_live = needed_later(program, layout);
+        let warm_iterations = program.warmup / layout.unroll * layout.unroll;
+        let all = vec![true; program.instrs.len()];
+        for (label, live) in [("WARM", &warm_live), ("LOOP", &all)] {
+            if label == "WARM" && warm_iterations == 0 {
+                continue;
             }
-            // Byte offsets of each cursor's row.
-            for (r, &back) in rows.iter().enumerate() {
-                self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
-                if loaded.contains(&back) {
-                    self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
+            self.line(format!("{label}:"));
+            for u in 0..layout.unroll {
+                if layout.unroll > 1 {
+                    self.line(format!("\t// iteration {u} of {}", layout.unroll));
                 }
-            }
-            self.neighbours = 0;
-            for (index, instr) in program.instrs.iter().enumerate() {
-                for j in 0..k {
-                    let v = name(program, layout, index as u32, j, u);
-                    match *instr {
-                        Instr::Load { .. } | Instr::Delay { .. }
-                            if is_alias(program, layout, index as u32) =>
-                        {
-                            // A register of a ring: nothing to compute.
-                        }
-                        Instr::Load { back } => {
-                            let r = row_reg(back);
-                            self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
-                            self.line(format!("\tmov.b32 {v}, 0;"));
-                            self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
-                        }
-                        Instr::Const(c) => {
-                            let value = if c { "0xffffffff" } else { "0" };
-                            self.line(format!("\tmov.b32 {v}, {value};"));
-                        }
-                        Instr::Param { .. } => {
-                            unreachable!("parameters are folded before emission")
-                        }
-                        Instr::Shift { src, cells } => {
-                            let q = cells.div_euclid(32);
-                            let s = cells.rem_euclid(32);
-                            let lo = self.word_at(program, layout, src, j as i32 + q, u);
-                            if s == 0 {
-                                self.line(format!("\tmov.b32 {v}, {lo};"));
-                            } else {
-                                let hi = self.word_at(program, layout, src, j as i32 + q + 1, u);
-                                self.funnel(&v, &lo, &hi, s, index, j);
+                // Byte offsets of each cursor's row.
+                for (r, &back) in rows.iter().enumerate() {
+                    self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
+                    if loaded.contains(&back) {
+                        self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
+                    }
+                }
+                self.neighbours = 0;
+                for (index, instr) in program.instrs.iter().enumerate() {
+                    if !live[index] {
+                        continue;
+                    }
+                    for j in 0..k {
+                        let v = name(program, layout, index as u32, j, u);
+                        match *instr {
+                            Instr::Load { .. } | Instr::Delay { .. }
+                                if is_alias(program, layout, index as u32) =>
+                            {
+                                // A register of a ring: nothing to compute.
                             }
-                        }
-                        Instr::Lut3 { table, a, b, c } => {
-                            let [a, b, c] = [a, b, c].map(|x| name(program, layout, x, j, u));
-                            self.line(format!("\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"));
-                        }
-                        Instr::Delay { src, rows } => {
-                            let Some(Ring::Shared { base, len }) = layout.rings[src as usize]
-                            else {
-                                unreachable!("register rings are aliases")
-                            };
-                            let r = slot_reg(len, rows);
-                            let at = base + 128 * j as usize;
-                            self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
-                        }
-                        Instr::State { slot } => {
-                            self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
-                        }
-                        Instr::Carry { slot, src } => {
-                            let src = name(program, layout, src, j, u);
-                            self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
-                        }
-                        Instr::Store { src } => {
-                            // Row newest - lag, from iteration `warmup` on, within the segment.
-                            let src = name(program, layout, src, j, u);
-                            if j == 0 {
-                                self.line(format!("\tsetp.ge.u32 %p7, %r14, {};", program.warmup));
-                                if layout.unroll > 1 {
-                                    self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
+                            Instr::Load { back } => {
+                                let r = row_reg(back);
+                                self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
+                                self.line(format!("\tmov.b32 {v}, 0;"));
+                                self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
+                            }
+                            Instr::Const(c) => {
+                                let value = if c { "0xffffffff" } else { "0" };
+                                self.line(format!("\tmov.b32 {v}, {value};"));
+                            }
+                            Instr::Param { .. } => {
+                                unreachable!("parameters are folded before emission")
+                            }
+                            Instr::Shift { src, cells } => {
+                                let q = cells.div_euclid(32);
+                                let s = cells.rem_euclid(32);
+                                let lo = self.word_at(program, layout, src, j as i32 + q, u);
+                                if s == 0 {
+                                    self.line(format!("\tmov.b32 {v}, {lo};"));
+                                } else {
+                                    let hi =
+                                        self.word_at(program, layout, src, j as i32 + q + 1, u);
+                                    self.funnel(&v, &lo, &hi, s, index, j);
                                 }
                             }
-                            self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
-                            self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
-                            self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
+                            Instr::Lut3 { table, a, b, c } => {
+                                let [a, b, c] = [a, b, c].map(|x| name(program, layout, x, j, u));
+                                self.line(format!("\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"));
+                            }
+                            Instr::Delay { src, rows } => {
+                                let Some(Ring::Shared { base, len }) = layout.rings[src as usize]
+                                else {
+                                    unreachable!("register rings are aliases")
+                                };
+                                let r = slot_reg(len, rows);
+                                let at = base + 128 * j as usize;
+                                self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
+                            }
+                            Instr::State { slot } => {
+                                self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
+                            }
+                            Instr::Carry { slot, src } => {
+                                let src = name(program, layout, src, j, u);
+                                self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
+                            }
+                            Instr::Store { src } => {
+                                // Row newest - lag, from iteration `warmup` on, within the segment.
+                                let src = name(program, layout, src, j, u);
+                                if j == 0 {
+                                    self.line(format!(
+                                        "\tsetp.ge.u32 %p7, %r14, {};",
+                                        program.warmup
+                                    ));
+                                    if layout.unroll > 1 {
+                                        self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
+                                    }
+                                }
+                                self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
+                                self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
+                                self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
+                            }
+                        }
+                        if let Some(Ring::Shared { base, len }) = layout.rings[index] {
+                            let r = slot_reg(len, 0);
+                            let at = base + 128 * j as usize;
+                            self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
                         }
                     }
-                    if let Some(Ring::Shared { base, len }) = layout.rings[index] {
-                        let r = slot_reg(len, 0);
-                        let at = base + 128 * j as usize;
-                        self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
-                    }
                 }
+                if let Some(len) = layout.load_ring {
+                    self.load_ring_row(u % len);
+                }
+                // Next row: every cursor steps and wraps.
+                for r in 0..rows.len() {
+                    self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
+                    self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
+                    self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
+                }
+                for (r, &(len, _)) in slots.iter().enumerate() {
+                    let end = lengths.iter().position(|&l| l == len).unwrap();
+                    self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
+                    self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
+                    self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
+                }
+                self.line("\tadd.u32 %r14, %r14, 1;");
             }
-            if let Some(len) = layout.load_ring {
-                self.load_ring_row(u % len);
+            if label == "WARM" {
+                self.line(format!("\tsetp.lt.u32 %p6, %r14, {warm_iterations};"));
+                self.line("\t@%p6 bra WARM;");
             }
-            // Next row: every cursor steps and wraps.
-            for r in 0..rows.len() {
-                self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
-                self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
-                self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
-            }
-            for (r, &(len, _)) in slots.iter().enumerate() {
-                let end = lengths.iter().position(|&l| l == len).unwrap();
-                self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
-                self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
-                self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
-            }
-            self.line("\tadd.u32 %r14, %r14, 1;");
         }
         self.line("\tsetp.lt.u32 %p6, %r14, %r12;");
         self.line("\t@%p6 bra LOOP;");
@@ -624,6 +645,25 @@ impl Emitter {
             }
         }
     }
+}
+
+/// The instructions whose values a later iteration reads: the carried state, the values rings
+/// keep, and what they are computed from. The stored value alone is not among them.
+fn needed_later(program: &Program, layout: &Layout) -> Vec<bool> {
+    let mut live: Vec<bool> = program
+        .instrs
+        .iter()
+        .zip(&layout.rings)
+        .map(|(instr, ring)| matches!(instr, Instr::Carry { .. }) || ring.is_some())
+        .collect();
+    for i in (0..program.instrs.len()).rev() {
+        if live[i] {
+            for v in program.instrs[i].operands() {
+                live[v as usize] = true;
+            }
+        }
+    }
+    live
 }
 
 /// Whether value `v` is a register some ring already holds (a delayed value in a register

@@ -28,6 +28,8 @@ use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
 pub struct LtlKernel {
     pub radius: u32,
     pub neighbourhood: Neighbourhood,
+    pub history: History,
+    /// The program with the rule's bounds as run-time parameters.
     pub program: Program,
     /// Width of each bound parameter, in bits.
     pub bound_bits: usize,
@@ -87,38 +89,19 @@ impl LtlKernel {
             .iter()
             .flat_map(|name| (0..bound_bits).map(move |i| format!("{name}.{i}")))
             .collect();
-        let suffix = match history {
-            History::Delay => "",
-            History::Recompute => "_recompute",
-            History::Paired => "_paired",
-        };
-        let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
-        let mut b = ProgramBuilder::new(name, params);
-        let r = radius;
-        let count = match neighbourhood {
-            Neighbourhood::Moore => moore_count(&mut b, r, history),
-            _ => stacked_count(&mut b, r, neighbourhood, history),
-        };
-        let alive = Bit::Wire(b.load(r));
-        let bounds: Vec<Vec<Bit<Val>>> = (0..4)
-            .map(|k| {
-                (0..bound_bits)
-                    .map(|i| Bit::Wire(b.param((k * bound_bits + i) as u16)))
-                    .collect()
-            })
-            .collect();
-        let next = select_range(
-            &mut b,
-            &count,
-            alive,
-            [&bounds[0], &bounds[1]],
-            [&bounds[2], &bounds[3]],
-        );
-        b.store(next);
-        let program = b.finish(2 * r, r);
+        let program = build(radius, neighbourhood, history, params, |b| {
+            (0..4)
+                .map(|k| {
+                    (0..bound_bits)
+                        .map(|i| Bit::Wire(b.param((k * bound_bits + i) as u16)))
+                        .collect()
+                })
+                .collect()
+        });
         LtlKernel {
             radius,
             neighbourhood,
+            history,
             program,
             bound_bits,
         }
@@ -144,12 +127,63 @@ impl LtlKernel {
             .collect()
     }
 
-    /// The program for `rule` with its bounds folded in as constants.
+    /// The program for `rule`, its bounds built in as constants: the comparators then take
+    /// two bits of the count a gate where the bounds are known (folding the parameters of
+    /// [`Self::program`] would keep one bit a gate).
     pub fn for_rule(&self, rule: &LargerThanLife) -> Program {
-        let mut program = self.program.fold_params(&self.param_values(rule));
+        let values = self.param_values(rule);
+        let bits = self.bound_bits;
+        let mut program = build(
+            self.radius,
+            self.neighbourhood,
+            self.history,
+            vec![],
+            |_| {
+                values
+                    .chunks(bits)
+                    .map(|bound| bound.iter().map(|&v| Bit::constant(v)).collect())
+                    .collect()
+            },
+        )
+        .eliminate_dead_code();
         program.name = format!("{}_{}", self.program.name, rule_slug(rule));
         program
     }
+}
+
+/// A kernel's program: the count of `neighbourhood` at `radius`, then the rule's range test
+/// against the bounds `bounds` makes (survival low, high, birth low, high; bits least
+/// significant first).
+fn build(
+    radius: u32,
+    neighbourhood: Neighbourhood,
+    history: History,
+    params: Vec<String>,
+    bounds: impl FnOnce(&mut ProgramBuilder) -> Vec<Vec<Bit<Val>>>,
+) -> Program {
+    let suffix = match history {
+        History::Delay => "",
+        History::Recompute => "_recompute",
+        History::Paired => "_paired",
+    };
+    let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
+    let mut b = ProgramBuilder::new(name, params);
+    let r = radius;
+    let count = match neighbourhood {
+        Neighbourhood::Moore => moore_count(&mut b, r, history),
+        _ => stacked_count(&mut b, r, neighbourhood, history),
+    };
+    let alive = Bit::Wire(b.load(r));
+    let bounds = bounds(&mut b);
+    let next = select_range(
+        &mut b,
+        &count,
+        alive,
+        [&bounds[0], &bounds[1]],
+        [&bounds[2], &bounds[3]],
+    );
+    b.store(next);
+    b.finish(2 * r, r)
 }
 
 /// The life-like rule a radius-1 Moore rule is (`R1,C0,M0,S2..3,B3..3,NM` is B3/S23), which
@@ -435,18 +469,25 @@ pub struct LtlMismatch {
 }
 
 impl LtlKernel {
-    /// Runs the parameterised program for `rule` against [`reference_step`] on random tori of a
-    /// few shapes (widths not multiples of 64, some narrower than a word).
+    /// Runs the parameterised program for `rule`, and the one with the bounds built in, against
+    /// [`reference_step`] on random tori of a few shapes (widths not multiples of 64, some
+    /// narrower than a word).
     pub fn verify(&self, rule: &LargerThanLife) -> Result<(), LtlMismatch> {
         let params = self.param_values(rule);
         let span = 2 * self.radius as usize + 1;
         let shapes = [(span + 37, span + 3), (61, 5), (130, 2 * span + 1)];
+        let built_in = self.for_rule(rule);
         for (seed, &(width, height)) in shapes.iter().enumerate() {
             for density in [0.5, 0.15] {
                 let torus = Torus::random(width, height, density, seed as u64 + 1);
-                let got = run(&self.program, &params, &torus);
                 let want = reference_step(rule, &torus);
-                if got != want {
+                let got = [
+                    run(&self.program, &params, &torus),
+                    run(&built_in, &[], &torus),
+                ]
+                .into_iter()
+                .find(|got| *got != want);
+                if let Some(got) = got {
                     let (x, y) = (0..height)
                         .flat_map(|y| (0..width).map(move |x| (x, y)))
                         .find(|&(x, y)| got.get(x, y) != want.get(x, y))

@@ -199,12 +199,52 @@ pub fn add_difference<S: Lut3Sink>(
 }
 
 /// `x >= c`, where `c` is given bit by bit (wires: run-time constants or per-cell values).
+/// Where two adjacent bits of `c` are known constants, one gate takes both bits of `x`.
 pub fn at_least<S: Lut3Sink>(sink: &mut S, x: &Num<S::Wire>, c: &[Bit<S::Wire>]) -> Bit<S::Wire> {
+    let c: Vec<(Bit<S::Wire>, bool)> = c.iter().map(|&bit| (bit, false)).collect();
+    at_least_signed(sink, x, &c)
+}
+
+/// [`at_least`] with bound bits that may be complemented: `(w, true)` is `!w`.
+fn at_least_signed<S: Lut3Sink>(
+    sink: &mut S,
+    x: &Num<S::Wire>,
+    c: &[(Bit<S::Wire>, bool)],
+) -> Bit<S::Wire> {
     // Bit i: x[..=i] >= c[..=i]  <=>  x_i > c_i, or x_i == c_i and x[..i] >= c[..i].
+    let step = |xi: bool, ci: bool, below: bool| xi & !ci | (xi == ci) & below;
+    let bound = |i: usize| match c.get(i).copied() {
+        None | Some((Bit::Zero, false)) | Some((Bit::One, true)) => (Bit::Zero, false),
+        Some((Bit::One, false)) | Some((Bit::Zero, true)) => (Bit::One, false),
+        Some(wire) => wire,
+    };
+    let constant = |bit: (Bit<S::Wire>, bool)| match bit.0 {
+        Bit::Zero => Some(false),
+        Bit::One => Some(true),
+        Bit::Wire(_) => None,
+    };
+    let table = |f: &dyn Fn(bool, bool, bool) -> bool| {
+        (0..8u8)
+            .filter(|&row| f(row & 4 != 0, row & 2 != 0, row & 1 != 0))
+            .fold(0u8, |t, row| t | 1 << row)
+    };
+    let n = c.len().max(x.width());
     let mut at_least = Bit::One;
-    for i in 0..c.len().max(x.width()) {
-        let ci = c.get(i).copied().unwrap_or(Bit::Zero);
-        at_least = gate(sink, MAJ_NOT_B, x.bit(i), ci, at_least);
+    let mut i = 0;
+    while i < n {
+        match (constant(bound(i)), constant(bound(i + 1))) {
+            (Some(lo), Some(hi)) if i + 1 < n => {
+                let t = table(&|a, b, below| step(a, hi, step(b, lo, below)));
+                at_least = gate(sink, t, x.bit(i + 1), x.bit(i), at_least);
+                i += 2;
+            }
+            _ => {
+                let (ci, complemented) = bound(i);
+                let t = table(&|a, b, below| step(a, b != complemented, below));
+                at_least = gate(sink, t, x.bit(i), ci, at_least);
+                i += 1;
+            }
+        }
     }
     at_least
 }
@@ -218,19 +258,25 @@ pub fn select_range<S: Lut3Sink>(
     survival: [&[Bit<S::Wire>]; 2],
     birth: [&[Bit<S::Wire>]; 2],
 ) -> Bit<S::Wire> {
-    let mut pick = |s: &[Bit<S::Wire>], b: &[Bit<S::Wire>]| -> Vec<Bit<S::Wire>> {
+    // A bound bit that is 1 for live cells and 0 for dead ones is `alive`, the other way
+    // `!alive`: the comparator folds either into its gate.
+    let mut pick = |s: &[Bit<S::Wire>], b: &[Bit<S::Wire>]| -> Vec<(Bit<S::Wire>, bool)> {
         (0..s.len().max(b.len()))
             .map(|i| {
                 let si = s.get(i).copied().unwrap_or(Bit::Zero);
                 let bi = b.get(i).copied().unwrap_or(Bit::Zero);
-                gate(sink, lut3::MUX, alive, si, bi)
+                match (si, bi) {
+                    (Bit::One, Bit::Zero) => (alive, false),
+                    (Bit::Zero, Bit::One) => (alive, true),
+                    _ => (gate(sink, lut3::MUX, alive, si, bi), false),
+                }
             })
             .collect()
     };
     let low = pick(survival[0], birth[0]);
     let high = pick(survival[1], birth[1]);
-    let above_low = at_least(sink, count, &low);
-    let above_high = at_least(sink, count, &high);
+    let above_low = at_least_signed(sink, count, &low);
+    let above_high = at_least_signed(sink, count, &high);
     gate(sink, AND_NOT, above_low, above_high, above_high)
 }
 
@@ -395,5 +441,38 @@ mod tests {
             vec![Some(l <= x && x < h)]
         });
         verify(&network, &spec).unwrap();
+    }
+
+    #[test]
+    fn comparator_with_constant_bounds_takes_two_bits_a_gate() {
+        // x: 8 bits, alive, every pair of constant ranges whose bounds differ only in the low
+        // bits between live and dead cells (as M0's shifted survival bounds do).
+        let w = 9;
+        for (s, birth, most) in [
+            ((171, 298), (170, 301), 12),
+            ((3, 4), (3, 4), 11),
+            ((0, 256), (255, 256), 14),
+        ] {
+            let mut b = NetworkBuilder::new(names(1 + w));
+            let alive = Bit::Wire(b.input(0));
+            let x = inputs(&b, 1, w);
+            let c = |v: u64| -> Vec<Bit<Wire>> {
+                (0..10).map(|i| Bit::constant(v >> i & 1 == 1)).collect()
+            };
+            let (lo, hi, blo, bhi) = (c(s.0), c(s.1), c(birth.0), c(birth.1));
+            let out = select_range(&mut b, &x, alive, [&lo, &hi], [&blo, &bhi]);
+            let wires = outputs(&mut b, &[out]);
+            let network = b.finish("range", wires);
+            let gates = network.gates().len();
+            let spec = Spec::from_fn(names(1 + w), 1, |row| {
+                let x = (row >> 1) as u64;
+                let (l, h) = if row & 1 == 1 { s } else { birth };
+                vec![Some(l <= x && x < h)]
+            });
+            verify(&network, &spec).unwrap();
+            // One gate a bit where the bounds depend on the cell, one per two bits elsewhere
+            // (one a bit would be 2 x 9 + 1).
+            assert!(gates <= most, "{s:?} {birth:?}: {gates} gates");
+        }
     }
 }
