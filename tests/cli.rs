@@ -330,3 +330,28 @@ fn count_json_keeps_full_precision() {
     );
     assert!(!text.contains("0.9219,"), "{text}");
 }
+
+#[test]
+fn search_of_one_size_spends_the_whole_budget_on_it() {
+    // Monolithic Life at 11 LUT3 does not finish in 3 s; with no size above 11 to try, the
+    // whole budget goes to it (it had half).
+    let out = lifegen(&[
+        "search",
+        "--shape",
+        "monolithic",
+        "--min",
+        "11",
+        "--max",
+        "11",
+        "--timeout",
+        "3",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("size 11: timeout"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let seconds: f64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(seconds > 2.5, "{line}");
+}
