@@ -1,8 +1,7 @@
 //! `lifegen run`: set up a universe, advance it, report and write the result.
 
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -11,6 +10,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_runtime::rle::{self, Pattern};
 use lifegen_runtime::{BackendKind, Simulator, Universe};
+
+use crate::output::{self, Pending};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -103,16 +104,6 @@ fn read_pattern(path: &PathBuf) -> Result<Pattern> {
     rle::parse(&text).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// Opens an output file now, so a bad path fails before a long run rather than after it.
-fn create_output(path: &Option<PathBuf>) -> Result<Option<(PathBuf, BufWriter<File>)>> {
-    path.as_ref()
-        .map(|p| {
-            let file = File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-            Ok((p.clone(), BufWriter::new(file)))
-        })
-        .transpose()
-}
-
 fn run_in_pool(args: RunArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.density) {
         bail!("--density {} is outside 0..1", args.density);
@@ -143,7 +134,18 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         .or(rule_spec.torus)
         .or(pattern.as_ref().map(|p| (p.width, p.height)))
         .unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
-    let mut outputs = (create_output(&args.output)?, create_output(&args.png)?);
+    // Every output limit is checked, and every output opened, before the run.
+    let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect();
+    output::check_distinct(&outputs)?;
+    if let Some(path) = &args.png {
+        lifegen_runtime::png::check_size(width as usize, height as usize)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
+    let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
 
     let (universe, origin) = match &pattern {
         Some(p) => {
@@ -176,15 +178,19 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     };
     println!("cell updates/s: {rate:.3e}");
 
-    if let Some((path, mut sink)) = outputs.0.take() {
-        let text = rle::write(universe, &rule);
-        sink.write_all(text.as_bytes())
-            .and_then(|_| sink.flush())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(out) = &mut rle_out {
+        rle::write_to(universe, &rule, out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
     }
-    if let Some((path, sink)) = outputs.1.take() {
-        lifegen_runtime::png::write(universe, sink)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(out) = &mut png_out {
+        lifegen_runtime::png::write(universe, out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
+    }
+    // Both written: only now do they replace what was there.
+    for out in [rle_out, png_out].into_iter().flatten() {
+        out.commit()?;
     }
     Ok(())
 }
