@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
+use lifegen_runtime::memory;
 use lifegen_runtime::rle::{self, Pattern};
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
@@ -104,6 +106,45 @@ fn read_pattern(path: &PathBuf) -> Result<Pattern> {
     rle::parse(&text).with_context(|| format!("cannot read {}", path.display()))
 }
 
+/// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`. A `--size`
+/// that disagrees with the torus of a rule given on the command line (`rule_given`) is refused.
+pub fn universe_size(
+    size: Option<&str>,
+    rule: &RuleSpec,
+    rule_given: bool,
+    fallback: (u64, u64),
+) -> Result<(u64, u64)> {
+    let size = size.map(parse_size).transpose()?;
+    if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
+        && size != torus
+    {
+        bail!(
+            "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
+            size.0,
+            size.1,
+            torus.0,
+            torus.1
+        );
+    }
+    Ok(size.or(rule.torus).unwrap_or(fallback))
+}
+
+/// What can be checked before a universe is made: its sides, the memory for every copy of it
+/// that `backend` holds, and the CPU backend's settings from the environment.
+pub fn check_before_start(
+    width: u64,
+    height: u64,
+    backend: BackendKind,
+    rule: &Rule,
+) -> Result<()> {
+    Universe::check_size(width, height)?;
+    memory::check_universe(width, height, backend, rule)?;
+    if matches!(backend, BackendKind::Auto | BackendKind::Cpu) {
+        lifegen_runtime::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
+}
+
 fn run_in_pool(args: RunArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.density) {
         bail!("--density {} is outside 0..1", args.density);
@@ -117,23 +158,17 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             torus: None,
         },
     };
-    let size = args.size.as_deref().map(parse_size).transpose()?;
-    let explicit_torus = rule_spec.torus.filter(|_| args.rule.is_some());
-    if let (Some(size), Some(torus)) = (size, explicit_torus)
-        && size != torus
-    {
-        bail!(
-            "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
-            size.0,
-            size.1,
-            torus.0,
-            torus.1
-        );
-    }
-    let (width, height) = size
-        .or(rule_spec.torus)
-        .or(pattern.as_ref().map(|p| (p.width, p.height)))
-        .unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
+    let fallback = pattern
+        .as_ref()
+        .map_or((DEFAULT_SIDE, DEFAULT_SIDE), |p| (p.width, p.height));
+    let (width, height) = universe_size(
+        args.size.as_deref(),
+        &rule_spec,
+        args.rule.is_some(),
+        fallback,
+    )?;
+    let rule = rule_spec.rule;
+    check_before_start(width, height, args.backend, &rule)?;
     // Every output limit is checked, and every output opened, before the run.
     let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
         .into_iter()
@@ -159,7 +194,6 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
     };
-    let rule = rule_spec.rule;
     let mut simulator = lifegen_runtime::create(args.backend, &rule, universe)?;
     println!("rule: {rule}");
     println!("universe: {width}x{height} torus, {origin}");
