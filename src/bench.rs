@@ -3,10 +3,11 @@
 
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::rule;
+use lifegen_runtime::gpu::GpuError;
 use lifegen_runtime::{BackendKind, Universe};
 
 #[derive(Args, Debug)]
@@ -16,8 +17,10 @@ pub struct BenchArgs {
     backend: BackendKind,
     #[arg(long, default_value = "B3/S23")]
     rule: String,
-    #[arg(long, value_name = "WxH", default_value = "16384x16384")]
-    size: String,
+    /// The torus size, WxH (or one number for a square). Default: the rule's :T size, else
+    /// 16384x16384.
+    #[arg(long, value_name = "WxH")]
+    size: Option<String>,
     #[arg(long, default_value_t = 1024)]
     gens: u64,
     /// Timed runs after the warm-up; the median is reported.
@@ -45,9 +48,17 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     pool.install(|| bench_in_pool(&args))
 }
 
+const DEFAULT_SIDE: u64 = 16384;
+
 fn bench_in_pool(args: &BenchArgs) -> Result<()> {
     let spec = rule::parse(&args.rule)?;
-    let (width, height) = crate::run::parse_size(&args.size)?;
+    let (width, height) = crate::run::universe_size(
+        args.size.as_deref(),
+        &spec,
+        true,
+        (DEFAULT_SIDE, DEFAULT_SIDE),
+    )?;
+    crate::run::check_before_start(width, height, args.backend, &spec.rule)?;
     let universe = Universe::random(width, height, 0.5, 1)?;
     let plan = args.plan.unwrap_or_else(GpuPlan::default_plan);
     let mut simulator =
@@ -91,7 +102,17 @@ fn bench_in_pool(args: &BenchArgs) -> Result<()> {
 }
 
 fn ceilings() -> Result<()> {
-    let (device, results) = lifegen_runtime::gpu::measure_ceilings()?;
+    // The ceilings are the GPU's: unlike a simulation, there is no CPU backend to turn to.
+    let (device, results) = lifegen_runtime::gpu::measure_ceilings().map_err(|e| match e {
+        GpuError::NoDriver => anyhow!(
+            "--ceilings measures a GPU: it needs an NVIDIA GPU and its driver, and this machine \
+             has no CUDA driver (libcuda)"
+        ),
+        GpuError::NoDevice(why) => anyhow!(
+            "--ceilings measures a GPU: it needs an NVIDIA GPU, and there is no usable one ({why})"
+        ),
+        other => other.into(),
+    })?;
     println!("device: {device}");
     println!(
         "{:<42} {:>22} {:>16}",

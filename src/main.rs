@@ -2,6 +2,7 @@
 
 mod bench;
 mod count;
+mod output;
 mod regen;
 mod run;
 mod search;

@@ -1,16 +1,19 @@
 //! `lifegen run`: set up a universe, advance it, report and write the result.
 
-use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
-use std::path::PathBuf;
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
+use lifegen_runtime::memory;
 use lifegen_runtime::rle::{self, Pattern};
 use lifegen_runtime::{BackendKind, Simulator, Universe};
+
+use crate::output::{self, Pending};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -103,14 +106,43 @@ fn read_pattern(path: &PathBuf) -> Result<Pattern> {
     rle::parse(&text).with_context(|| format!("cannot read {}", path.display()))
 }
 
-/// Opens an output file now, so a bad path fails before a long run rather than after it.
-fn create_output(path: &Option<PathBuf>) -> Result<Option<(PathBuf, BufWriter<File>)>> {
-    path.as_ref()
-        .map(|p| {
-            let file = File::create(p).with_context(|| format!("cannot write {}", p.display()))?;
-            Ok((p.clone(), BufWriter::new(file)))
-        })
-        .transpose()
+/// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`. A `--size`
+/// that disagrees with the torus of a rule given on the command line (`rule_given`) is refused.
+pub fn universe_size(
+    size: Option<&str>,
+    rule: &RuleSpec,
+    rule_given: bool,
+    fallback: (u64, u64),
+) -> Result<(u64, u64)> {
+    let size = size.map(parse_size).transpose()?;
+    if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
+        && size != torus
+    {
+        bail!(
+            "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
+            size.0,
+            size.1,
+            torus.0,
+            torus.1
+        );
+    }
+    Ok(size.or(rule.torus).unwrap_or(fallback))
+}
+
+/// What can be checked before a universe is made: its sides, the memory for every copy of it
+/// that `backend` holds, and the CPU backend's settings from the environment.
+pub fn check_before_start(
+    width: u64,
+    height: u64,
+    backend: BackendKind,
+    rule: &Rule,
+) -> Result<()> {
+    Universe::check_size(width, height)?;
+    memory::check_universe(width, height, backend, rule)?;
+    if matches!(backend, BackendKind::Auto | BackendKind::Cpu) {
+        lifegen_runtime::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
 }
 
 fn run_in_pool(args: RunArgs) -> Result<()> {
@@ -126,24 +158,29 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             torus: None,
         },
     };
-    let size = args.size.as_deref().map(parse_size).transpose()?;
-    let explicit_torus = rule_spec.torus.filter(|_| args.rule.is_some());
-    if let (Some(size), Some(torus)) = (size, explicit_torus)
-        && size != torus
-    {
-        bail!(
-            "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
-            size.0,
-            size.1,
-            torus.0,
-            torus.1
-        );
+    let fallback = pattern
+        .as_ref()
+        .map_or((DEFAULT_SIDE, DEFAULT_SIDE), |p| (p.width, p.height));
+    let (width, height) = universe_size(
+        args.size.as_deref(),
+        &rule_spec,
+        args.rule.is_some(),
+        fallback,
+    )?;
+    let rule = rule_spec.rule;
+    check_before_start(width, height, args.backend, &rule)?;
+    // Every output limit is checked, and every output opened, before the run.
+    let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect();
+    output::check_distinct(&outputs)?;
+    if let Some(path) = &args.png {
+        lifegen_runtime::png::check_size(width as usize, height as usize)
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let (width, height) = size
-        .or(rule_spec.torus)
-        .or(pattern.as_ref().map(|p| (p.width, p.height)))
-        .unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
-    let mut outputs = (create_output(&args.output)?, create_output(&args.png)?);
+    let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
+    let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
 
     let (universe, origin) = match &pattern {
         Some(p) => {
@@ -157,7 +194,6 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
     };
-    let rule = rule_spec.rule;
     let mut simulator = lifegen_runtime::create(args.backend, &rule, universe)?;
     println!("rule: {rule}");
     println!("universe: {width}x{height} torus, {origin}");
@@ -176,15 +212,19 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     };
     println!("cell updates/s: {rate:.3e}");
 
-    if let Some((path, mut sink)) = outputs.0.take() {
-        let text = rle::write(universe, &rule);
-        sink.write_all(text.as_bytes())
-            .and_then(|_| sink.flush())
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(out) = &mut rle_out {
+        rle::write_to(universe, &rule, out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
     }
-    if let Some((path, sink)) = outputs.1.take() {
-        lifegen_runtime::png::write(universe, sink)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Some(out) = &mut png_out {
+        lifegen_runtime::png::write(universe, out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
+    }
+    // Both written: only now do they replace what was there.
+    for out in [rle_out, png_out].into_iter().flatten() {
+        out.commit()?;
     }
     Ok(())
 }

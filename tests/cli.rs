@@ -330,3 +330,183 @@ fn count_json_keeps_full_precision() {
     );
     assert!(!text.contains("0.9219,"), "{text}");
 }
+
+/// `lifegen args` run by `sh -c` after `setup` (here: an address-space limit).
+fn lifegen_after(setup: &str, args: &[&str]) -> Output {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("{setup}; exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .output()
+        .expect("sh runs")
+}
+
+/// The machine's available memory (`MemAvailable`), in bytes.
+fn available_memory() -> u64 {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let line = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemAvailable:"))
+        .unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+#[test]
+fn the_memory_check_counts_every_copy_and_the_address_space_limit() {
+    // 110000x100000 is 1.3 GiB a copy: one fits under a 2 GB address-space limit, and the
+    // simulators need two (cpu) or three (reference) at once. Checked before the universe is
+    // made, so the refusal is immediate, and never an abort half way.
+    let limit = "ulimit -v 2000000";
+    for (backend, copies) in [("reference", "3 copies"), ("cpu", "2 copies")] {
+        let args = [
+            "run",
+            "--size",
+            "110000x100000",
+            "--gens",
+            "1",
+            "--threads",
+            "1",
+            "--backend",
+            backend,
+        ];
+        let out = lifegen_after(limit, &args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{backend}: {out:?}");
+        assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert!(stderr.contains(copies), "{stderr}");
+        // With less memory than the copies take, that is what the message names instead.
+        if available_memory() > 5 << 30 {
+            assert!(
+                stderr.contains("address-space limit of 1.9 GiB (ulimit -v)"),
+                "{stderr}"
+            );
+        }
+    }
+    // bench checks the same way.
+    let bench = lifegen_after(
+        limit,
+        &[
+            "bench",
+            "--size",
+            "110000x100000",
+            "--backend",
+            "cpu",
+            "--threads",
+            "1",
+        ],
+    );
+    assert_eq!(bench.status.code(), Some(1), "{bench:?}");
+    assert!(String::from_utf8_lossy(&bench.stderr).contains("2 copies"));
+}
+
+/// As `assert_clean_error`, with `LIFEGEN_CPU_GENS_PER_PASS` set to `value`.
+fn assert_clean_error_with_gens_per_pass(value: &str, args: &[&str], needle: &str) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .env("LIFEGEN_CPU_GENS_PER_PASS", value)
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{value}: {stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+}
+
+#[test]
+fn gens_per_pass_out_of_range_is_an_error_not_sixteen() {
+    let run = ["run", "--size", "64", "--gens", "1", "--backend", "cpu"];
+    let bench = [
+        "bench",
+        "--size",
+        "64",
+        "--gens",
+        "1",
+        "--runs",
+        "1",
+        "--backend",
+        "cpu",
+    ];
+    for value in ["0", "1000", "-3", "sixteen"] {
+        for args in [&run[..], &bench[..]] {
+            assert_clean_error_with_gens_per_pass(value, args, "LIFEGEN_CPU_GENS_PER_PASS=");
+        }
+    }
+    // In range it is used.
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .env("LIFEGEN_CPU_GENS_PER_PASS", "8")
+        .args(run)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).contains("8 generations per pass"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn bench_refuses_a_size_that_disagrees_with_the_rule_torus() {
+    assert_clean_error(
+        &["bench", "--rule", "B3/S23:T64,64", "--size", "128"],
+        "--size 128x128 disagrees with the rule's torus :T64,64",
+    );
+    // Without --size the torus is the size, as for run.
+    let out = lifegen(&[
+        "bench",
+        "--rule",
+        "B3/S23:T64,64",
+        "--gens",
+        "1",
+        "--runs",
+        "1",
+        "--backend",
+        "cpu",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(stdout(&out).contains("universe: 64x64 torus"), "{out:?}");
+}
+
+#[test]
+fn bench_ceilings_without_a_gpu_does_not_suggest_the_cpu() {
+    if lifegen_runtime::gpu::open_device().is_ok() {
+        return;
+    }
+    let out = lifegen(&["bench", "--ceilings"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_clean_error(&["bench", "--ceilings"], "--ceilings measures a GPU");
+    assert!(!stderr.contains("--backend cpu"), "{stderr}");
+}
+
+#[test]
+fn search_of_one_size_spends_the_whole_budget_on_it() {
+    // Monolithic Life at 11 LUT3 does not finish in 3 s; with no size above 11 to try, the
+    // whole budget goes to it (it had half).
+    let out = lifegen(&[
+        "search",
+        "--shape",
+        "monolithic",
+        "--min",
+        "11",
+        "--max",
+        "11",
+        "--timeout",
+        "3",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("size 11: timeout"))
+        .unwrap_or_else(|| panic!("{text}"));
+    let seconds: f64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
+    assert!(seconds > 2.5, "{line}");
+}

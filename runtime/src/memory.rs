@@ -1,11 +1,58 @@
 //! Allocation that fails with a message instead of aborting the process or waking the OOM killer.
 
+use lifegen_gen::Rule;
+use lifegen_gen::kernel::ltl::life_like_equivalent;
+
+use crate::backend::BackendKind;
+
 /// Memory the kernel says can still be given out (`MemAvailable`), when it says so.
 pub fn available_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// This process's soft address-space limit in bytes (`ulimit -v`, RLIMIT_AS), when it has one.
+pub fn address_space_limit() -> Option<u64> {
+    let limits = std::fs::read_to_string("/proc/self/limits").ok()?;
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max address space"))?;
+    // "Max address space  <soft>  <hard>  bytes": the soft limit is the one enforced.
+    line["Max address space".len()..]
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The address space this process has mapped now (`VmSize`), which counts against the limit.
+fn mapped_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmSize:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// What bounds the memory this process can still take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bound {
+    /// The machine's available memory.
+    Available,
+    /// The process's address-space limit of this many bytes, less what is mapped already.
+    AddressSpace(u64),
+}
+
+/// The memory this process can still take, the smaller of what the machine has available and
+/// what its address-space limit leaves, and which of the two it is; `None` when neither is known.
+pub fn headroom() -> Option<(u64, Bound)> {
+    let available = available_bytes().map(|bytes| (bytes, Bound::Available));
+    let limited = address_space_limit().map(|limit| {
+        let left = limit.saturating_sub(mapped_bytes().unwrap_or(0));
+        (left, Bound::AddressSpace(limit))
+    });
+    available.into_iter().chain(limited).min_by_key(|h| h.0)
 }
 
 /// A byte count for people: `1.5 GiB`.
@@ -25,32 +72,116 @@ pub fn human_bytes(bytes: u64) -> String {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what} needs {}, but only {} of memory is available", human_bytes(*.needed), human_bytes(*.available))]
+#[error("{what} needs {}, but only {}", human_bytes(*.needed), self.left())]
 pub struct OutOfMemory {
     pub what: String,
     pub needed: u64,
     pub available: u64,
+    pub bound: Bound,
+}
+
+impl OutOfMemory {
+    fn left(&self) -> String {
+        let available = human_bytes(self.available);
+        match self.bound {
+            Bound::Available => format!("{available} of memory is available"),
+            Bound::AddressSpace(limit) => format!(
+                "{available} is left under this process's address-space limit of {} (ulimit -v)",
+                human_bytes(limit)
+            ),
+        }
+    }
+}
+
+/// Fails when `needed` bytes are more than [`headroom`] leaves.
+pub fn check(what: &str, needed: u64) -> Result<(), OutOfMemory> {
+    match headroom() {
+        Some((available, bound)) if needed > available => Err(OutOfMemory {
+            what: what.to_string(),
+            needed,
+            available,
+            bound,
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// A zeroed vector of `len` elements, or an error naming `what` when memory is short.
 pub fn zeroed<T: Clone + Default>(len: u64, what: &str) -> Result<Vec<T>, OutOfMemory> {
     let needed = len.saturating_mul(size_of::<T>() as u64);
-    let fail = |available| OutOfMemory {
-        what: what.to_string(),
-        needed,
-        available,
+    check(what, needed)?;
+    let fail = || {
+        let (available, bound) = headroom().unwrap_or((0, Bound::Available));
+        OutOfMemory {
+            what: what.to_string(),
+            needed,
+            available,
+            bound,
+        }
     };
-    if let Some(available) = available_bytes()
-        && needed > available
-    {
-        return Err(fail(available));
-    }
-    let len = usize::try_from(len).map_err(|_| fail(0))?;
+    let len = usize::try_from(len).map_err(|_| fail())?;
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| fail(available_bytes().unwrap_or(0)))?;
+    v.try_reserve_exact(len).map_err(|_| fail())?;
     v.resize(len, T::default());
     Ok(v)
+}
+
+/// The bytes of one `width` x `height` universe.
+pub fn universe_bytes(width: u64, height: u64) -> u64 {
+    width.div_ceil(64).saturating_mul(height).saturating_mul(8)
+}
+
+/// How many universe-sized buffers backend `kind` holds in host memory at its peak for `rule`,
+/// the universe itself included. Smaller buffers (a row, a tile, a band of a few rows) are not
+/// counted.
+pub fn universe_copies(kind: BackendKind, rule: &Rule) -> u64 {
+    // A Larger-than-Life rule that is not life-like in disguise runs a stream program.
+    let stream_program =
+        matches!(rule, Rule::LargerThanLife(ltl) if life_like_equivalent(ltl).is_none());
+    match kind {
+        // `reference::run` clones the universe the simulator keeps, and each `reference::step`
+        // builds the next generation from a clone of the current one: three at once.
+        BackendKind::Reference => 3,
+        // The universe and the spare it is stepped into (tile kernels, network interpreter,
+        // stream programs); the compiled stream programs also copy each band's rows, padded, for
+        // every thread at once: up to a universe more. `auto` on a GPU holds fewer than this.
+        BackendKind::Cpu | BackendKind::Auto => {
+            if stream_program {
+                3
+            } else {
+                2
+            }
+        }
+        // The GPU copies its result back into the host universe it was given: one.
+        BackendKind::Gpu => 1,
+    }
+}
+
+/// Checks, before anything is allocated, that a `width` x `height` universe fits in memory as
+/// many times as backend `kind` holds it for `rule` ([`universe_copies`]).
+pub fn check_universe(
+    width: u64,
+    height: u64,
+    kind: BackendKind,
+    rule: &Rule,
+) -> Result<(), OutOfMemory> {
+    let each = universe_bytes(width, height);
+    let copies = universe_copies(kind, rule);
+    let backend = match kind {
+        BackendKind::Auto => "auto",
+        BackendKind::Gpu => "gpu",
+        BackendKind::Cpu => "cpu",
+        BackendKind::Reference => "reference",
+    };
+    let what = if copies == 1 {
+        format!("a {width}x{height} universe on backend {backend}")
+    } else {
+        format!(
+            "a {width}x{height} universe on backend {backend} ({copies} copies of {})",
+            human_bytes(each)
+        )
+    };
+    check(&what, each.saturating_mul(copies))
 }
 
 #[cfg(test)]
@@ -67,5 +198,16 @@ mod tests {
         );
         assert_eq!(zeroed::<u64>(3, "x").unwrap(), vec![0; 3]);
         assert_eq!(human_bytes(1536), "1.5 KiB");
+        let limited = OutOfMemory {
+            what: "x".into(),
+            needed: 3 << 30,
+            available: 1 << 30,
+            bound: Bound::AddressSpace(2 << 30),
+        };
+        assert_eq!(
+            limited.to_string(),
+            "x needs 3.0 GiB, but only 1.0 GiB is left under this process's address-space \
+             limit of 2.0 GiB (ulimit -v)"
+        );
     }
 }

@@ -12,18 +12,21 @@ pub enum PngError {
     Encode(#[from] png::EncodingError),
 }
 
-/// Writes `universe` as a 1-bit greyscale PNG, row by row.
+/// The PNG's width and height for a universe of `width` x `height` cells, or
+/// [`PngError::TooLarge`]: check this before a long run whose result must be written.
+pub fn check_size(width: usize, height: usize) -> Result<(u32, u32), PngError> {
+    let side = |v: usize| u32::try_from(v).ok().filter(|&v| v < 1 << 31);
+    match (side(width), side(height)) {
+        (Some(w), Some(h)) => Ok((w, h)),
+        _ => Err(PngError::TooLarge(width, height)),
+    }
+}
+
+/// Writes `universe` as a 1-bit greyscale PNG, row by row. Every error of `sink` is returned,
+/// those of the closing IEND chunk and the final flush included.
 pub fn write(universe: &Universe, sink: impl Write) -> Result<(), PngError> {
     let (w, h) = (universe.width(), universe.height());
-    let too_large = || PngError::TooLarge(w, h);
-    let width = u32::try_from(w)
-        .ok()
-        .filter(|&v| v < 1 << 31)
-        .ok_or_else(too_large)?;
-    let height = u32::try_from(h)
-        .ok()
-        .filter(|&v| v < 1 << 31)
-        .ok_or_else(too_large)?;
+    let (width, height) = check_size(w, h)?;
     let mut encoder = png::Encoder::new(sink, width, height);
     encoder.set_color(png::ColorType::Grayscale);
     encoder.set_depth(png::BitDepth::One);
@@ -40,6 +43,8 @@ pub fn write(universe: &Universe, sink: impl Write) -> Result<(), PngError> {
         stream.write_all(&line).map_err(png::EncodingError::from)?;
     }
     stream.finish()?;
+    // Not left to the writer's drop, which writes IEND but drops its errors, and flushes nothing.
+    writer.finish()?;
     Ok(())
 }
 
@@ -63,5 +68,56 @@ mod tests {
                 assert_eq!(byte >> (7 - x % 8) & 1 == 1, u.get(x, y), "({x},{y})");
             }
         }
+    }
+
+    /// A sink that takes `room` bytes and then fails as a full disk does.
+    struct FullAfter {
+        room: usize,
+        flushed: bool,
+    }
+
+    impl Write for FullAfter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.room == 0 {
+                return Err(std::io::Error::from_raw_os_error(28)); // ENOSPC
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            self.flushed = true;
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_write_error_is_returned_and_the_sink_is_flushed() {
+        let u = Universe::random(64, 64, 0.5, 1).unwrap();
+        let mut bytes = Vec::new();
+        write(&u, &mut bytes).unwrap();
+        // The last 12 bytes are the IEND chunk: its errors count as much as the pixels'.
+        for room in 0..bytes.len() {
+            let mut sink = FullAfter {
+                room,
+                flushed: false,
+            };
+            assert!(
+                write(&u, &mut sink).is_err(),
+                "{room} of {} bytes",
+                bytes.len()
+            );
+        }
+        let mut sink = FullAfter {
+            room: bytes.len(),
+            flushed: false,
+        };
+        write(&u, &mut sink).unwrap();
+        assert!(sink.flushed);
+        assert!(matches!(
+            check_size(1 << 31, 1),
+            Err(PngError::TooLarge(..))
+        ));
+        assert_eq!(check_size((1 << 31) - 1, 7).unwrap(), ((1 << 31) - 1, 7));
     }
 }

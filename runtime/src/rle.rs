@@ -1,7 +1,5 @@
 //! Golly's run-length encoded pattern format: reading (with `#` lines and `#CXRLE`) and writing.
 
-use std::fmt::Write as _;
-
 use lifegen_gen::rule::{self, RuleSpec};
 
 use crate::universe::Universe;
@@ -200,24 +198,40 @@ const LINE_LIMIT: usize = 70;
 
 /// Writes the whole universe as RLE; the header carries the rule with its torus suffix.
 pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
+    let mut out = Vec::new();
+    write_to(universe, rule, &mut out).expect("writing to memory does not fail");
+    String::from_utf8(out).expect("RLE is ASCII")
+}
+
+/// As [`write`], streamed into `sink` a line at a time: nothing the size of the text is held, so
+/// a universe whose RLE would not fit in memory still writes. Every error of `sink` is returned;
+/// the caller flushes it.
+pub fn write_to(
+    universe: &Universe,
+    rule: &lifegen_gen::Rule,
+    mut sink: impl std::io::Write,
+) -> std::io::Result<()> {
     let (w, h) = (universe.width(), universe.height());
-    let mut out = format!("x = {w}, y = {h}, rule = {rule}:T{w},{h}\n");
-    let mut line = String::new();
-    let push = |token: &str, line: &mut String, out: &mut String| {
+    writeln!(sink, "x = {w}, y = {h}, rule = {rule}:T{w},{h}")?;
+    let mut line = Vec::with_capacity(LINE_LIMIT + 1);
+    // Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
+    let mut push = |n: u64, tag: u8, line: &mut Vec<u8>| -> std::io::Result<()> {
+        // The count's digits, written from the end, then the tag.
+        let mut token = [tag; 21];
+        let (mut start, mut rest) = (20, n);
+        while n > 1 && rest > 0 {
+            start -= 1;
+            token[start] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+        }
+        let token = &token[start..];
         if line.len() + token.len() > LINE_LIMIT {
-            out.push_str(line);
-            out.push('\n');
+            line.push(b'\n');
+            sink.write_all(line)?;
             line.clear();
         }
-        line.push_str(token);
-    };
-    let run = |n: u64, tag: char| {
-        let mut s = String::new();
-        if n > 1 {
-            write!(s, "{n}").unwrap();
-        }
-        s.push(tag);
-        s
+        line.extend_from_slice(token);
+        Ok(())
     };
     let mut pending_rows = 0u64;
     for y in 0..h {
@@ -227,22 +241,21 @@ pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
         while let Some(start) = next_cell(row, x, true) {
             let end = next_cell(row, start, false).unwrap_or(w);
             if first_token && pending_rows > 0 {
-                push(&run(pending_rows, '$'), &mut line, &mut out);
+                push(pending_rows, b'$', &mut line)?;
                 pending_rows = 0;
             }
             first_token = false;
             if start > x {
-                push(&run((start - x) as u64, 'b'), &mut line, &mut out);
+                push((start - x) as u64, b'b', &mut line)?;
             }
-            push(&run((end - start) as u64, 'o'), &mut line, &mut out);
+            push((end - start) as u64, b'o', &mut line)?;
             x = end;
         }
         pending_rows += 1;
     }
-    push("!", &mut line, &mut out);
-    out.push_str(&line);
-    out.push('\n');
-    out
+    push(1, b'!', &mut line)?;
+    line.push(b'\n');
+    sink.write_all(&line)
 }
 
 /// The first cell at or after `from` that is alive (`alive = true`) or dead.

@@ -71,6 +71,19 @@ pub use generated::GENERATED;
 pub const DEFAULT_GENS_PER_PASS: usize = 16;
 pub const GENS_VARIABLE: &str = "LIFEGEN_CPU_GENS_PER_PASS";
 
+/// The generations per pass `LIFEGEN_CPU_GENS_PER_PASS` asks for (unset or empty: the
+/// default), or why it cannot be used: not a whole number from 1 to 64.
+pub fn gens_per_pass_setting() -> Result<usize, String> {
+    match std::env::var_os(GENS_VARIABLE) {
+        Some(text) if !text.is_empty() => text
+            .to_str()
+            .and_then(|t| t.trim().parse().ok())
+            .filter(|n| (1..=64).contains(n))
+            .ok_or_else(|| format!("{GENS_VARIABLE}={text:?} is not a whole number from 1 to 64")),
+        _ => Ok(DEFAULT_GENS_PER_PASS),
+    }
+}
+
 /// Advances universes with a rule's generated tile kernel.
 pub struct TileStepper {
     kernel: &'static GeneratedTileKernel,
@@ -88,11 +101,7 @@ impl TileStepper {
         if !spare.width().is_multiple_of(64) {
             return None;
         }
-        let gens_per_pass = std::env::var(GENS_VARIABLE)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&n: &usize| (1..=64).contains(&n))
-            .unwrap_or(DEFAULT_GENS_PER_PASS);
+        let gens_per_pass = gens_per_pass_setting().unwrap_or(DEFAULT_GENS_PER_PASS);
         Some(TileStepper {
             kernel,
             isa: tile_isa(isa),

@@ -67,14 +67,21 @@ pub fn words_per_row(width: usize) -> usize {
 }
 
 impl Universe {
-    /// An empty torus of `width` x `height` cells.
-    pub fn new(width: u64, height: u64) -> Result<Self, UniverseError> {
+    /// Whether a `width` x `height` universe may be made, memory apart: no side zero or above
+    /// [`MAX_SIDE`].
+    pub fn check_size(width: u64, height: u64) -> Result<(), UniverseError> {
         if width == 0 || height == 0 {
             return Err(UniverseError::ZeroSide { width, height });
         }
         if width > MAX_SIDE || height > MAX_SIDE {
             return Err(UniverseError::SideTooLarge { width, height });
         }
+        Ok(())
+    }
+
+    /// An empty torus of `width` x `height` cells.
+    pub fn new(width: u64, height: u64) -> Result<Self, UniverseError> {
+        Self::check_size(width, height)?;
         let words_per_row = width.div_ceil(64);
         let words = memory::zeroed(
             words_per_row * height,

@@ -655,9 +655,10 @@ pub fn search(
     let max = known_size.map_or(options.max, |k| options.max.min(k.saturating_sub(1)));
     // With a known network, half the budget goes to refuting sizes from below, and the rest to
     // finding a network one size above where that stopped: a larger size is easier to satisfy.
+    // With one size to try there is no size above: it has the whole budget.
     let upward_deadline = match known_size {
-        Some(_) => start + options.budget / 2,
-        None => deadline,
+        Some(_) if options.min.max(1) < max => start + options.budget / 2,
+        _ => deadline,
     };
     let mut attempts: Vec<Attempt> = Vec::new();
     let mut best = options.known.clone();
