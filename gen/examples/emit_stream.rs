@@ -36,5 +36,8 @@ fn main() {
         }
     };
     eprintln!("{:?}", program.counts());
+    if std::env::var_os("LISTING").is_some() {
+        eprint!("{program}");
+    }
     print!("{}", emit(&program, ShiftForm::Funnel, k).unwrap().text);
 }

@@ -108,6 +108,8 @@ struct Layout {
     load_ring: Option<u32>,
     unroll: u32,
     shared: usize,
+    /// The order instructions are emitted in.
+    order: Vec<usize>,
 }
 
 fn gcd(a: u32, b: u32) -> u32 {
@@ -141,11 +143,12 @@ impl Layout {
                 && d < REGISTER_RING_ROWS
                 && !matches!(program.instrs[v], Instr::Load { .. } | Instr::Delay { .. })
         };
-        let unroll = deepest
-            .iter()
-            .enumerate()
-            .filter(|&(v, &d)| short(v, d))
-            .map(|(_, &d)| d + 1)
+        let candidates: Vec<bool> = (0..n).map(|v| short(v, deepest[v])).collect();
+        let (order, one_less) = schedule(program, &deepest, &candidates);
+        let len = |v: usize| deepest[v] + u32::from(!one_less[v]);
+        let unroll = (0..n)
+            .filter(|&v| candidates[v])
+            .map(len)
             .chain(load_ring)
             .fold(1, |u, len| u / gcd(u, len) * len);
         let registers = unroll <= MAX_UNROLL;
@@ -155,7 +158,7 @@ impl Layout {
             .enumerate()
             .map(|(v, &d)| match d {
                 0 => None,
-                _ if registers && short(v, d) => Some(Ring::Registers { len: d + 1 }),
+                _ if registers && candidates[v] => Some(Ring::Registers { len: len(v) }),
                 _ => {
                     let base = shared;
                     shared += (d as usize + 1) * 128 * k as usize;
@@ -168,8 +171,97 @@ impl Layout {
             load_ring: load_ring.filter(|_| registers),
             unroll: if registers { unroll } else { 1 },
             shared,
+            order: if registers { order } else { (0..n).collect() },
         }
     }
+}
+
+/// An order to emit the instructions in, and the register rings that need one slot fewer
+/// than their deepest delay plus one. A ring of `d` slots serves `Delay { rows: d }` when every
+/// instruction reading that delay is emitted before the value's new row overwrites its slot:
+/// so a chained program's levels come out newest level first, as a pipeline written by hand
+/// would. Rings for which that order does not exist keep `d + 1` slots.
+fn schedule(program: &Program, deepest: &[u32], candidates: &[bool]) -> (Vec<usize>, Vec<bool>) {
+    let n = program.instrs.len();
+    let mut edges: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut states: Vec<(u16, usize)> = Vec::new();
+    let mut deepest_readers: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, instr) in program.instrs.iter().enumerate() {
+        for v in instr.operands() {
+            // A delay reads a slot older rows wrote, never this row's: no edge from its source.
+            if !matches!(instr, Instr::Delay { .. }) {
+                edges[v as usize].push(i);
+            }
+            if let Instr::Delay { src, rows } = program.instrs[v as usize]
+                && rows == deepest[src as usize]
+            {
+                deepest_readers[src as usize].push(i);
+            }
+        }
+        match *instr {
+            Instr::State { slot } => states.push((slot, i)),
+            Instr::Carry { slot, .. } => {
+                for &(_, s) in states.iter().filter(|(s, _)| *s == slot) {
+                    edges[s].push(i);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut one_less = vec![false; n];
+    for v in (0..n).filter(|&v| candidates[v] && !deepest_readers[v].is_empty()) {
+        for &reader in &deepest_readers[v] {
+            edges[reader].push(v);
+        }
+        if topological(&edges).is_some() {
+            one_less[v] = true;
+        } else {
+            for &reader in &deepest_readers[v] {
+                let last = edges[reader].iter().rposition(|&x| x == v).unwrap();
+                edges[reader].remove(last);
+            }
+        }
+    }
+    // Where no ring gains, the program's own order; else the latest instruction first among
+    // those ready, which finishes one level before it starts the one it feeds.
+    let order = if one_less.contains(&true) {
+        topological_by(&edges, |i| i).expect("the program order is one")
+    } else {
+        (0..n).collect()
+    };
+    (order, one_less)
+}
+
+/// A topological order of the graph; `None` on a cycle.
+fn topological(edges: &[Vec<usize>]) -> Option<Vec<usize>> {
+    let n = edges.len();
+    topological_by(edges, |i| n - i)
+}
+
+/// A topological order of the graph, highest `priority` first among those ready; `None` on
+/// a cycle.
+fn topological_by(edges: &[Vec<usize>], priority: impl Fn(usize) -> usize) -> Option<Vec<usize>> {
+    let mut indegree = vec![0usize; edges.len()];
+    for targets in edges {
+        for &t in targets {
+            indegree[t] += 1;
+        }
+    }
+    let mut ready: std::collections::BinaryHeap<(usize, usize)> = (0..edges.len())
+        .filter(|&i| indegree[i] == 0)
+        .map(|i| (priority(i), i))
+        .collect();
+    let mut order = Vec::with_capacity(edges.len());
+    while let Some((_, i)) = ready.pop() {
+        order.push(i);
+        for &t in &edges[i] {
+            indegree[t] -= 1;
+            if indegree[t] == 0 {
+                ready.push((priority(t), t));
+            }
+        }
+    }
+    (order.len() == edges.len()).then_some(order)
 }
 
 /// Emits the kernel, `words_per_lane` (1, 2 or 4) adjacent words a lane. Deterministic: the
@@ -497,7 +589,8 @@ impl Emitter {
                     }
                 }
                 self.neighbours = 0;
-                for (index, instr) in program.instrs.iter().enumerate() {
+                for &index in &layout.order {
+                    let instr = &program.instrs[index];
                     if !live[index] {
                         continue;
                     }
