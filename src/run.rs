@@ -1,7 +1,7 @@
 //! `lifegen run`: set up a universe, advance it, report and write the result.
 
 use std::fs::File;
-use std::io::{BufWriter, IsTerminal, Write};
+use std::io::{BufReader, BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -9,7 +9,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::rule::{self, RuleSpec};
-use lifegen_runtime::rle::{self, Pattern};
+use lifegen_runtime::rle;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 #[derive(Args, Debug)]
@@ -97,10 +97,12 @@ pub fn parse_size(text: &str) -> Result<(u64, u64)> {
     }
 }
 
-fn read_pattern(path: &PathBuf) -> Result<Pattern> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
-    rle::parse(&text).with_context(|| format!("cannot read {}", path.display()))
+/// An RLE file opened and read up to its header line; the cells are read later, straight into
+/// the universe (see [`rle::Reader`]).
+fn open_pattern(path: &PathBuf) -> Result<rle::Reader<BufReader<File>>> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    rle::Reader::new(BufReader::new(file))
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// Opens an output file now, so a bad path fails before a long run rather than after it.
@@ -117,8 +119,8 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.density) {
         bail!("--density {} is outside 0..1", args.density);
     }
-    let pattern = args.input.as_ref().map(read_pattern).transpose()?;
-    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(|p| p.rule)) {
+    let pattern = args.input.as_ref().map(open_pattern).transpose()?;
+    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(|p| p.header().rule)) {
         (Some(text), _) => rule::parse(text)?,
         (None, Some(from_file)) => from_file,
         (None, None) => RuleSpec {
@@ -141,15 +143,19 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     }
     let (width, height) = size
         .or(rule_spec.torus)
-        .or(pattern.as_ref().map(|p| (p.width, p.height)))
+        .or(pattern
+            .as_ref()
+            .map(|p| (p.header().width, p.header().height)))
         .unwrap_or((DEFAULT_SIDE, DEFAULT_SIDE));
     let mut outputs = (create_output(&args.output)?, create_output(&args.png)?);
 
-    let (universe, origin) = match &pattern {
+    let (universe, origin) = match pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?;
-            u.place(p.width, p.height, &p.runs)?;
+            u.check_fits(p.header().width, p.header().height)?;
             let name = args.input.as_ref().expect("pattern came from --input");
+            p.read_into(&mut u)
+                .with_context(|| format!("cannot read {}", name.display()))?;
             (u, format!("pattern {}", name.display()))
         }
         None => (

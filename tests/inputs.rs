@@ -3,13 +3,23 @@
 //! gets a short one-line error (or works), and the RLE reader looks at no more input than it
 //! needs to.
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
 
 fn lifegen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lifegen"))
         .args(args)
         .output()
         .expect("the binary runs")
+}
+
+fn scratch(name: &str, contents: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lifegen-inputs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, contents).unwrap();
+    path
 }
 
 /// The run fails with exit status 1 and one short line `error: ...` holding `needle`, with no
@@ -31,6 +41,92 @@ fn one_line_error(out: &Output, needle: &str) -> String {
     line.to_string()
 }
 
+/// Feeds `--input /dev/stdin` with up to 64 MiB of `byte`s and no line end; returns the output
+/// and how many bytes the binary took before it gave up.
+fn endless_stdin(byte: u8) -> (Output, usize) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(["run", "--input", "/dev/stdin", "--gens", "0"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        let chunk = vec![byte; 1 << 20];
+        let mut written = 0;
+        while written < 64 << 20 {
+            match stdin.write(&chunk) {
+                Ok(n) => written += n,
+                Err(_) => break,
+            }
+        }
+        written
+    });
+    let out = child.wait_with_output().unwrap();
+    (out, feeder.join().unwrap())
+}
+
+#[test]
+fn endless_input_is_refused_before_memory_fills() {
+    // Like /dev/zero: a NUL byte is not RLE.
+    let (out, taken) = endless_stdin(0);
+    one_line_error(&out, "not text");
+    assert!(taken < 4 << 20, "read {taken} bytes of zeros");
+    // Text without a line end: refused after 64 KiB.
+    let (out, taken) = endless_stdin(b'x');
+    one_line_error(&out, "no line end in the first 64 KiB");
+    assert!(taken < 4 << 20, "read {taken} bytes of x");
+}
+
+#[test]
+fn binary_and_overlong_first_lines_are_echoed_short() {
+    let mut binary = b"x\x1b[31m\xff\xfe = 3".to_vec();
+    binary.extend((0..100_000u32).map(|i| (i * 7 % 251) as u8 | 1));
+    binary.extend(b"\nbo!\n");
+    let path = scratch("binary.rle", &binary);
+    one_line_error(
+        &lifegen(&["run", "--input", path.to_str().unwrap()]),
+        "not text",
+    );
+    // A text header with a long, wrong field.
+    let long = format!("x = 3, y = 3, {} = 1\no!\n", "k".repeat(50_000));
+    let path = scratch("long.rle", long.as_bytes());
+    one_line_error(
+        &lifegen(&["run", "--input", path.to_str().unwrap()]),
+        "unknown header field",
+    );
+}
+
+#[test]
+fn byte_order_mark_and_upper_case_headers_are_read() {
+    for (name, text) in [
+        (
+            "bom.rle",
+            "\u{feff}x = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n",
+        ),
+        ("upper.rle", "X = 3, Y = 3\nbo$2bo$3o!\n"),
+        (
+            "spaces.rle",
+            "\u{feff}#N glider\r\n  X=3 ,Y= 3,RULE=b3s23\r\nbo$2bo$3o!\r\n",
+        ),
+    ] {
+        let path = scratch(name, text.as_bytes());
+        let out = lifegen(&[
+            "run",
+            "--input",
+            path.to_str().unwrap(),
+            "--size",
+            "16",
+            "--gens",
+            "4",
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {out:?}");
+        assert!(stdout.contains("population: 5"), "{name}: {stdout}");
+    }
+}
+
 #[test]
 fn rule_errors_stay_on_one_line_without_raw_escapes() {
     for rule in [
@@ -45,4 +141,17 @@ fn rule_errors_stay_on_one_line_without_raw_escapes() {
     }
     let long = "B3/S23:".to_string() + &"Q".repeat(100_000);
     one_line_error(&lifegen(&["run", "--rule", &long]), "bad rule");
+    // Through an RLE header: a control character makes the line not text; a long rule is cut
+    // short in the echo.
+    let path = scratch("esc-rule.rle", b"x = 3, y = 3, rule = B3/S2\x1b[0m3\nbo!\n");
+    one_line_error(
+        &lifegen(&["run", "--input", path.to_str().unwrap()]),
+        "not text",
+    );
+    let long = format!("x = 3, y = 3, rule = B3/S23:T{}\nbo!\n", "9".repeat(10_000));
+    let path = scratch("long-rule.rle", long.as_bytes());
+    one_line_error(
+        &lifegen(&["run", "--input", path.to_str().unwrap()]),
+        "bad rule",
+    );
 }
