@@ -155,3 +155,36 @@ fn rule_errors_stay_on_one_line_without_raw_escapes() {
         "bad rule",
     );
 }
+
+#[test]
+fn regen_outside_the_repository_says_where_it_looked_and_writes_nothing() {
+    let elsewhere = std::env::temp_dir().join(format!("lifegen-regen-{}", std::process::id()));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    for args in [&["regen", "--check"][..], &["regen"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+            .args(args)
+            .current_dir(&elsewhere)
+            .output()
+            .unwrap();
+        let line = one_line_error(&out, "cannot find the lifegen repository");
+        assert!(line.contains(elsewhere.to_str().unwrap()), "{line}");
+        assert!(
+            !elsewhere.join("kernels_out").exists(),
+            "{args:?} wrote a partial kernels_out"
+        );
+    }
+    one_line_error(
+        &lifegen(&["regen", "--check", "--root", elsewhere.to_str().unwrap()]),
+        "kernels_out/networks",
+    );
+    // From a directory inside the repository, regen finds the root above it.
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(["regen", "--check"])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data"))
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("kernels_out is up to date"),
+        "{out:?}"
+    );
+}
