@@ -14,7 +14,7 @@ use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The rule: B3/S23, b3s23, 23/3, R5,C2,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
+    /// The rule: B3/S23, b3s23, 23/3, R5,C0,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
     /// torus size. Default: the RLE file's rule, else B3/S23.
     #[arg(long)]
     rule: Option<String>,
@@ -34,7 +34,8 @@ pub struct RunArgs {
     /// Generations to run.
     #[arg(long, default_value_t = 1000)]
     gens: u64,
-    /// auto (the fastest available), cpu, or reference (the plain oracle).
+    /// auto (the GPU when there is one and it can run the universe, else the CPU), gpu, cpu, or
+    /// reference (the plain oracle).
     #[arg(long, default_value = "auto")]
     backend: BackendKind,
     /// Worker threads (default: all cores).

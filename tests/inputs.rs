@@ -157,6 +157,74 @@ fn rule_errors_stay_on_one_line_without_raw_escapes() {
 }
 
 #[test]
+fn usage_errors_exit_2_and_runtime_errors_exit_1_as_the_readme_says() {
+    // Usage errors are clap's: exit status 2, a usage hint on the following lines.
+    for args in [
+        &["run", "--no-such-flag"][..],
+        &["run", "--gens", "many"],
+        &["run", "--backend", "bogus"],
+        &["frobnicate"],
+    ] {
+        let out = lifegen(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("error: "));
+    }
+    // Errors found while running: exit status 1, one line.
+    one_line_error(&lifegen(&["run", "--rule", "B9/S23"]), "bad rule");
+    one_line_error(
+        &lifegen(&["run", "--input", "/no/such/file.rle"]),
+        "cannot read",
+    );
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md"))
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        readme.contains("one-line `error: ...` and exit status 1"),
+        "README: runtime errors"
+    );
+    assert!(
+        readme.contains("exit status 2"),
+        "README: usage errors exit 2"
+    );
+}
+
+#[test]
+fn help_lists_every_backend_and_rules_as_they_print() {
+    for command in ["run", "bench"] {
+        let help = String::from_utf8_lossy(&lifegen(&[command, "--help"]).stdout).into_owned();
+        let backend = help
+            .split("--backend <BACKEND>")
+            .nth(1)
+            .and_then(|rest| rest.split("\n  -").next())
+            .unwrap_or_else(|| panic!("{command} --help has no --backend:\n{help}"))
+            .to_string();
+        for kind in ["auto", "gpu", "cpu", "reference"] {
+            assert!(
+                backend.contains(kind),
+                "{command} --help: --backend leaves out {kind}: {backend}"
+            );
+        }
+        // Rules print back in Golly's canonical form, C0; the help's examples do too.
+        assert!(!help.contains(",C2,"), "{command} --help:\n{help}");
+    }
+    let out = lifegen(&[
+        "run",
+        "--rule",
+        "R2,C2,M0,S1..2,B1..1,NM",
+        "--size",
+        "32",
+        "--gens",
+        "1",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("rule: R2,C0,M0,S1..2,B1..1,NM"),
+        "{out:?}"
+    );
+}
+
+#[test]
 fn regen_outside_the_repository_says_where_it_looked_and_writes_nothing() {
     let elsewhere = std::env::temp_dir().join(format!("lifegen-regen-{}", std::process::id()));
     std::fs::create_dir_all(&elsewhere).unwrap();
