@@ -1,6 +1,8 @@
 //! `lifegen count`: the table and JSON for B3/S23 as snapshots, the README's table as the
 //! command's own output, and the measured columns where the tools are.
 
+mod checks;
+
 use std::process::Command;
 
 fn lifegen(args: &[&str]) -> String {
@@ -73,7 +75,9 @@ fn json_rows_carry_the_fields_and_the_published_figures() {
 
 #[test]
 fn sass_columns_are_measured_where_the_tools_are() {
-    if lifegen_gen::sass::CudaTools::find().is_none() {
+    let found = lifegen_gen::sass::CudaTools::find().is_some();
+    checks::record(checks::Needs::Ptxas, found);
+    if !found {
         assert!(std::env::var("CI").is_err(), "CI installs the CUDA tools");
         eprintln!("CUDA tools not found: --sass not checked");
         return;
