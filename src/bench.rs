@@ -12,7 +12,8 @@ use lifegen_runtime::{BackendKind, Universe};
 
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// gpu or cpu (auto picks the GPU when there is one).
+    /// auto (the GPU when there is one and it can run the universe, else the CPU), gpu, cpu, or
+    /// reference (the plain oracle).
     #[arg(long, default_value = "auto")]
     backend: BackendKind,
     #[arg(long, default_value = "B3/S23")]

@@ -1,10 +1,10 @@
 //! `lifegen count`: the instruction cost of every technique for a rule, side by side.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use lifegen_gen::cache::SearchRecord;
+use lifegen_gen::cache::{NETWORKS_DIR, SearchRecord};
 use lifegen_gen::count::{self, Technique};
 use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history, life_like_equivalent};
@@ -29,9 +29,39 @@ pub struct CountArgs {
     /// kernels' hot loops disassembled from this binary by objdump.
     #[arg(long)]
     sass: bool,
-    /// The repository root holding kernels_out/.
-    #[arg(long, default_value = ".")]
-    root: PathBuf,
+    /// Read the search records from this repository root's kernels_out/networks/ instead of
+    /// the ones built into this binary (those its kernels were generated from).
+    #[arg(long)]
+    root: Option<PathBuf>,
+}
+
+/// The search records in kernels_out/networks/ when this binary was built.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded_records.rs"));
+}
+
+/// The records to count with: the embedded ones, or those below `--root`, which must hold
+/// kernels_out/networks/ (an empty or missing directory would silently count other kernels).
+fn load_records(root: Option<&Path>) -> Result<Vec<SearchRecord>> {
+    let Some(root) = root else {
+        return embedded::RECORDS
+            .iter()
+            .map(|(path, text)| SearchRecord::parse(path, text).map_err(Into::into))
+            .collect();
+    };
+    let dir = root.join(NETWORKS_DIR);
+    if !dir.is_dir() {
+        bail!(
+            "--root {}: there is no {} (give the repository root, or leave --root out to use the \
+             records built into this binary)",
+            root.display(),
+            dir.display()
+        );
+    }
+    Ok(SearchRecord::load_all(root)?
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect())
 }
 
 pub fn count(args: CountArgs) -> Result<()> {
@@ -44,10 +74,7 @@ pub fn count(args: CountArgs) -> Result<()> {
         },
     };
     let life = &life;
-    let records: Vec<SearchRecord> = SearchRecord::load_all(&args.root)?
-        .into_iter()
-        .map(|(_, r)| r)
-        .collect();
+    let records = load_records(args.root.as_deref())?;
     let mut rows = count::techniques(life, &records);
     if args.sass {
         measure(life, &records, &mut rows)?;

@@ -12,15 +12,49 @@ pub struct RegenArgs {
     /// Write nothing; fail when a generated file differs from what regen would write.
     #[arg(long)]
     check: bool,
-    /// The repository root holding kernels_out/.
-    #[arg(long, default_value = ".")]
-    root: PathBuf,
+    /// The repository root holding kernels_out/ (default: the current directory or the nearest
+    /// one above it with Cargo.toml and kernels_out/networks/).
+    #[arg(long)]
+    root: Option<PathBuf>,
+}
+
+/// Below the repository root: the search records everything else is generated from.
+const NETWORKS: &str = lifegen_gen::cache::NETWORKS_DIR;
+
+/// The repository to regenerate: `--root`, which must hold kernels_out/networks/, or the nearest
+/// directory from the current one up that holds Cargo.toml and kernels_out/networks/. Anywhere
+/// else regen would generate from no records (and `--check` would call a missing kernels_out
+/// stale), so it is an error that says where it looked.
+fn find_root(root: Option<PathBuf>) -> Result<PathBuf> {
+    if let Some(root) = root {
+        if !root.join(NETWORKS).is_dir() {
+            bail!(
+                "--root {}: there is no {} there; give the lifegen repository's root",
+                root.display(),
+                root.join(NETWORKS).display()
+            );
+        }
+        return Ok(root);
+    }
+    let here = std::env::current_dir().context("cannot find the current directory")?;
+    match here
+        .ancestors()
+        .find(|dir| dir.join("Cargo.toml").is_file() && dir.join(NETWORKS).is_dir())
+    {
+        Some(root) => Ok(root.to_path_buf()),
+        None => bail!(
+            "cannot find the lifegen repository: neither {} nor a directory above it holds \
+             Cargo.toml and {NETWORKS}/; run regen inside the repository or give --root",
+            here.display()
+        ),
+    }
 }
 
 pub fn regen(args: RegenArgs) -> Result<()> {
-    let kernels = regen::kernels(&args.root)?;
+    let root = find_root(args.root)?;
+    let kernels = regen::kernels(&root)?;
     let mut files = regen::files(&kernels);
-    files.extend(regen::ltl_files(&regen::ltl_kernels(&args.root)?));
+    files.extend(regen::ltl_files(&regen::ltl_kernels(&root)?));
     files.extend(regen::rust_ltl_files());
     match CudaTools::find() {
         Some(tools) => {
@@ -50,9 +84,9 @@ pub fn regen(args: RegenArgs) -> Result<()> {
         ),
     }
     if args.check {
-        check(&args.root, &files)
+        check(&root, &files)
     } else {
-        write(&args.root, &files)
+        write(&root, &files)
     }
 }
 

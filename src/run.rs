@@ -1,6 +1,7 @@
 //! `lifegen run`: set up a universe, advance it, report and write the result.
 
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -10,14 +11,14 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_runtime::memory;
-use lifegen_runtime::rle::{self, Pattern};
+use lifegen_runtime::rle;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 use crate::output::{self, Pending};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The rule: B3/S23, b3s23, 23/3, R5,C2,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
+    /// The rule: B3/S23, b3s23, 23/3, R5,C0,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
     /// torus size. Default: the RLE file's rule, else B3/S23.
     #[arg(long)]
     rule: Option<String>,
@@ -37,7 +38,8 @@ pub struct RunArgs {
     /// Generations to run.
     #[arg(long, default_value_t = 1000)]
     gens: u64,
-    /// auto (the fastest available), cpu, or reference (the plain oracle).
+    /// auto (the GPU when there is one and it can run the universe, else the CPU), gpu, cpu, or
+    /// reference (the plain oracle).
     #[arg(long, default_value = "auto")]
     backend: BackendKind,
     /// Worker threads (default: all cores).
@@ -100,10 +102,12 @@ pub fn parse_size(text: &str) -> Result<(u64, u64)> {
     }
 }
 
-fn read_pattern(path: &PathBuf) -> Result<Pattern> {
-    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let text = String::from_utf8_lossy(&bytes);
-    rle::parse(&text).with_context(|| format!("cannot read {}", path.display()))
+/// An RLE file opened and read up to its header line; the cells are read later, straight into
+/// the universe (see [`rle::Reader`]).
+fn open_pattern(path: &PathBuf) -> Result<rle::Reader<BufReader<File>>> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    rle::Reader::new(BufReader::new(file))
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`. A `--size`
@@ -149,8 +153,8 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.density) {
         bail!("--density {} is outside 0..1", args.density);
     }
-    let pattern = args.input.as_ref().map(read_pattern).transpose()?;
-    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(|p| p.rule)) {
+    let pattern = args.input.as_ref().map(open_pattern).transpose()?;
+    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(|p| p.header().rule)) {
         (Some(text), _) => rule::parse(text)?,
         (None, Some(from_file)) => from_file,
         (None, None) => RuleSpec {
@@ -158,9 +162,9 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             torus: None,
         },
     };
-    let fallback = pattern
-        .as_ref()
-        .map_or((DEFAULT_SIDE, DEFAULT_SIDE), |p| (p.width, p.height));
+    let fallback = pattern.as_ref().map_or((DEFAULT_SIDE, DEFAULT_SIDE), |p| {
+        (p.header().width, p.header().height)
+    });
     let (width, height) = universe_size(
         args.size.as_deref(),
         &rule_spec,
@@ -182,11 +186,13 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
     let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
 
-    let (universe, origin) = match &pattern {
+    let (universe, origin) = match pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?;
-            u.place(p.width, p.height, &p.runs)?;
+            u.check_fits(p.header().width, p.header().height)?;
             let name = args.input.as_ref().expect("pattern came from --input");
+            p.read_into(&mut u)
+                .with_context(|| format!("cannot read {}", name.display()))?;
             (u, format!("pattern {}", name.display()))
         }
         None => (

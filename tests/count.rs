@@ -1,6 +1,8 @@
 //! `lifegen count`: the table and JSON for B3/S23 as snapshots, the README's table as the
 //! command's own output, and the measured columns where the tools are.
 
+mod checks;
+
 use std::process::Command;
 
 fn lifegen(args: &[&str]) -> String {
@@ -73,7 +75,9 @@ fn json_rows_carry_the_fields_and_the_published_figures() {
 
 #[test]
 fn sass_columns_are_measured_where_the_tools_are() {
-    if lifegen_gen::sass::CudaTools::find().is_none() {
+    let found = lifegen_gen::sass::CudaTools::find().is_some();
+    checks::record(checks::Needs::Ptxas, found);
+    if !found {
         assert!(std::env::var("CI").is_err(), "CI installs the CUDA tools");
         eprintln!("CUDA tools not found: --sass not checked");
         return;
@@ -88,4 +92,36 @@ fn sass_columns_are_measured_where_the_tools_are() {
         "{gpu}"
     );
     assert!(json.contains("plain C"), "nvcc is installed with the tools");
+}
+
+#[test]
+fn count_measures_the_binarys_own_kernels_from_any_directory() {
+    let elsewhere = std::env::temp_dir().join(format!("lifegen-count-{}", std::process::id()));
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let at_root = lifegen(&["count", "--markdown"]);
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(["count", "--markdown"])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        at_root,
+        "count run outside the repository counts other kernels"
+    );
+    assert!(at_root.contains("SAT"), "{at_root}");
+    // An explicit --root without kernels_out/networks is an error that names what is missing.
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(["count", "--root"])
+        .arg(&elsewhere)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("kernels_out/networks") && stderr.lines().count() == 1,
+        "{stderr}"
+    );
+    assert_eq!(lifegen(&["count", "--markdown", "--root", "."]), at_root);
 }

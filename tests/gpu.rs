@@ -2,6 +2,8 @@
 //! each test checks that the GPU backend says plainly that there is none. Set
 //! `LIFEGEN_REQUIRE_GPU=1` to make a missing GPU a failure (the device runs do).
 
+mod checks;
+
 use lifegen_gen::Rule;
 use lifegen_gen::plan::{GpuPlan, ShiftForm};
 use lifegen_gen::rule::{self, LifeLike};
@@ -13,7 +15,7 @@ use lifegen_runtime::{BackendError, BackendKind, Universe, create_with_plan, ref
 /// Whether to run: a GPU is there, or it is missing and that is allowed (then the error is
 /// checked instead).
 fn gpu_present() -> bool {
-    match open_device() {
+    let present = match open_device() {
         Ok(_) => true,
         Err(e) => {
             assert!(
@@ -39,7 +41,9 @@ fn gpu_present() -> bool {
             eprintln!("no GPU here ({e}); checked the error instead");
             false
         }
-    }
+    };
+    checks::record(checks::Needs::Gpu, present);
+    present
 }
 
 fn gpu_run(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) -> Universe {

@@ -2,6 +2,8 @@
 //! Runs where a CUDA GPU is present; elsewhere it checks the GPU backend says plainly that there
 //! is none. `LIFEGEN_REQUIRE_GPU=1` makes a missing GPU a failure (the device runs set it).
 
+mod checks;
+
 use lifegen_gen::{LargerThanLife, Rule};
 use lifegen_runtime::gpu::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
@@ -12,7 +14,7 @@ fn ltl(text: &str) -> Rule {
 }
 
 fn gpu_present() -> bool {
-    match open_device() {
+    let present = match open_device() {
         Ok(_) => true,
         Err(e) => {
             assert!(
@@ -33,7 +35,9 @@ fn gpu_present() -> bool {
             eprintln!("SKIPPED: no GPU here ({e}); checked the error instead");
             false
         }
-    }
+    };
+    checks::record(checks::Needs::Gpu, present);
+    present
 }
 
 fn check(rule: &Rule, width: u64, height: u64, density: f64, seed: u64, gens: u64) {

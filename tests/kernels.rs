@@ -2,6 +2,8 @@
 //! tools, which `.ci/run` installs) assembled for sm_90 with no spills and no more SASS
 //! instructions per word and generation than the manifest records.
 
+mod checks;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -38,6 +40,7 @@ fn every_kernel_matches_its_snapshot() {
 /// The tools, or `None` off CI (where the test then says it skipped).
 fn tools() -> Option<CudaTools> {
     let tools = CudaTools::find();
+    checks::record(checks::Needs::Ptxas, tools.is_some());
     if tools.is_none() {
         assert!(
             std::env::var("CI").is_err(),
@@ -90,4 +93,31 @@ fn ceiling_micro_benchmarks_assemble_with_their_ops() {
         let assembled = tools.assemble(&lifegen_gen::ceilings::emit(&mix)).unwrap();
         assert_eq!(assembled.spill_bytes, 0, "{}", mix.name);
     }
+}
+
+/// Every test file that looks for a GPU or the CUDA tools records whether its checks ran
+/// (tests/checks/mod.rs), so the summary `.ci/run` prints after the README's test command counts
+/// them all.
+#[test]
+fn every_gpu_and_ptxas_test_says_whether_it_ran() {
+    let mut files = 0;
+    for entry in std::fs::read_dir("tests").unwrap() {
+        let path = entry.unwrap().path();
+        // cli.rs looks for a GPU only to check the error when there is none.
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("cli.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        if text.contains("CudaTools::find()") || text.contains("open_device()") {
+            files += 1;
+            assert!(
+                text.contains("checks::record("),
+                "{} skips GPU or ptxas checks without recording it",
+                path.display()
+            );
+        }
+    }
+    assert!(files >= 5, "{files} files");
+    let ci = std::fs::read_to_string(".ci/run").unwrap();
+    assert!(ci.contains("\ncargo test --workspace\n") && ci.contains("GPU checks: "));
 }

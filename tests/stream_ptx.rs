@@ -3,6 +3,8 @@
 //! words a lane, both shift forms. Needs ptxas (CI installs it; elsewhere the test says it
 //! skipped). The GPU runs of these kernels are in tests/gpu_ltl.rs.
 
+mod checks;
+
 use lifegen_gen::emit::ptx_stream::{ShiftForm, StreamPtxError, emit};
 use lifegen_gen::kernel::ltl::{History, LtlKernel};
 use lifegen_gen::sass::CudaTools;
@@ -17,7 +19,9 @@ fn ltl(text: &str) -> LargerThanLife {
 
 #[test]
 fn stream_kernels_assemble_without_spills() {
-    let Some(tools) = CudaTools::find() else {
+    let tools = CudaTools::find();
+    checks::record(checks::Needs::Ptxas, tools.is_some());
+    let Some(tools) = tools else {
         assert!(
             std::env::var("CI").is_err(),
             "CI must have ptxas (.ci/run installs it into .venv-cuda)"

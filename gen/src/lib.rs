@@ -15,7 +15,7 @@ pub use emit::{ptx, regen, rust_emit};
 pub use kernel::plan;
 pub use logic::{lowering, named, network};
 pub use measure::{ceilings, count, sass};
-pub use rules::{life, rule, spec};
+pub use rules::{echo, life, rule, spec};
 pub use synth::{cache, sat, shapes};
 
 pub use lowering::Basis;

@@ -1,5 +1,14 @@
 //! Golly's run-length encoded pattern format: reading (with `#` lines and `#CXRLE`) and writing.
+//!
+//! The reader streams. [`Reader::new`] reads up to the header line and no further, and refuses a
+//! line before it that is longer than [`MAX_LINE`] bytes or is not text (a NUL byte), so
+//! `--input /dev/zero` is an error after 64 KiB, not after memory runs out. [`Reader::read_into`]
+//! then places the cells straight into a universe, a run at a time as whole words, holding
+//! neither the text nor a list of cells.
 
+use std::io::{BufRead, ErrorKind};
+
+use lifegen_gen::echo::quote;
 use lifegen_gen::rule::{self, RuleSpec};
 
 use crate::universe::Universe;
@@ -27,61 +36,269 @@ pub struct RleError {
     pub message: String,
 }
 
-/// Reads an RLE pattern. Every malformed input gives an error, never a panic.
+/// The longest line read before the cells (comments and the header line), in bytes. Golly cuts
+/// lines at 20000 characters and writes at most 70; a longer line there is not an RLE file.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// What the header line `x = <width>, y = <height>[, rule = <rule>]` says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub width: u64,
+    pub height: u64,
+    pub rule: Option<RuleSpec>,
+}
+
+/// Reads an RLE pattern held in memory. Every malformed input gives an error, never a panic.
 pub fn parse(text: &str) -> Result<Pattern, RleError> {
-    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l.trim()));
-    let (header_line, header) = loop {
-        match lines.next() {
-            None => {
-                return Err(RleError {
-                    line: text.lines().count().max(1),
-                    message: "no header line 'x = <width>, y = <height>' found".into(),
-                });
-            }
-            Some((_, l)) if l.is_empty() || l.starts_with('#') => continue,
-            Some(found) => break found,
-        }
-    };
-    let (width, height, rule) = parse_header(header).map_err(|message| RleError {
-        line: header_line,
-        message,
-    })?;
-    let mut body = Body {
+    let reader = Reader::new(text.as_bytes())?;
+    let Header {
         width,
         height,
-        runs: Vec::new(),
-        x: 0,
-        y: 0,
-        count: None,
-    };
-    let mut last_line = header_line;
-    for (number, line) in lines {
-        last_line = number;
-        if line.starts_with('#') {
-            continue;
-        }
-        let at = |message: String| RleError {
-            line: number,
-            message,
-        };
-        for c in line.chars() {
-            if body.read(c).map_err(at)? {
-                return Ok(Pattern {
-                    width,
-                    height,
-                    rule,
-                    runs: body.runs,
-                });
-            }
-        }
-    }
-    Err(RleError {
-        line: last_line,
-        message: "the pattern ends without its '!' terminator (is the file truncated?)".into(),
+        rule,
+    } = reader.header().clone();
+    let mut runs = Vec::new();
+    reader.read_runs(|y, x, length| runs.push((y, x, length)))?;
+    Ok(Pattern {
+        width,
+        height,
+        rule,
+        runs,
     })
 }
 
-fn parse_header(header: &str) -> Result<(u64, u64, Option<RuleSpec>), String> {
+/// An RLE file read as it streams: the header first, then the cells.
+pub struct Reader<R> {
+    input: Lines<R>,
+    header: Header,
+    header_line: usize,
+}
+
+impl<R: BufRead> Reader<R> {
+    /// Reads the comment lines and the header line, and nothing after them. A UTF-8 byte-order
+    /// mark is skipped; `X` and `Y` are taken for `x` and `y`.
+    pub fn new(input: R) -> Result<Self, RleError> {
+        let mut input = Lines {
+            inner: input,
+            lines: 0,
+            after_cr: false,
+        };
+        let mut buf = Vec::new();
+        let mut last = 1;
+        loop {
+            let Some(number) = input.line(&mut buf)? else {
+                return Err(RleError {
+                    line: last,
+                    message: "no header line 'x = <width>, y = <height>' found".into(),
+                });
+            };
+            last = number;
+            let mut bytes = &buf[..];
+            if number == 1 {
+                bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+            }
+            let start = bytes.trim_ascii_start();
+            if start.is_empty() || start.starts_with(b"#") {
+                continue;
+            }
+            let not_text = || RleError {
+                line: number,
+                message: format!(
+                    "not text, so not an RLE file: the line starts {}",
+                    echo_bytes(bytes)
+                ),
+            };
+            let text = std::str::from_utf8(bytes).map_err(|_| not_text())?;
+            if text.chars().any(|c| c.is_control() && c != '\t') {
+                return Err(not_text());
+            }
+            let header = parse_header(text.trim()).map_err(|message| RleError {
+                line: number,
+                message,
+            })?;
+            return Ok(Reader {
+                input,
+                header,
+                header_line: number,
+            });
+        }
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Reads the cells, handing each run of live cells to `place` as `(y, x, length)`, up to the
+    /// `!` terminator (what follows it is not read).
+    pub fn read_runs(self, mut place: impl FnMut(u64, u64, u64)) -> Result<(), RleError> {
+        let Lines {
+            mut inner,
+            mut lines,
+            mut after_cr,
+        } = self.input;
+        let mut body = Body {
+            width: self.header.width,
+            height: self.header.height,
+            x: 0,
+            y: 0,
+            count: None,
+        };
+        // Only blanks so far on this line (a `#` there starts a comment); inside a comment.
+        let (mut line_start, mut comment) = (true, false);
+        loop {
+            let chunk = match inner.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    return Err(RleError {
+                        line: lines + 1,
+                        message: format!("cannot read on: {e}"),
+                    });
+                }
+            };
+            if chunk.is_empty() {
+                return Err(RleError {
+                    line: if line_start { lines.max(1) } else { lines + 1 },
+                    message: "the pattern ends without its '!' terminator (is the file truncated?)"
+                        .into(),
+                });
+            }
+            let mut used = 0;
+            for &byte in chunk {
+                used += 1;
+                match byte {
+                    b'\n' | b'\r' => {
+                        if !(byte == b'\n' && after_cr) {
+                            lines += 1;
+                        }
+                        after_cr = byte == b'\r';
+                        (line_start, comment) = (true, false);
+                        continue;
+                    }
+                    _ => after_cr = false,
+                }
+                if comment {
+                    continue;
+                }
+                if line_start && byte == b'#' {
+                    comment = true;
+                    continue;
+                }
+                line_start &= byte.is_ascii_whitespace();
+                match body.read(byte) {
+                    Ok(Step::More) => {}
+                    Ok(Step::Run(y, x, length)) => place(y, x, length),
+                    Ok(Step::End) => {
+                        inner.consume(used);
+                        return Ok(());
+                    }
+                    Err(message) => {
+                        return Err(RleError {
+                            line: lines + 1,
+                            message,
+                        });
+                    }
+                }
+            }
+            inner.consume(used);
+        }
+    }
+
+    /// Reads the cells into `universe`, which must hold the header's `x` by `y`.
+    pub fn read_into(self, universe: &mut Universe) -> Result<(), RleError> {
+        universe
+            .check_fits(self.header.width, self.header.height)
+            .map_err(|e| RleError {
+                line: self.header_line,
+                message: e.to_string(),
+            })?;
+        self.read_runs(|y, x, length| universe.set_run(x as usize, y as usize, length as usize))
+    }
+}
+
+/// Lines of a stream, counted, each line bounded by [`MAX_LINE`].
+struct Lines<R> {
+    inner: R,
+    /// Line ends taken so far (LF, CR LF or a lone CR, as Golly reads them).
+    lines: usize,
+    /// The last byte taken was a CR: an LF right after it ends no further line.
+    after_cr: bool,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The next line into `buf`, its end taken off, with its number; `None` at the end of the
+    /// input. A line longer than [`MAX_LINE`] or holding a NUL byte is an error as soon as that
+    /// is seen, before the rest of it is read.
+    fn line(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>, RleError> {
+        buf.clear();
+        let number = self.lines + 1;
+        let fail = |message: String| RleError {
+            line: number,
+            message,
+        };
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(fail(format!("cannot read: {e}"))),
+            };
+            if chunk.is_empty() {
+                return Ok((!buf.is_empty()).then_some(number));
+            }
+            if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
+                self.inner.consume(1);
+                continue;
+            }
+            let end = chunk.iter().position(|&b| b == b'\n' || b == b'\r');
+            let room = MAX_LINE + 1 - buf.len();
+            let part = &chunk[..end.unwrap_or(chunk.len()).min(room)];
+            let nul = part.contains(&0);
+            buf.extend_from_slice(part);
+            let ending = end.filter(|&i| i == part.len()).map(|i| chunk[i]);
+            let used = part.len() + usize::from(ending.is_some());
+            self.inner.consume(used);
+            if nul {
+                return Err(fail(format!(
+                    "not text (a NUL byte), so not an RLE file: the line starts {}",
+                    echo_bytes(buf)
+                )));
+            }
+            if buf.len() > MAX_LINE {
+                return Err(fail(format!(
+                    "no line end in the first {} KiB, so not an RLE file (a header line is \
+                     'x = <width>, y = <height>'); the line starts {}",
+                    MAX_LINE / 1024,
+                    echo_bytes(buf)
+                )));
+            }
+            if let Some(ending) = ending {
+                self.lines += 1;
+                self.after_cr = ending == b'\r';
+                return Ok(Some(number));
+            }
+        }
+    }
+}
+
+/// The start of a line that is not text, quoted: printable ASCII as it is, every other byte
+/// escaped (`\x00`, `\x1b`, `\xff`), at most [`lifegen_gen::echo::ECHO_LIMIT`] characters.
+fn echo_bytes(bytes: &[u8]) -> String {
+    let mut head = String::new();
+    let mut shown = 0;
+    for byte in bytes {
+        let escaped = byte.escape_ascii().to_string();
+        if head.len() + escaped.len() > lifegen_gen::echo::ECHO_LIMIT {
+            break;
+        }
+        head.push_str(&escaped);
+        shown += 1;
+    }
+    let more = if shown < bytes.len() { "..." } else { "" };
+    format!("\"{head}\"{more}")
+}
+
+/// The header line: `x = <width>, y = <height>[, rule = <rule>]`. Keys in either case, any
+/// blanks around `=` and `,`.
+fn parse_header(header: &str) -> Result<Header, String> {
     let mut width = None;
     let mut height = None;
     let mut rule = None;
@@ -89,86 +306,120 @@ fn parse_header(header: &str) -> Result<(u64, u64, Option<RuleSpec>), String> {
     while !rest.trim().is_empty() {
         let (key, after) = rest.split_once('=').ok_or_else(|| {
             format!(
-                "expected the header 'x = <width>, y = <height>[, rule = <rule>]', found {header:?}"
+                "expected the header 'x = <width>, y = <height>[, rule = <rule>]', found {}",
+                quote(header)
             )
         })?;
         let key = key.trim();
+        let lower = key.to_ascii_lowercase();
         // The rule comes last and may itself hold a comma (`:T100,80`).
-        let (value, next) = match key {
+        let (value, next) = match lower.as_str() {
             "rule" => (after, ""),
             _ => after.split_once(',').unwrap_or((after, "")),
         };
         let value = value.trim();
         rest = next;
         let number = || -> Result<u64, String> {
-            value
-                .parse()
-                .map_err(|_| format!("{key} = {value:?} is not a non-negative whole number"))
+            value.parse().map_err(|_| {
+                format!(
+                    "{lower} = {} is not a non-negative whole number",
+                    quote(value)
+                )
+            })
         };
-        match key {
+        match lower.as_str() {
             "x" => width = Some(number()?),
             "y" => height = Some(number()?),
             "rule" => rule = Some(rule::parse(value).map_err(|e| e.to_string())?),
-            _ => return Err(format!("unknown header field {key:?}")),
+            _ => return Err(format!("unknown header field {}", quote(key))),
         }
     }
     match (width, height) {
-        (Some(w), Some(h)) => Ok((w, h, rule)),
-        _ => Err(format!("the header {header:?} must give both x and y")),
+        (Some(width), Some(height)) => Ok(Header {
+            width,
+            height,
+            rule,
+        }),
+        _ => Err(format!(
+            "the header {} must give both x and y",
+            quote(header)
+        )),
     }
+}
+
+/// What one byte of the cells did.
+enum Step {
+    More,
+    /// A run of live cells `(y, x, length)`.
+    Run(u64, u64, u64),
+    /// The `!` terminator.
+    End,
 }
 
 /// The state of the body reader: the cursor and a pending run count.
 struct Body {
     width: u64,
     height: u64,
-    runs: Vec<(u64, u64, u64)>,
     x: u64,
     y: u64,
     count: Option<u64>,
 }
 
+/// A byte of the cells as an error message names it.
+fn describe(byte: u8) -> String {
+    if byte.is_ascii() {
+        format!("{:?}", char::from(byte))
+    } else {
+        format!("byte 0x{byte:02X}")
+    }
+}
+
 impl Body {
-    /// Takes one character; `Ok(true)` at the terminator.
-    fn read(&mut self, c: char) -> Result<bool, String> {
-        if let Some(digit) = c.to_digit(10) {
+    fn read(&mut self, byte: u8) -> Result<Step, String> {
+        if byte.is_ascii_digit() {
             let count = self
                 .count
                 .unwrap_or(0)
                 .checked_mul(10)
-                .and_then(|n| n.checked_add(digit as u64))
+                .and_then(|n| n.checked_add(u64::from(byte - b'0')))
                 .ok_or("run count too large")?;
             self.count = Some(count);
-            return Ok(false);
+            return Ok(Step::More);
         }
-        if c.is_whitespace() {
-            return Ok(false);
+        if byte.is_ascii_whitespace() {
+            return Ok(Step::More);
         }
         let count = match self.count.take() {
-            Some(0) => return Err(format!("a run of length 0 before {c:?}")),
+            Some(0) => return Err(format!("a run of length 0 before {}", describe(byte))),
             Some(n) => n,
             None => 1,
         };
-        match c {
-            'b' | '.' => self.advance(count)?,
-            'o' | 'A' => {
+        match byte {
+            b'b' | b'.' => self.advance(count)?,
+            b'o' | b'A' => {
                 let x = self.x;
                 self.advance(count)?;
-                self.runs.push((self.y, x, count));
+                return Ok(Step::Run(self.y, x, count));
             }
-            '$' => {
+            b'$' => {
                 self.y = self.y.saturating_add(count);
                 self.x = 0;
             }
-            '!' => return Ok(true),
-            'B'..='X' | 'p'..='y' => {
+            b'!' => return Ok(Step::End),
+            b'B'..=b'X' | b'p'..=b'y' => {
                 return Err(format!(
-                    "multi-state cell {c:?}: lifegen runs two-state rules only"
+                    "multi-state cell {}: lifegen runs two-state rules only",
+                    describe(byte)
                 ));
             }
-            other => return Err(format!("unexpected character {other:?} in the cells")),
+            other => {
+                return Err(format!(
+                    "unexpected character {} in the cells",
+                    describe(other)
+                ));
+            }
         }
-        Ok(false)
+        Ok(Step::More)
     }
 
     fn advance(&mut self, count: u64) -> Result<(), String> {
@@ -322,6 +573,120 @@ mod tests {
             assert!(err.starts_with("RLE line "), "{err}");
             assert!(err.contains(needle), "{text:?}: {err}");
         }
+    }
+
+    /// Bytes served from an endless source, counted.
+    struct Counted<R> {
+        inner: R,
+        served: u64,
+    }
+
+    impl<R: std::io::Read> std::io::Read for Counted<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.served += n as u64;
+            Ok(n)
+        }
+    }
+
+    /// The reader's error on an endless `source`, and how many bytes it took.
+    fn refuse_endless(source: impl std::io::Read) -> (String, u64) {
+        let mut counted = Counted {
+            inner: source,
+            served: 0,
+        };
+        let err = Reader::new(std::io::BufReader::new(&mut counted))
+            .err()
+            .expect("an endless stream without a header is refused");
+        (err.to_string(), counted.served)
+    }
+
+    #[test]
+    fn endless_input_is_refused_after_one_line() {
+        let limit = (MAX_LINE + 16 * 1024) as u64;
+        let (zero, served) = refuse_endless(std::io::repeat(0));
+        assert!(zero.contains("NUL") && zero.len() < 200, "{zero}");
+        assert!(served <= limit, "read {served} bytes");
+        let (long, served) = refuse_endless(std::io::repeat(b'x'));
+        assert!(long.contains("no line end in the first 64 KiB"), "{long}");
+        assert!(long.len() < 300, "{long}");
+        assert!(served <= limit, "read {served} bytes");
+        // Endless comments are read a line at a time; a binary line among them stops them.
+        let comments = std::io::Read::chain(&b"#C hello\n#C \x00\x01"[..], std::io::repeat(7));
+        let (binary, served) = refuse_endless(comments);
+        assert!(binary.starts_with("RLE line 2: not text"), "{binary}");
+        assert!(served <= limit, "read {served} bytes");
+    }
+
+    #[test]
+    fn a_binary_header_line_is_echoed_short_and_escaped() {
+        let mut text = b"x\x1b[31m = \xff\xfe".to_vec();
+        text.extend(std::iter::repeat_n(b'\x07', 10_000));
+        text.extend(b"\nbo!\n");
+        let err = Reader::new(&text[..]).err().unwrap().to_string();
+        assert!(err.starts_with("RLE line 1: not text"), "{err}");
+        assert!(!err.chars().any(char::is_control), "{err:?}");
+        assert!(err.len() < 400, "{} bytes: {err}", err.len());
+        // A header-like line that is text but wrong is quoted short too.
+        let long = format!("x = 3, y = 3, {} = 1\no!", "k".repeat(10_000));
+        let err = parse(&long).unwrap_err().to_string();
+        assert!(
+            err.contains("unknown header field") && err.len() < 200,
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn byte_order_mark_upper_case_keys_and_line_ends() {
+        let glider = parse("x = 3, y = 3\nbo$2bo$3o!").unwrap();
+        for text in [
+            "\u{feff}x = 3, y = 3\nbo$2bo$3o!",
+            "\u{feff}#N Glider\r\nx = 3, y = 3\r\nbo$2bo$\r\n3o!\r\n",
+            "X = 3, Y = 3\nbo$2bo$3o!",
+            "x=3,y=3\nbo$2bo$3o!",
+            "  x\t=\t3 ,  Y =3  \n bo$2bo$3o!",
+            "X = 3, Y = 3, RULE = B3/S23\rbo$2bo$\r#C mid\r3o!",
+        ] {
+            let p = parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(p.runs, glider.runs, "{text:?}");
+        }
+        // Line numbers count CR LF once and a lone CR as one line end.
+        let err = parse("#C one\r\n#C two\rx = 3, y = 1\r\n\r\no$o!").unwrap_err();
+        assert_eq!(err.line, 5, "{err}");
+    }
+
+    #[test]
+    fn cells_go_straight_into_the_universe() {
+        let text = "#C comment\nx = 130, y = 4, rule = B36/S23\n130o$\n#C in the body\n3bo125bo$$65b2o!trailing junk";
+        let reader = Reader::new(text.as_bytes()).unwrap();
+        assert_eq!(reader.header().rule.unwrap().to_string(), "B36/S23");
+        let mut universe = Universe::new(192, 6).unwrap();
+        reader.read_into(&mut universe).unwrap();
+        assert_eq!(universe, {
+            let mut u = Universe::new(192, 6).unwrap();
+            u.place(130, 4, &parse(text).unwrap().runs).unwrap();
+            u
+        });
+        assert_eq!(universe.population(), 130 + 2 + 2);
+        let small = Reader::new(text.as_bytes()).unwrap();
+        let err = small
+            .read_into(&mut Universe::new(64, 64).unwrap())
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("larger than the 64x64 universe"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_row_of_two_billion_cells_is_one_fill() {
+        // 2^31 cells one at a time took seconds; as a run it is a 256 MiB fill.
+        let text = "x = 2147483648, y = 1\n2147483648o!";
+        let start = std::time::Instant::now();
+        let universe = to_universe(&parse(text).unwrap()).unwrap();
+        let took = start.elapsed();
+        assert_eq!(universe.population(), 1 << 31);
+        assert!(took.as_secs_f64() < 2.0, "{took:?}");
     }
 
     #[test]

@@ -179,13 +179,8 @@ impl Universe {
         self.words.par_iter().map(|w| w.count_ones() as u64).sum()
     }
 
-    /// Sets the cells of `runs` (each `(y, x, length)` of live cells), checking that they fit.
-    pub fn place(
-        &mut self,
-        pattern_width: u64,
-        pattern_height: u64,
-        runs: &[(u64, u64, u64)],
-    ) -> Result<(), UniverseError> {
+    /// Whether a pattern of `pattern_width` x `pattern_height` fits with its corner at (0, 0).
+    pub fn check_fits(&self, pattern_width: u64, pattern_height: u64) -> Result<(), UniverseError> {
         if pattern_width > self.width as u64 || pattern_height > self.height as u64 {
             return Err(UniverseError::PatternTooLarge {
                 pattern_width,
@@ -194,12 +189,45 @@ impl Universe {
                 height: self.height as u64,
             });
         }
+        Ok(())
+    }
+
+    /// Sets the cells of `runs` (each `(y, x, length)` of live cells), checking that they fit.
+    pub fn place(
+        &mut self,
+        pattern_width: u64,
+        pattern_height: u64,
+        runs: &[(u64, u64, u64)],
+    ) -> Result<(), UniverseError> {
+        self.check_fits(pattern_width, pattern_height)?;
         for &(y, x, length) in runs {
-            for x in x..x + length {
-                self.set(x as usize, y as usize, true);
-            }
+            self.set_run(x as usize, y as usize, length as usize);
         }
         Ok(())
+    }
+
+    /// Sets `length` live cells of row `y` from `x` rightwards: whole words at a time, so a run of
+    /// 2^31 cells costs a fill of 2^25 words, not 2^31 single-bit writes.
+    pub fn set_run(&mut self, x: usize, y: usize, length: usize) {
+        if length == 0 {
+            return;
+        }
+        let end = x.checked_add(length).expect("run length overflows");
+        assert!(
+            end <= self.width && y < self.height,
+            "run of {length} cells from ({x},{y}) outside the universe"
+        );
+        let row = &mut self.words[y * self.words_per_row..(y + 1) * self.words_per_row];
+        let (first, last) = (x / 64, (end - 1) / 64);
+        let low = !0u64 << (x % 64);
+        let high = !0u64 >> (63 - (end - 1) % 64);
+        if first == last {
+            row[first] |= low & high;
+        } else {
+            row[first] |= low;
+            row[first + 1..last].fill(!0);
+            row[last] |= high;
+        }
     }
 
     /// The universe shifted by (dx, dy) on the torus.
@@ -256,6 +284,25 @@ mod tests {
             Universe::random(64, 64, 0.3, 9),
             Universe::random(64, 64, 0.3, 9)
         );
+    }
+
+    #[test]
+    fn runs_set_the_same_cells_as_one_at_a_time() {
+        let mut rng = SplitMix64::new(5);
+        for width in [1usize, 63, 64, 65, 127, 128, 200, 1000] {
+            let mut runs = Universe::new(width as u64, 3).unwrap();
+            let mut cells = runs.clone();
+            for _ in 0..200 {
+                let x = rng.next() as usize % width;
+                let length = rng.next() as usize % (width - x + 1);
+                let y = rng.next() as usize % 3;
+                runs.set_run(x, y, length);
+                for x in x..x + length {
+                    cells.set(x, y, true);
+                }
+                assert_eq!(runs, cells, "width {width}, run ({x},{y}) of {length}");
+            }
+        }
     }
 
     #[test]

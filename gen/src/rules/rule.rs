@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use crate::echo::{escape_controls, quote};
+
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
 pub type CountSet = u16;
 
@@ -239,9 +241,10 @@ impl fmt::Display for RuleSpec {
     }
 }
 
-/// A rule string that could not be read; the message quotes it.
+/// A rule string that could not be read; the message quotes it (escaped, at most
+/// [`crate::echo::ECHO_LIMIT`] characters) and stays on one line.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("bad rule {input:?}: {reason}")]
+#[error("bad rule {}: {}", quote(.input), escape_controls(.reason))]
 pub struct RuleError {
     pub input: String,
     pub reason: String,
@@ -307,9 +310,9 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         (_, None) => None,
         (Rule::LifeLike(_), Some((w, h))) => {
             if w == 0 || h == 0 {
-                let rest = &suffix.unwrap_or_default()[1..];
                 return Err(fail(format!(
-                    ":T{rest} has a zero side; lifegen needs a finite torus, both sides at least 1"
+                    "{} has a zero side; lifegen needs a finite torus, both sides at least 1",
+                    quote(&format!(":{}", suffix.unwrap_or_default()))
                 )));
             }
             Some((w, h))
@@ -341,12 +344,22 @@ fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
                 "the topology :{other} (Klein bottle, cross-surface or sphere) is not supported; use :T<w>,<h>"
             ));
         }
-        _ => return Err(format!("unknown topology suffix :{suffix}; use :T<w>,<h>")),
+        _ => {
+            return Err(format!(
+                "unknown topology suffix {}; use :T<w>,<h>",
+                quote(&format!(":{suffix}"))
+            ));
+        }
     }
     let size = |s: &str| -> Result<u64, String> {
         let s = s.trim();
-        s.parse()
-            .map_err(|_| format!("torus size {s:?} in :T{rest} is not a number"))
+        s.parse().map_err(|_| {
+            format!(
+                "torus size {} in {} is not a number",
+                quote(s),
+                quote(&format!(":T{rest}"))
+            )
+        })
     };
     match rest.split_once(',') {
         Some((w, h)) => Ok((size(w)?, size(h)?)),
@@ -459,8 +472,9 @@ fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
                      NN (von Neumann) and NC (circular)"
                     ),
                     None => format!(
-                        "N{other} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
-                     or NC (circular)"
+                        "{} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
+                     or NC (circular)",
+                        quote(&format!("N{other}"))
                     ),
                 },
             );
@@ -468,7 +482,7 @@ fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
     };
     let rest = chars.as_str();
     if !rest.is_empty() {
-        return Err(format!("unexpected {rest:?} after N{letter}"));
+        return Err(format!("unexpected {} after N{letter}", quote(rest)));
     }
     Ok(shape)
 }
@@ -478,7 +492,7 @@ fn number_after(field: &str, what: &str) -> Result<u32, String> {
     field[1..]
         .trim()
         .parse()
-        .map_err(|_| format!("{field}: {what} must be a whole number"))
+        .map_err(|_| format!("{}: {what} must be a whole number", quote(field)))
 }
 
 /// Golly's `C`: 0, 1 and 2 are the two-state rules, 3..=256 decaying (Generations-like) ones.
@@ -521,8 +535,8 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
         if !found.is_some_and(|f| f.starts_with([*letter, letter.to_ascii_lowercase()])) {
             let place = match (i, found) {
                 (_, None) => "at the end".to_string(),
-                (0, Some(f)) => format!("instead of {f:?}"),
-                (_, Some(f)) => format!("after {:?}, found {f:?}", fields[i - 1]),
+                (0, Some(f)) => format!("instead of {}", quote(f)),
+                (_, Some(f)) => format!("after {}, found {}", quote(fields[i - 1]), quote(f)),
             };
             return Err(format!(
                 "missing {what} {place}; Golly's LtL notation is {LTL_FORM}, in this order"
@@ -531,20 +545,22 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
     }
     if let Some(extra) = fields.get(6) {
         return Err(format!(
-            "unexpected {extra:?} after the neighbourhood; Golly's LtL notation is {LTL_FORM}"
+            "unexpected {} after the neighbourhood; Golly's LtL notation is {LTL_FORM}",
+            quote(extra)
         ));
     }
     let range = |field: &str| -> Result<(u32, u32), String> {
         let (low, high) = field[1..].split_once("..").ok_or_else(|| {
             format!(
-                "{field}: expected a range like {}34..58",
+                "{}: expected a range like {}34..58",
+                quote(field),
                 field[..1].to_ascii_uppercase()
             )
         })?;
         let number = |v: &str| -> Result<u32, String> {
             v.trim()
                 .parse()
-                .map_err(|_| format!("{field}: {v:?} is not a whole number"))
+                .map_err(|_| format!("{}: {} is not a whole number", quote(field), quote(v)))
         };
         Ok((number(low)?, number(high)?))
     };
@@ -575,7 +591,8 @@ fn parse_evans(body: &str) -> Result<LargerThanLife, String> {
     let (Ok(values), 5) = (parsed, numbers.len()) else {
         return Err(format!(
             "not a rule: Kellie Evans' Larger-than-Life notation is five whole numbers \
-             r,bmin,bmax,smin,smax (5,34,45,34,58), found {body:?}"
+             r,bmin,bmax,smin,smax (5,34,45,34,58), found {}",
+            quote(body)
         ));
     };
     let rule = LargerThanLife {
@@ -592,13 +609,17 @@ fn parse_evans(body: &str) -> Result<LargerThanLife, String> {
 
 /// One HROT count list, `33-57` or `2,3` or `0,7-12,27`, as a single range.
 fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
-    let written = || format!("{letter}{}", items.join(","));
+    let written = || quote(&format!("{letter}{}", items.join(",")));
     let mut ranges = Vec::new();
     for item in items {
         let number = |v: &str| -> Result<u32, String> {
-            v.trim()
-                .parse()
-                .map_err(|_| format!("{}: {item:?} is not a count or a range a-b", written()))
+            v.trim().parse().map_err(|_| {
+                format!(
+                    "{}: {} is not a count or a range a-b",
+                    written(),
+                    quote(item)
+                )
+            })
         };
         let range = match item.split_once('-') {
             Some((low, high)) => (number(low)?, number(high)?),
@@ -606,8 +627,9 @@ fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
         };
         if range.0 > range.1 {
             return Err(format!(
-                "{}: the range {item} runs backwards (Golly: range min must be less than max)",
-                written()
+                "{}: the range {} runs backwards (Golly: range min must be less than max)",
+                written(),
+                quote(item)
             ));
         }
         ranges.push(range);
@@ -645,8 +667,8 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
     let upper = |f: &str| f.to_ascii_uppercase();
     if fields.len() < 2 || !upper(fields[1]).starts_with('C') {
         return Err(format!(
-            "missing C<states> after {:?}; Golly's notations are LtL {LTL_FORM} and HROT {HROT_FORM}",
-            fields[0]
+            "missing C<states> after {}; Golly's notations are LtL {LTL_FORM} and HROT {HROT_FORM}",
+            quote(fields[0])
         ));
     }
     let radius = number_after(fields[0], "the radius")?;
@@ -654,9 +676,9 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
     let mut rest = &fields[2..];
     if rest.first().is_some_and(|f| upper(f).starts_with('M')) {
         return Err(format!(
-            "{:?} without ranges written min..max: with M the rule is in LtL notation \
+            "{} without ranges written min..max: with M the rule is in LtL notation \
              {LTL_FORM}; HROT notation {HROT_FORM} has no M",
-            rest[0]
+            quote(rest[0])
         ));
     }
     // A list: its letter's field (the first count after the letter) and the bare counts after it.
@@ -687,13 +709,15 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
         Some(n) if upper(n).starts_with('N') => parse_neighbourhood(&n[1..])?,
         Some(other) => {
             return Err(format!(
-                "unexpected {other:?} after the B counts; Golly's HROT notation is {HROT_FORM}"
+                "unexpected {} after the B counts; Golly's HROT notation is {HROT_FORM}",
+                quote(other)
             ));
         }
     };
     if let Some(extra) = rest.get(1) {
         return Err(format!(
-            "unexpected {extra:?} after the neighbourhood; Golly's HROT notation is {HROT_FORM}"
+            "unexpected {} after the neighbourhood; Golly's HROT notation is {HROT_FORM}",
+            quote(extra)
         ));
     }
     let rule = LargerThanLife {
@@ -919,6 +943,32 @@ mod tests {
     }
 
     #[test]
+    fn errors_stay_on_one_line_and_echo_no_control_characters() {
+        for input in [
+            "R5,C0,M1,S34..5\n8,B34..45,NM",
+            "B3/S23:\u{1b}[31mRED",
+            "B3/S23:T5\u{1b},5",
+            "R5,C0,M1,S34..58,B34..45,N\u{7}",
+            "R5,C0,M1,S34..58,B34..45,NM,\r\nX",
+            "R3,C0,S0,7-\n12,B8",
+            "R3,C0,S2-3,B3,\u{1b}",
+            "5,34,45,34,5\n8",
+            "R5\u{1b},C0,M1,S34..58,B34..45,NM",
+            "R5,C0,M\u{1b},S34..58,B34..45,NM",
+        ] {
+            let message = parse(input).unwrap_err().to_string();
+            assert!(
+                !message.chars().any(char::is_control),
+                "{input:?} gave {message:?}"
+            );
+        }
+        // Long input is cut short in the echo.
+        let long = format!("R5,C0,M1,S34..58,B34..45,N{}", "Q".repeat(100_000));
+        let message = parse(&long).unwrap_err().to_string();
+        assert!(message.len() < 600, "{} bytes", message.len());
+    }
+
+    #[test]
     fn errors_quote_the_input_and_say_why() {
         let cases = [
             ("", "empty"),
@@ -951,13 +1001,13 @@ mod tests {
             ),
             (
                 "R2,C2,M0,S1..2,B1..1,NQ",
-                "NQ is not a neighbourhood Golly knows",
+                "\"NQ\" is not a neighbourhood Golly knows",
             ),
             (
                 "R2,C2,S1-2,B1,NW123401323",
                 "NW (weighted) is not supported",
             ),
-            ("R3,C2,S0,7-12,27,B8,NM", "S0,7-12,27 is not one range"),
+            ("R3,C2,S0,7-12,27,B8,NM", "\"S0,7-12,27\" is not one range"),
             ("R1,C0,S,B3", "empty S list"),
             ("R1,C0,S2-3,B3-1", "runs backwards"),
             (
