@@ -3,6 +3,9 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
+mod shell;
+use shell::lifegen_after;
+
 fn lifegen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lifegen"))
         .args(args)
@@ -329,17 +332,6 @@ fn count_json_keeps_full_precision() {
         "{text}"
     );
     assert!(!text.contains("0.9219,"), "{text}");
-}
-
-/// `lifegen args` run by `sh -c` after `setup` (here: an address-space limit).
-fn lifegen_after(setup: &str, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("{setup}; exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("sh runs")
 }
 
 /// The machine's available memory (`MemAvailable`), in bytes.

@@ -8,22 +8,14 @@ use std::process::{Command, Output};
 
 use lifegen_runtime::{Universe, rle};
 
+mod shell;
+use shell::lifegen_after;
+
 fn lifegen(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_lifegen"))
         .args(args)
         .output()
         .expect("the binary runs")
-}
-
-/// `lifegen args` run by `sh -c` after `setup` (limits, traps).
-fn lifegen_after(setup: &str, args: &[&str]) -> Output {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("{setup}; exec \"$0\" \"$@\""))
-        .arg(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("sh runs")
 }
 
 /// A fresh, empty folder for one test.
