@@ -21,11 +21,11 @@ pub struct RegenArgs {
 /// Below the repository root: the search records everything else is generated from.
 const NETWORKS: &str = lifegen_gen::cache::NETWORKS_DIR;
 
-/// The repository to regenerate: `--root`, which must hold kernels_out/networks/, or the nearest
-/// directory from the current one up that holds Cargo.toml and kernels_out/networks/. Anywhere
-/// else regen would generate from no records (and `--check` would call a missing kernels_out
-/// stale), so it is an error that says where it looked.
-fn find_root(root: Option<PathBuf>) -> Result<PathBuf> {
+/// The repository to regenerate (or save search records in): `--root`, which must hold
+/// kernels_out/networks/, or the nearest directory from the current one up that holds
+/// Cargo.toml and kernels_out/networks/. Anywhere else regen would generate from no records (and
+/// `--check` would call a missing kernels_out stale), so it is an error that says where it looked.
+pub(crate) fn find_root(root: Option<PathBuf>) -> Result<PathBuf> {
     if let Some(root) = root {
         if !root.join(NETWORKS).is_dir() {
             bail!(
@@ -44,7 +44,7 @@ fn find_root(root: Option<PathBuf>) -> Result<PathBuf> {
         Some(root) => Ok(root.to_path_buf()),
         None => bail!(
             "cannot find the lifegen repository: neither {} nor a directory above it holds \
-             Cargo.toml and {NETWORKS}/; run regen inside the repository or give --root",
+             Cargo.toml and {NETWORKS}/; run lifegen inside the repository or give --root",
             here.display()
         ),
     }

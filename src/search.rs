@@ -40,9 +40,11 @@ pub struct SearchArgs {
     /// Keep the result in kernels_out/networks/ (unless the record there is as good or better).
     #[arg(long)]
     save: bool,
-    /// The repository root that holds kernels_out/.
-    #[arg(long, default_value = ".", value_name = "DIR")]
-    root: PathBuf,
+    /// The repository root that holds kernels_out/ (default: the current directory or the nearest
+    /// one above it with Cargo.toml and kernels_out/networks/). Needed by --save; without it the
+    /// search starts from the lowered network instead of a stored one.
+    #[arg(long, value_name = "DIR")]
+    root: Option<PathBuf>,
 }
 
 pub fn search(args: SearchArgs) -> Result<()> {
@@ -52,6 +54,13 @@ pub fn search(args: SearchArgs) -> Result<()> {
             "search takes life-like rules; {} is Larger-than-Life",
             args.rule
         ),
+    };
+    // --save writes into the repository, so it must be found; a plain search only reads the
+    // stored records when they are there.
+    let root = if args.save {
+        Some(crate::regen::find_root(args.root.clone())?)
+    } else {
+        crate::regen::find_root(args.root.clone()).ok()
     };
     let shape = Shape::from_name(&args.shape).with_context(|| {
         format!(
@@ -92,7 +101,7 @@ pub fn search(args: SearchArgs) -> Result<()> {
         min: args.min,
         max: args.max,
         budget,
-        known: Some(upper_bound(&rule, shape, basis, &args.root)),
+        known: Some(upper_bound(&rule, shape, basis, root.as_deref())),
     };
     let started = Instant::now();
     let result = synth::search(&spec, &options, |attempt| {
@@ -140,7 +149,10 @@ pub fn search(args: SearchArgs) -> Result<()> {
                     solver: solver.name().to_string(),
                     seconds: started.elapsed().as_secs_f64(),
                 };
-                save(&args.root, &record)?;
+                save(
+                    root.as_deref().expect("--save found the repository"),
+                    &record,
+                )?;
             }
             println!("result: {n} gates, {proof}");
         }
@@ -178,11 +190,16 @@ fn save(root: &std::path::Path, record: &SearchRecord) -> Result<()> {
 
 /// The smallest verified network known without searching: the lowered one, or for the
 /// row-shared shape in LUT3 a full adder composed with the stored blog-shape network.
-fn upper_bound(rule: &LifeLike, shape: Shape, basis: Basis, root: &std::path::Path) -> Network {
+fn upper_bound(
+    rule: &LifeLike,
+    shape: Shape,
+    basis: Basis,
+    root: Option<&std::path::Path>,
+) -> Network {
     let lowered = shape.lowered(rule, basis);
-    if shape != Shape::RowShared || basis != Basis::Lut3 {
+    let Some(root) = root.filter(|_| shape == Shape::RowShared && basis == Basis::Lut3) else {
         return lowered;
-    }
+    };
     let blog = SearchRecord::path(root, rule, Shape::Blog, Basis::Lut3);
     std::fs::read_to_string(&blog)
         .ok()

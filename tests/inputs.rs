@@ -245,6 +245,20 @@ fn regen_outside_the_repository_says_where_it_looked_and_writes_nothing() {
         &lifegen(&["regen", "--check", "--root", elsewhere.to_str().unwrap()]),
         "kernels_out/networks",
     );
+    // search --save writes records into the repository: outside it, the same error and
+    // nothing written.
+    let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args([
+            "search", "--rule", "B3/S23", "--shape", "blog", "--max", "2", "--save",
+        ])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    one_line_error(&out, "cannot find the lifegen repository");
+    assert!(
+        !elsewhere.join("kernels_out").exists(),
+        "search --save wrote records"
+    );
     // From a directory inside the repository, regen finds the root above it.
     let out = Command::new(env!("CARGO_BIN_EXE_lifegen"))
         .args(["regen", "--check"])
