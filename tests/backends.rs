@@ -48,6 +48,34 @@ fn check_all_backends(rule: &Rule, start: &Universe, gens: u64) {
     }
 }
 
+/// Tori narrower than a word and taller than wide run transposed on the CPU; the mirror of the
+/// mirror must be the reference's universe for every neighbourhood shape.
+#[test]
+fn narrow_tall_tori_run_transposed_and_match_the_reference() {
+    let rules = [
+        "B3/S23",
+        "B36/S125",
+        "B0/S8",
+        "R2,C0,M1,S2..7,B3..5,NM",
+        "R3,C0,M0,S4..9,B5..7,NN",
+        "R2,C0,M0,S3..6,B3..4,NC",
+    ];
+    for (k, text) in rules.iter().enumerate() {
+        let rule = rule::parse(text).unwrap().rule;
+        for (w, h) in [(1, 200), (2, 65), (3, 97), (7, 300), (31, 64), (63, 64)] {
+            let start = Universe::random(w, h, 0.4, (k * 100 + w as usize) as u64).unwrap();
+            check_all_backends(&rule, &start, 5);
+        }
+    }
+    let mut sim = lifegen_runtime::create(
+        BackendKind::Cpu,
+        &Rule::LifeLike(LifeLike::CONWAY),
+        Universe::new(1, 1000).unwrap(),
+    )
+    .unwrap();
+    assert!(sim.describe().contains("transposed"), "{}", sim.describe());
+}
+
 /// 60 random life-like rules (B0 rules among them), each on several torus shapes.
 #[test]
 fn random_life_like_rules_match_the_reference() {

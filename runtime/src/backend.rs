@@ -75,6 +75,40 @@ pub trait Simulator: Send {
     }
 }
 
+/// A universe narrower than a word and taller than it is wide runs transposed: the CPU kernels
+/// pay per row, so a 1 x 10^7 torus is 10^7 rows of one word but one row of 156250 words on its
+/// side. Every rule lifegen runs (Moore, von Neumann and circular neighbourhoods) is the same
+/// rule mirrored in the diagonal, so the transposed torus evolves as the mirror of the original.
+const TRANSPOSE_BELOW_WIDTH: usize = 64;
+
+struct Transposed {
+    inner: Box<dyn Simulator>,
+    /// The universe the right way round, refreshed when asked for.
+    upright: Option<Universe>,
+}
+
+impl Simulator for Transposed {
+    fn describe(&self) -> String {
+        format!("{}, on the universe transposed", self.inner.describe())
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.upright = None;
+        self.inner.advance(gens)
+    }
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        if self.upright.is_none() {
+            self.upright = Some(self.inner.universe()?.transposed());
+        }
+        Ok(self.upright.as_ref().expect("just set"))
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        self.inner.kernel_seconds()
+    }
+    fn preferred_step(&self) -> u64 {
+        self.inner.preferred_step()
+    }
+}
+
 /// A simulator that advances a universe in host memory.
 trait HostStepper: Send {
     fn describe(&self) -> String;
@@ -231,7 +265,16 @@ pub fn create_with_plan(
     universe: Universe,
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let (width, _) = (universe.width() as u64, universe.height() as u64);
+    let (width, height) = (universe.width() as u64, universe.height() as u64);
+    let host = matches!(kind, BackendKind::Cpu)
+        || matches!(kind, BackendKind::Auto) && !width.is_multiple_of(32);
+    if host && (width as usize) < TRANSPOSE_BELOW_WIDTH && height > width {
+        let inner = create_with_plan(kind, rule, universe.transposed(), plan)?;
+        return Ok(Box::new(Transposed {
+            inner,
+            upright: None,
+        }));
+    }
     Ok(match (kind, rule) {
         (BackendKind::Reference, _) => resident(Reference(*rule), universe),
         (BackendKind::Gpu, Rule::LargerThanLife(ltl)) => match life_like_equivalent(ltl) {

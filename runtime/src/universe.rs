@@ -156,6 +156,23 @@ impl Universe {
         if alive { *word |= bit } else { *word &= !bit }
     }
 
+    /// The universe mirrored in its main diagonal: cell (x, y) moves to (y, x).
+    pub fn transposed(&self) -> Universe {
+        let (w, h) = (self.width(), self.height());
+        let mut out = Universe::new(h as u64, w as u64).expect("the same cells, the other way");
+        for y in 0..h {
+            for (k, &word) in self.row(y).iter().enumerate() {
+                let mut bits = word;
+                while bits != 0 {
+                    let x = 64 * k + bits.trailing_zeros() as usize;
+                    out.set(y, x, true);
+                    bits &= bits - 1;
+                }
+            }
+        }
+        out
+    }
+
     pub fn row(&self, y: usize) -> &[u64] {
         &self.words[y * self.words_per_row..(y + 1) * self.words_per_row]
     }
