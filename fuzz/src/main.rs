@@ -4,7 +4,7 @@
 //! Replays the target's corpus (fuzz/corpus/<target>/), then fuzzes it until the budget is spent;
 //! a failing input is written to the crash directory (fuzz/crashes/) and the exit status is 1.
 //! The command-line target runs from the `lifegen` binary's tests:
-//! `LIFEGEN_FUZZ_ITERATIONS=N cargo test --release --bin lifegen fuzz_cli_long -- --ignored`.
+//! `LIFEGEN_FUZZ_ITERATIONS=N cargo test --profile fuzz --bin lifegen fuzz_cli_long -- --ignored`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
