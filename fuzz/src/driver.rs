@@ -80,7 +80,7 @@ pub fn run(target: Target, corpus: &[Vec<u8>], config: &Config) -> Report {
             .iterations
             .is_some_and(|limit| report.executions >= limit);
         // The clock is read every 256 executions only.
-        let by_time = report.executions % 256 == 0
+        let by_time = report.executions.is_multiple_of(256)
             && deadline.is_some_and(|deadline| Instant::now() >= deadline);
         by_count || by_time
     };

@@ -170,7 +170,7 @@ impl Mutator {
                 data.splice(i..i, copy);
             }
             // Insert a token.
-            6 | 7 | 8 => {
+            6..=8 => {
                 let token = self.token();
                 let i = self.position(data);
                 data.splice(i..i, token);

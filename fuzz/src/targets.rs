@@ -245,7 +245,7 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
     }
 
     // Into a universe, then written and read back.
-    let grow = (data.len() % 3 == 0) as u64 * (data.len() as u64 % 67);
+    let grow = u64::from(data.len().is_multiple_of(3)) * (data.len() as u64 % 67);
     let (uw, uh) = (
         (width + grow).min(MAX_SIDE),
         (height + grow / 8).min(MAX_SIDE),
