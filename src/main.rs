@@ -2,6 +2,8 @@
 
 mod bench;
 mod count;
+#[cfg(test)]
+mod fuzz_cli;
 mod output;
 mod regen;
 mod run;

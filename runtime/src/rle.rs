@@ -426,7 +426,8 @@ impl Body {
         if self.y >= self.height {
             return Err(format!(
                 "cells in row {} past the declared height y = {}",
-                self.y + 1,
+                // A `$` run can take `y` to u64::MAX (it saturates), whose row number is 2^64.
+                u128::from(self.y) + 1,
                 self.height
             ));
         }
@@ -541,6 +542,22 @@ mod tests {
         assert_eq!((p.width, p.height, p.population()), (3, 3, 5));
         assert_eq!(p.runs, vec![(0, 1, 1), (1, 2, 1), (2, 0, 3)]);
         assert_eq!(p.rule.unwrap().to_string(), "B3/S23");
+    }
+
+    #[test]
+    fn cells_after_a_row_skip_of_u64_max_are_an_error_not_an_overflow() {
+        // Found by the fuzzer (fuzz/): the row number in the message overflowed, a panic in a
+        // debug build and "row 0" in a release build.
+        for text in [
+            "x = 3, y = 3\no18446744073709551615$o!",
+            "x = 3, y = 3\n18446744073709551615$18446744073709551615$bo!",
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(
+                err.contains("row 18446744073709551616 past the declared height y = 3"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

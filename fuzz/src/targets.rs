@@ -1,0 +1,364 @@
+//! The fuzz targets and their properties. (The command line is fuzzed from the `lifegen` binary's
+//! own tests, src/fuzz_cli.rs, where its clap definitions are; this crate gives it the driver.)
+
+use lifegen_gen::Rule;
+use lifegen_gen::rule::{self, LtlNotation, RuleSpec};
+use lifegen_runtime::Universe;
+use lifegen_runtime::rle::{self, Reader};
+
+use crate::Outcome;
+
+/// The largest side of a universe the RLE target makes, and the most cells in it, so memory and
+/// time per input stay bounded (2^20 cells is 128 KiB; a larger header is read, not written back).
+pub const MAX_SIDE: u64 = 4096;
+pub const MAX_CELLS: u64 = 1 << 20;
+
+/// Tokens of the RLE format and of rules, for the mutator.
+pub const RLE_DICTIONARY: &[&str] = &[
+    "x = ",
+    "y = ",
+    "X = ",
+    ", ",
+    ",",
+    "=",
+    "rule = ",
+    "RULE=",
+    "B3/S23",
+    "b3s23",
+    "23/3",
+    "B36/S23",
+    "R5,C0,M1,S34..58,B34..45,NM",
+    "R5,C0,S33-57,B34-45",
+    "5,34,45,34,58",
+    "!",
+    "$",
+    "b",
+    "o",
+    ".",
+    "A",
+    "B",
+    "p",
+    "#CXRLE Pos=0,0 Gen=0\n",
+    "#C ",
+    "#N ",
+    "#",
+    ":T",
+    ":T10,10",
+    ":T0,0",
+    "\n",
+    "\r\n",
+    "\r",
+    "\t",
+    " ",
+    "\u{feff}",
+    "\0",
+];
+
+/// Tokens of rule strings.
+pub const RULE_DICTIONARY: &[&str] = &[
+    "B",
+    "S",
+    "b",
+    "s",
+    "/",
+    "B3/S23",
+    "b3s23",
+    "23/3",
+    "B36/S23",
+    "B012345678/S012345678",
+    "R",
+    "C0",
+    "C1",
+    "C2",
+    "M0",
+    "M1",
+    ",",
+    "..",
+    "-",
+    "NM",
+    "NN",
+    "NC",
+    "N",
+    "R5,C0,M1,S34..58,B34..45,NM",
+    "R5,C0,S33-57,B34-45",
+    "R500,C0,M0,S0..1000,B0..1000,NM",
+    "5,34,45,34,58",
+    ":",
+    ":T",
+    ":T10,10",
+    ":T0,0",
+    ":P10,10",
+    " ",
+    "\t",
+    "\n",
+    "\u{1b}",
+    "\u{feff}",
+    "é",
+];
+
+/// An error message stays on one line, without raw control characters, and short.
+fn check_message(what: &str, message: &str) -> Result<(), String> {
+    if message.chars().any(char::is_control) {
+        return Err(format!(
+            "{what} error message holds a control character: {message:?}"
+        ));
+    }
+    if message.len() > 1000 {
+        return Err(format!(
+            "{what} error message is {} bytes long: {:?}...",
+            message.len(),
+            &message[..message.floor_char_boundary(200)]
+        ));
+    }
+    Ok(())
+}
+
+/// `rule::parse` on the input read as UTF-8 (lossily). Properties: never a panic; an error
+/// message on one line; an accepted rule prints, and the printed rule reads back to the same
+/// rule (notation included) and prints the same again; its Catagolue name, when life-like, reads
+/// back to the same rule too.
+pub fn rule(data: &[u8]) -> Result<Outcome, String> {
+    let text = String::from_utf8_lossy(data);
+    let spec = match rule::parse(&text) {
+        Ok(spec) => spec,
+        Err(e) => {
+            check_message("rule", &e.to_string())?;
+            return Ok(Outcome::Rejected);
+        }
+    };
+    let printed = spec.to_string();
+    let again = rule::parse(&printed)
+        .map_err(|e| format!("{text:?} read as {spec:?}, printed {printed:?}, re-read: {e}"))?;
+    if again != spec {
+        return Err(format!(
+            "{text:?} read as {spec:?}, printed {printed:?}, re-read as {again:?}"
+        ));
+    }
+    if again.to_string() != printed {
+        return Err(format!(
+            "{printed:?} prints as {:?} when read back",
+            again.to_string()
+        ));
+    }
+    match spec.rule {
+        Rule::LifeLike(life) => {
+            let name = life.catagolue_name();
+            let back = rule::parse(&name).map_err(|e| format!("{name:?}: {e}"))?;
+            if back.rule != spec.rule || back.torus.is_some() {
+                return Err(format!("{name:?} of {spec:?} reads as {back:?}"));
+            }
+        }
+        Rule::LargerThanLife(ltl) => {
+            if ltl.notation == LtlNotation::Hrot && ltl.include_centre {
+                return Err(format!("{text:?}: an HROT rule with M1: {ltl:?}"));
+            }
+            if ltl.radius == 0 || ltl.radius > rule::MAX_RADIUS {
+                return Err(format!("{text:?}: radius {} accepted", ltl.radius));
+            }
+            // A torus is never narrower than Golly makes it.
+            if let Some((w, h)) = spec.torus
+                && w.min(h) < ltl.min_torus_side()
+            {
+                return Err(format!("{text:?}: torus {w}x{h} below 2r"));
+            }
+            let _ = ltl.neighbourhood_size();
+        }
+    }
+    Ok(Outcome::Accepted)
+}
+
+/// The RLE reader on the raw bytes. Properties: never a panic; every error message on one line;
+/// every run of live cells inside the declared x by y and after the one before; the streaming
+/// reader and `rle::parse` agree; and for a header of at most [`MAX_SIDE`] a side (and
+/// [`MAX_CELLS`] cells), an accepted pattern read into a universe (a little larger than the
+/// header asks, when the input's length says so) writes with `rle::write_to` as RLE that reads
+/// back to the same universe, the same rule, and the universe's size as the torus.
+pub fn rle(data: &[u8]) -> Result<Outcome, String> {
+    let reader = match Reader::new(data) {
+        Ok(reader) => reader,
+        Err(e) => {
+            check_message("RLE header", &e.to_string())?;
+            if rle_parse(data).is_some_and(|r| r.is_ok()) {
+                return Err("rle::parse accepts what Reader::new refuses".into());
+            }
+            return Ok(Outcome::Rejected);
+        }
+    };
+    let header = reader.header().clone();
+    let (width, height) = (header.width, header.height);
+
+    // Every run, checked against the header: inside it, in reading order, not overlapping.
+    let mut runs = Vec::new();
+    let mut order_error = None;
+    let mut last_end = (0u64, 0u64);
+    let streamed = Reader::new(data)
+        .expect("the header read once reads again")
+        .read_runs(|y, x, length| {
+            let end = x.checked_add(length);
+            let inside = length > 0 && y < height && end.is_some_and(|e| e <= width);
+            let after = (y, x) >= last_end;
+            if (!inside || !after) && order_error.is_none() {
+                order_error = Some(format!(
+                    "run ({y}, {x}, {length}) in a {width}x{height} pattern after one ending at \
+                     {last_end:?}"
+                ));
+            }
+            last_end = (y, end.unwrap_or(u64::MAX));
+            if runs.len() < 1 << 16 {
+                runs.push((y, x, length));
+            }
+        });
+    if let Some(message) = order_error {
+        return Err(message);
+    }
+    if let Err(e) = &streamed {
+        check_message("RLE body", &e.to_string())?;
+    }
+    if let Some(parsed) = rle_parse(data) {
+        match (&parsed, &streamed) {
+            (Ok(p), Ok(())) => {
+                if (p.width, p.height, p.rule) != (width, height, header.rule)
+                    || (p.runs.len() < 1 << 16 && p.runs != runs)
+                {
+                    return Err("rle::parse and the streaming reader disagree".into());
+                }
+            }
+            (Err(a), Err(b)) if a == b => {}
+            _ => {
+                return Err(format!(
+                    "rle::parse gives {:?}, the streaming reader {streamed:?}",
+                    parsed.as_ref().map(|p| p.runs.len())
+                ));
+            }
+        }
+    }
+    if streamed.is_err() {
+        return Ok(Outcome::Rejected);
+    }
+    if width == 0
+        || height == 0
+        || width > MAX_SIDE
+        || height > MAX_SIDE
+        || width * height > MAX_CELLS
+    {
+        return Ok(Outcome::Accepted);
+    }
+
+    // Into a universe, then written and read back.
+    let grow = u64::from(data.len().is_multiple_of(3)) * (data.len() as u64 % 67);
+    let (uw, uh) = (
+        (width + grow).min(MAX_SIDE),
+        (height + grow / 8).min(MAX_SIDE),
+    );
+    let mut universe = empty_universe(uw, uh)?;
+    Reader::new(data)
+        .expect("the header read once reads again")
+        .read_into(&mut universe)
+        .map_err(|e| format!("read_runs accepted the cells, read_into refused: {e}"))?;
+    let population: u64 = runs.iter().map(|r| r.2).sum();
+    if runs.len() < 1 << 16 && universe.population() != population {
+        return Err(format!(
+            "{} live cells in the universe, {population} in the runs",
+            universe.population()
+        ));
+    }
+    let rule = header.rule.map_or(Rule::CONWAY, |r| r.rule);
+    let mut written = Vec::new();
+    rle::write_to(&universe, &rule, &mut written).map_err(|e| format!("write_to: {e}"))?;
+    let text = String::from_utf8(written).map_err(|_| "write_to wrote non-UTF-8".to_string())?;
+    if let Some(long) = text.lines().skip(1).find(|l| l.len() > 70) {
+        return Err(format!("a written line of {} bytes: {long:?}", long.len()));
+    }
+    let back = Reader::new(text.as_bytes())
+        .map_err(|e| format!("the written RLE's header is refused: {e}\n{text}"))?;
+    let torus = match rule {
+        Rule::LargerThanLife(ltl) => {
+            let side = ltl.min_torus_side();
+            (uw.max(side), uh.max(side))
+        }
+        Rule::LifeLike(_) => (uw, uh),
+    };
+    let expected = RuleSpec {
+        rule,
+        torus: Some(torus),
+    };
+    if (
+        back.header().width,
+        back.header().height,
+        back.header().rule,
+    ) != (uw, uh, Some(expected))
+    {
+        return Err(format!(
+            "wrote a {uw}x{uh} universe of {expected}, read back {:?}",
+            back.header()
+        ));
+    }
+    let mut again = empty_universe(uw, uh)?;
+    back.read_into(&mut again)
+        .map_err(|e| format!("the written RLE's cells are refused: {e}"))?;
+    if again != universe {
+        return Err(format!(
+            "the written RLE reads back to other cells: {} live, not {}",
+            again.population(),
+            universe.population()
+        ));
+    }
+    Ok(Outcome::Accepted)
+}
+
+thread_local! {
+    /// Empty universes by size. `Universe::new` reads /proc for the memory left (about 100 us);
+    /// a clone of an empty one is a copy.
+    static EMPTY: std::cell::RefCell<std::collections::HashMap<(u64, u64), Universe>> =
+        Default::default();
+}
+
+/// An empty `width` x `height` universe: made with `Universe::new` once per size, then cloned.
+fn empty_universe(width: u64, height: u64) -> Result<Universe, String> {
+    EMPTY.with_borrow_mut(|cache| {
+        if cache.len() > 1024 {
+            cache.clear();
+        }
+        if let Some(universe) = cache.get(&(width, height)) {
+            return Ok(universe.clone());
+        }
+        let universe =
+            Universe::new(width, height).map_err(|e| format!("{width}x{height}: {e}"))?;
+        cache.insert((width, height), universe.clone());
+        Ok(universe)
+    })
+}
+
+/// `rle::parse` where the input is UTF-8 (it takes a `&str`), its runs kept when there are not
+/// too many.
+fn rle_parse(data: &[u8]) -> Option<Result<rle::Pattern, rle::RleError>> {
+    let text = std::str::from_utf8(data).ok()?;
+    // A huge run count over a huge header makes a long list; the reader above is bounded,
+    // `parse` holds every run. Inputs are at most a few KiB, so at most that many runs.
+    Some(rle::parse(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_targets_accept_good_input_and_refuse_bad() {
+        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o!"), Ok(Outcome::Accepted));
+        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o"), Ok(Outcome::Rejected));
+        assert_eq!(
+            rle(b"x = 12, y = 3, rule = R2,C0,M1,S1..3,B2..3,NN\n12o!"),
+            Ok(Outcome::Accepted)
+        );
+        assert_eq!(rle(b"\xff\xfe"), Ok(Outcome::Rejected));
+        assert_eq!(rule(b"B3/S23:T10,10"), Ok(Outcome::Accepted));
+        assert_eq!(rule(b"R5,C0,S33-57,B34-45,NN:T3,3"), Ok(Outcome::Accepted));
+        assert_eq!(rule(b"B9/S"), Ok(Outcome::Rejected));
+    }
+
+    #[test]
+    fn error_messages_with_control_characters_are_caught() {
+        assert!(check_message("x", "line\nbreak").is_err());
+        assert!(check_message("x", "fine").is_ok());
+    }
+}
