@@ -1,6 +1,7 @@
 //! lifegen-runtime: the executor. Universes, RLE, macrocell and PNG, the reference simulator,
 //! the backends.
 
+pub mod animation;
 pub mod backend;
 pub mod cpu;
 pub mod gpu;
