@@ -12,7 +12,7 @@ use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_runtime::rle;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
-use lifegen_runtime::{macrocell, memory};
+use lifegen_runtime::{animation, macrocell, memory};
 
 use crate::output::{self, Pending};
 
@@ -52,6 +52,16 @@ pub struct RunArgs {
     /// Write the final universe as a 1-bit PNG (live cells white).
     #[arg(long, value_name = "FILE.png")]
     png: Option<PathBuf>,
+    /// Write an animated GIF of the run: generation 0, then a frame every --every generations.
+    /// For small universes: at most 4096 pixels a side and 10000 frames.
+    #[arg(long, value_name = "FILE.gif")]
+    gif: Option<PathBuf>,
+    /// Generations between the frames of --gif.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "gif")]
+    every: u64,
+    /// Pixels per cell on a side in --gif.
+    #[arg(long, value_name = "S", default_value_t = 1, requires = "gif")]
+    scale: u64,
 }
 
 const DEFAULT_SIDE: u64 = 4096;
@@ -235,17 +245,30 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;
     // Every output limit is checked, and every output opened, before the run.
-    let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
-        .into_iter()
-        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
-        .collect();
+    let outputs: Vec<(&str, &Path)> = [
+        ("--output", &args.output),
+        ("--png", &args.png),
+        ("--gif", &args.gif),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect();
     output::check_distinct(&outputs)?;
     if let Some(path) = &args.png {
         lifegen_runtime::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
+    if let Some(path) = &args.gif {
+        if args.every == 0 {
+            bail!("--every must be at least 1");
+        }
+        let frames = animation::frame_count(args.gens, args.every);
+        animation::check(width, height, args.scale, frames)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
+    let mut gif_out = args.gif.as_deref().map(Pending::create).transpose()?;
 
     let (universe, origin) = match pattern {
         Some(p) => {
@@ -264,7 +287,27 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("universe: {width}x{height} torus, {origin}");
     println!("backend: {}", simulator.describe());
 
-    let elapsed = advance_with_progress(simulator.as_mut(), args.gens)?;
+    let elapsed = match &mut gif_out {
+        None => advance_with_progress(simulator.as_mut(), args.gens, None)?,
+        Some(out) => {
+            let cannot = |path: &Path| format!("cannot write {}", path.display());
+            let path = out.path().to_path_buf();
+            let mut gif = animation::GifWriter::new(out.sink(), width, height, args.scale)
+                .with_context(|| cannot(&path))?;
+            let mut frame = |simulator: &mut dyn Simulator| -> Result<()> {
+                gif.frame(simulator.universe()?)
+                    .with_context(|| cannot(&path))
+            };
+            frame(simulator.as_mut())?;
+            let elapsed = advance_with_progress(
+                simulator.as_mut(),
+                args.gens,
+                Some((args.every, &mut frame)),
+            )?;
+            gif.finish().with_context(|| cannot(&path))?;
+            elapsed
+        }
+    };
     let universe = simulator.universe()?;
     let seconds = elapsed.as_secs_f64();
     println!("generations: {} in {seconds:.3} s", args.gens);
@@ -291,16 +334,27 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
-    // Both written: only now do they replace what was there.
-    for out in [rle_out, png_out].into_iter().flatten() {
+    // All written: only now do they replace what was there.
+    if let Some(out) = &mut gif_out {
+        out.finish()?;
+    }
+    for out in [rle_out, png_out, gif_out].into_iter().flatten() {
         out.commit()?;
     }
     Ok(())
 }
 
+/// What runs after every `N`th generation: `(N, what)`.
+type EveryN<'a> = Option<(u64, &'a mut dyn FnMut(&mut dyn Simulator) -> Result<()>)>;
+
 /// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
-/// once the run has taken a second. Returns the time spent simulating.
-fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Duration> {
+/// once the run has taken a second. With `every`, no slice passes a multiple of its `N`, and its
+/// function is called at each one. Returns the time spent simulating, without those calls.
+fn advance_with_progress(
+    simulator: &mut dyn Simulator,
+    gens: u64,
+    mut every: EveryN<'_>,
+) -> Result<Duration> {
     let show_progress = std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
     bar.set_style(
@@ -308,17 +362,30 @@ fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Dur
             .expect("the template is valid"),
     );
     let start = Instant::now();
+    let mut simulating = Duration::ZERO;
     let mut done = 0;
     let step = simulator.preferred_step();
     let mut slice = step;
     while done < gens {
-        let n = slice.min(gens - done);
+        let mut n = slice.min(gens - done);
+        if let Some((stride, _)) = &every {
+            n = n.min(stride - done % stride);
+        }
         let slice_start = Instant::now();
         simulator.advance(n)?;
         done += n;
-        let took = slice_start.elapsed().as_secs_f64();
-        if took < 0.05 {
-            slice *= 2;
+        let took = slice_start.elapsed();
+        simulating += took;
+        if let Some((stride, call)) = &mut every
+            && done % *stride == 0
+        {
+            call(simulator)?;
+        }
+        let took = took.as_secs_f64();
+        // Only a slice that was not cut short by `every` or the end says the slice is too short;
+        // a slice capped by `every` left alone would double past u64 and wrap to 0.
+        if took < 0.05 && n == slice {
+            slice = slice.saturating_mul(2);
         } else if took > 0.2 && slice > step {
             slice = (slice / 2).max(step);
         }
@@ -327,9 +394,8 @@ fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Dur
         }
         bar.set_position(done);
     }
-    let elapsed = start.elapsed();
     bar.finish_and_clear();
-    Ok(elapsed)
+    Ok(simulating)
 }
 
 #[cfg(test)]
