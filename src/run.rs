@@ -10,23 +10,24 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
-use lifegen_runtime::memory;
 use lifegen_runtime::rle;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
+use lifegen_runtime::{animation, macrocell, memory};
 
 use crate::output::{self, Pending};
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
     /// The rule: B3/S23, b3s23, 23/3, R5,C0,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
-    /// torus size. Default: the RLE file's rule, else B3/S23.
+    /// torus size. Default: the input file's rule, else B3/S23.
     #[arg(long)]
     rule: Option<String>,
-    /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0).
-    #[arg(long, value_name = "FILE.rle")]
+    /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0), or in Golly's
+    /// macrocell format when the name ends in .mc.
+    #[arg(long, value_name = "FILE.rle|FILE.mc")]
     input: Option<PathBuf>,
     /// The torus size, WxH (or one number for a square). Default: the rule's :T size, else the
-    /// pattern's x by y, else 4096x4096.
+    /// pattern's size (RLE: its x by y; macrocell: its live cells' bounding box), else 4096x4096.
     #[arg(long, value_name = "WxH")]
     size: Option<String>,
     /// Fraction of live cells in a random soup (when no --input is given).
@@ -45,12 +46,22 @@ pub struct RunArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Write the final universe as RLE.
-    #[arg(long, value_name = "FILE.rle")]
+    /// Write the final universe as RLE, or as macrocell when the name ends in .mc.
+    #[arg(long, value_name = "FILE.rle|FILE.mc")]
     output: Option<PathBuf>,
     /// Write the final universe as a 1-bit PNG (live cells white).
     #[arg(long, value_name = "FILE.png")]
     png: Option<PathBuf>,
+    /// Write an animated GIF of the run: generation 0, then a frame every --every generations.
+    /// For small universes: at most 4096 pixels a side and 10000 frames.
+    #[arg(long, value_name = "FILE.gif")]
+    gif: Option<PathBuf>,
+    /// Generations between the frames of --gif.
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "gif")]
+    every: u64,
+    /// Pixels per cell on a side in --gif.
+    #[arg(long, value_name = "S", default_value_t = 1, requires = "gif")]
+    scale: u64,
 }
 
 const DEFAULT_SIDE: u64 = 4096;
@@ -102,12 +113,62 @@ pub fn parse_size(text: &str) -> Result<(u64, u64)> {
     }
 }
 
-/// An RLE file opened and read up to its header line; the cells are read later, straight into
-/// the universe (see [`rle::Reader`]).
-fn open_pattern(path: &PathBuf) -> Result<rle::Reader<BufReader<File>>> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    rle::Reader::new(BufReader::new(file))
-        .with_context(|| format!("cannot read {}", path.display()))
+/// Whether `path` names a macrocell file: its extension is `mc`, in any case.
+pub fn is_macrocell(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mc"))
+}
+
+/// An input pattern before its cells are placed.
+enum Pattern {
+    /// An RLE file read up to its header line; the cells are read later, straight into the
+    /// universe (see [`rle::Reader`]).
+    Rle(rle::Reader<BufReader<File>>),
+    /// A macrocell file's node table (see [`macrocell::Tree`]).
+    Macrocell(macrocell::Tree),
+}
+
+impl Pattern {
+    fn rule(&self) -> Option<RuleSpec> {
+        match self {
+            Pattern::Rle(reader) => reader.header().rule,
+            Pattern::Macrocell(tree) => tree.rule(),
+        }
+    }
+
+    /// The universe size the file asks for.
+    fn size(&self) -> (u64, u64) {
+        match self {
+            Pattern::Rle(reader) => (reader.header().width, reader.header().height),
+            Pattern::Macrocell(tree) => tree.size(),
+        }
+    }
+
+    /// Places the cells; refuses a pattern that does not fit `universe`.
+    fn read_into(self, universe: &mut Universe, path: &Path) -> Result<()> {
+        let cannot = || format!("cannot read {}", path.display());
+        match self {
+            Pattern::Rle(reader) => {
+                let header = reader.header();
+                universe.check_fits(header.width, header.height)?;
+                reader.read_into(universe).with_context(cannot)
+            }
+            Pattern::Macrocell(tree) => tree.read_into(universe).with_context(cannot),
+        }
+    }
+}
+
+/// The pattern file at `path`, RLE or macrocell by its extension.
+fn open_pattern(path: &PathBuf) -> Result<Pattern> {
+    let cannot = || format!("cannot read {}", path.display());
+    let file = File::open(path).with_context(cannot)?;
+    if is_macrocell(path) {
+        let tree = macrocell::read(BufReader::new(file)).with_context(cannot)?;
+        return Ok(Pattern::Macrocell(tree));
+    }
+    Ok(Pattern::Rle(
+        rle::Reader::new(BufReader::new(file)).with_context(cannot)?,
+    ))
 }
 
 /// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`. A `--size`
@@ -154,7 +215,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         bail!("--density {} is outside 0..1", args.density);
     }
     let pattern = args.input.as_ref().map(open_pattern).transpose()?;
-    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(|p| p.header().rule)) {
+    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(Pattern::rule)) {
         (Some(text), _) => rule::parse(text)?,
         (None, Some(from_file)) => from_file,
         (None, None) => RuleSpec {
@@ -162,37 +223,58 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             torus: None,
         },
     };
-    let fallback = pattern.as_ref().map_or((DEFAULT_SIDE, DEFAULT_SIDE), |p| {
-        (p.header().width, p.header().height)
-    });
+    let fallback = pattern
+        .as_ref()
+        .map_or((DEFAULT_SIDE, DEFAULT_SIDE), Pattern::size);
     let (width, height) = universe_size(
         args.size.as_deref(),
         &rule_spec,
         args.rule.is_some(),
         fallback,
     )?;
+    if let (Some(Pattern::Macrocell(_)), Some(path)) = (&pattern, &args.input)
+        && (width, height) == fallback
+        && fallback == (0, 0)
+    {
+        bail!(
+            "{} has no live cells and no :T torus in its #R rule to size the universe by (is it \
+             truncated?); give --size",
+            path.display()
+        );
+    }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;
     // Every output limit is checked, and every output opened, before the run.
-    let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
-        .into_iter()
-        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
-        .collect();
+    let outputs: Vec<(&str, &Path)> = [
+        ("--output", &args.output),
+        ("--png", &args.png),
+        ("--gif", &args.gif),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect();
     output::check_distinct(&outputs)?;
     if let Some(path) = &args.png {
         lifegen_runtime::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
+    if let Some(path) = &args.gif {
+        if args.every == 0 {
+            bail!("--every must be at least 1");
+        }
+        let frames = animation::frame_count(args.gens, args.every);
+        animation::check(width, height, args.scale, frames)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+    }
     let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
+    let mut gif_out = args.gif.as_deref().map(Pending::create).transpose()?;
 
     let (universe, origin) = match pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?;
-            u.check_fits(p.header().width, p.header().height)?;
             let name = args.input.as_ref().expect("pattern came from --input");
-            p.read_into(&mut u)
-                .with_context(|| format!("cannot read {}", name.display()))?;
+            p.read_into(&mut u, name)?;
             (u, format!("pattern {}", name.display()))
         }
         None => (
@@ -205,7 +287,27 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("universe: {width}x{height} torus, {origin}");
     println!("backend: {}", simulator.describe());
 
-    let elapsed = advance_with_progress(simulator.as_mut(), args.gens)?;
+    let elapsed = match &mut gif_out {
+        None => advance_with_progress(simulator.as_mut(), args.gens, None)?,
+        Some(out) => {
+            let cannot = |path: &Path| format!("cannot write {}", path.display());
+            let path = out.path().to_path_buf();
+            let mut gif = animation::GifWriter::new(out.sink(), width, height, args.scale)
+                .with_context(|| cannot(&path))?;
+            let mut frame = |simulator: &mut dyn Simulator| -> Result<()> {
+                gif.frame(simulator.universe()?)
+                    .with_context(|| cannot(&path))
+            };
+            frame(simulator.as_mut())?;
+            let elapsed = advance_with_progress(
+                simulator.as_mut(),
+                args.gens,
+                Some((args.every, &mut frame)),
+            )?;
+            gif.finish().with_context(|| cannot(&path))?;
+            elapsed
+        }
+    };
     let universe = simulator.universe()?;
     let seconds = elapsed.as_secs_f64();
     println!("generations: {} in {seconds:.3} s", args.gens);
@@ -219,8 +321,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("cell updates/s: {rate:.3e}");
 
     if let Some(out) = &mut rle_out {
-        rle::write_to(universe, &rule, out.sink())
-            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        let written = if is_macrocell(out.path()) {
+            macrocell::write_to(universe, &rule, out.sink())
+        } else {
+            rle::write_to(universe, &rule, out.sink())
+        };
+        written.with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
     if let Some(out) = &mut png_out {
@@ -228,16 +334,27 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
-    // Both written: only now do they replace what was there.
-    for out in [rle_out, png_out].into_iter().flatten() {
+    // All written: only now do they replace what was there.
+    if let Some(out) = &mut gif_out {
+        out.finish()?;
+    }
+    for out in [rle_out, png_out, gif_out].into_iter().flatten() {
         out.commit()?;
     }
     Ok(())
 }
 
+/// What runs after every `N`th generation: `(N, what)`.
+type EveryN<'a> = Option<(u64, &'a mut dyn FnMut(&mut dyn Simulator) -> Result<()>)>;
+
 /// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
-/// once the run has taken a second. Returns the time spent simulating.
-fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Duration> {
+/// once the run has taken a second. With `every`, no slice passes a multiple of its `N`, and its
+/// function is called at each one. Returns the time spent simulating, without those calls.
+fn advance_with_progress(
+    simulator: &mut dyn Simulator,
+    gens: u64,
+    mut every: EveryN<'_>,
+) -> Result<Duration> {
     let show_progress = std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
     bar.set_style(
@@ -245,17 +362,30 @@ fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Dur
             .expect("the template is valid"),
     );
     let start = Instant::now();
+    let mut simulating = Duration::ZERO;
     let mut done = 0;
     let step = simulator.preferred_step();
     let mut slice = step;
     while done < gens {
-        let n = slice.min(gens - done);
+        let mut n = slice.min(gens - done);
+        if let Some((stride, _)) = &every {
+            n = n.min(stride - done % stride);
+        }
         let slice_start = Instant::now();
         simulator.advance(n)?;
         done += n;
-        let took = slice_start.elapsed().as_secs_f64();
-        if took < 0.05 {
-            slice *= 2;
+        let took = slice_start.elapsed();
+        simulating += took;
+        if let Some((stride, call)) = &mut every
+            && done % *stride == 0
+        {
+            call(simulator)?;
+        }
+        let took = took.as_secs_f64();
+        // Only a slice that was not cut short by `every` or the end says the slice is too short;
+        // a slice capped by `every` left alone would double past u64 and wrap to 0.
+        if took < 0.05 && n == slice {
+            slice = slice.saturating_mul(2);
         } else if took > 0.2 && slice > step {
             slice = (slice / 2).max(step);
         }
@@ -264,9 +394,8 @@ fn advance_with_progress(simulator: &mut dyn Simulator, gens: u64) -> Result<Dur
         }
         bar.set_position(done);
     }
-    let elapsed = start.elapsed();
     bar.finish_and_clear();
-    Ok(elapsed)
+    Ok(simulating)
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
-//! lifegen-runtime: the executor. Universes, RLE and PNG, the reference simulator, the backends.
+//! lifegen-runtime: the executor. Universes, RLE, macrocell and PNG, the reference simulator,
+//! the backends.
 
+pub mod animation;
 pub mod backend;
 pub mod cpu;
 pub mod gpu;
 pub mod gpu_stream;
 mod gpu_universe;
+pub mod macrocell;
 pub mod memory;
 pub mod png;
 pub mod reference;

@@ -1,0 +1,209 @@
+//! An animated GIF of a run: one frame per snapshot of the universe, live cells white, dead cells
+//! black, each cell a square of `scale` x `scale` pixels. For small universes only: every frame
+//! is a full image, so the limits below keep a file (and the time to encode it) sensible.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use crate::universe::Universe;
+
+/// The largest side of a frame, in pixels.
+pub const MAX_PIXELS_ON_A_SIDE: u64 = 4096;
+
+/// The most frames an animation holds.
+pub const MAX_FRAMES: u64 = 10_000;
+
+/// The time each frame is shown, in hundredths of a second.
+pub const FRAME_DELAY: u16 = 5;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GifError {
+    #[error("--scale must be at least 1")]
+    ZeroScale,
+    #[error(
+        "a GIF of the {width}x{height} universe at scale {scale} would be {pixels_w}x{pixels_h} \
+         pixels; each side must be at most {MAX_PIXELS_ON_A_SIDE}"
+    )]
+    TooLarge {
+        width: u64,
+        height: u64,
+        scale: u64,
+        pixels_w: u128,
+        pixels_h: u128,
+    },
+    #[error("{0} frames are more than the {MAX_FRAMES} a GIF may hold; raise --every")]
+    TooManyFrames(u128),
+    #[error(transparent)]
+    Encode(#[from] gif::EncodingError),
+}
+
+/// The frames of a run of `gens` generations with one every `every`: generation 0, then every
+/// `every`-th up to `gens`. `every` must be at least 1.
+pub fn frame_count(gens: u64, every: u64) -> u128 {
+    u128::from(gens / every) + 1
+}
+
+/// The frame's pixel size for a `width` x `height` universe at `scale`, checked against the
+/// limits together with the number of frames: check this before a run whose GIF must be written.
+pub fn check(width: u64, height: u64, scale: u64, frames: u128) -> Result<(u16, u16), GifError> {
+    if scale == 0 {
+        return Err(GifError::ZeroScale);
+    }
+    let (pixels_w, pixels_h) = (
+        u128::from(width) * u128::from(scale),
+        u128::from(height) * u128::from(scale),
+    );
+    let limit = u128::from(MAX_PIXELS_ON_A_SIDE);
+    if pixels_w > limit || pixels_h > limit {
+        return Err(GifError::TooLarge {
+            width,
+            height,
+            scale,
+            pixels_w,
+            pixels_h,
+        });
+    }
+    if frames > u128::from(MAX_FRAMES) {
+        return Err(GifError::TooManyFrames(frames));
+    }
+    Ok((pixels_w as u16, pixels_h as u16))
+}
+
+/// An animated GIF being written, a frame at a time.
+pub struct GifWriter<W: Write> {
+    encoder: gif::Encoder<W>,
+    size: (u16, u16),
+    scale: usize,
+    pixels: Vec<u8>,
+}
+
+impl<W: Write> GifWriter<W> {
+    /// Writes the header for frames of a `width` x `height` universe at `scale`, looping forever.
+    pub fn new(sink: W, width: u64, height: u64, scale: u64) -> Result<Self, GifError> {
+        let size = check(width, height, scale, 1)?;
+        // Index 0 black (dead), 1 white (alive).
+        let mut encoder = gif::Encoder::new(sink, size.0, size.1, &[0, 0, 0, 255, 255, 255])?;
+        encoder.set_repeat(gif::Repeat::Infinite)?;
+        Ok(GifWriter {
+            encoder,
+            size,
+            scale: scale as usize,
+            pixels: vec![0; usize::from(size.0) * usize::from(size.1)],
+        })
+    }
+
+    /// Adds `universe` as the next frame; it must be the size given to [`GifWriter::new`].
+    pub fn frame(&mut self, universe: &Universe) -> Result<(), GifError> {
+        let (w, h) = (usize::from(self.size.0), usize::from(self.size.1));
+        assert_eq!(
+            (
+                universe.width() * self.scale,
+                universe.height() * self.scale
+            ),
+            (w, h),
+            "a frame of another size"
+        );
+        for y in 0..universe.height() {
+            let line = &mut self.pixels[y * self.scale * w..(y * self.scale + 1) * w];
+            for x in 0..universe.width() {
+                let cell = u8::from(universe.get(x, y));
+                line[x * self.scale..(x + 1) * self.scale].fill(cell);
+            }
+            for copy in 1..self.scale {
+                self.pixels.copy_within(
+                    y * self.scale * w..(y * self.scale + 1) * w,
+                    (y * self.scale + copy) * w,
+                );
+            }
+        }
+        let frame = gif::Frame {
+            width: self.size.0,
+            height: self.size.1,
+            delay: FRAME_DELAY,
+            buffer: Cow::Borrowed(&self.pixels),
+            ..gif::Frame::default()
+        };
+        self.encoder.write_frame(&frame)?;
+        Ok(())
+    }
+
+    /// Writes the trailer and hands back the sink (not flushed: the caller flushes it).
+    pub fn finish(self) -> Result<W, GifError> {
+        Ok(self
+            .encoder
+            .into_inner()
+            .map_err(gif::EncodingError::from)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frames of `bytes`, as palette indices, with their sizes.
+    fn decode(bytes: &[u8]) -> Vec<(u16, u16, Vec<u8>)> {
+        let mut options = gif::DecodeOptions::new();
+        options.set_color_output(gif::ColorOutput::Indexed);
+        let mut decoder = options.read_info(bytes).unwrap();
+        let mut frames = Vec::new();
+        while let Some(frame) = decoder.read_next_frame().unwrap() {
+            frames.push((frame.width, frame.height, frame.buffer.to_vec()));
+        }
+        frames
+    }
+
+    #[test]
+    fn frames_decode_to_the_cells_scaled() {
+        let universes: Vec<Universe> = (0..3)
+            .map(|seed| Universe::random(13, 7, 0.4, seed).unwrap())
+            .collect();
+        for scale in [1u64, 3] {
+            let mut writer = GifWriter::new(Vec::new(), 13, 7, scale).unwrap();
+            for u in &universes {
+                writer.frame(u).unwrap();
+            }
+            let frames = decode(&writer.finish().unwrap());
+            assert_eq!(frames.len(), 3);
+            let s = scale as usize;
+            for (u, (w, h, pixels)) in universes.iter().zip(frames) {
+                assert_eq!((w, h), (13 * scale as u16, 7 * scale as u16));
+                for py in 0..7 * s {
+                    for px in 0..13 * s {
+                        assert_eq!(
+                            pixels[py * 13 * s + px] == 1,
+                            u.get(px / s, py / s),
+                            "scale {scale}, pixel ({px},{py})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn limits() {
+        assert_eq!(check(4096, 1, 1, 1).unwrap(), (4096, 1));
+        assert_eq!(check(1024, 512, 4, 10_000).unwrap(), (4096, 2048));
+        assert!(matches!(
+            check(4097, 1, 1, 1),
+            Err(GifError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            check(2049, 8, 2, 1),
+            Err(GifError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            check(u64::MAX, 8, u64::MAX, 1),
+            Err(GifError::TooLarge { .. })
+        ));
+        assert!(matches!(check(8, 8, 0, 1), Err(GifError::ZeroScale)));
+        assert!(matches!(
+            check(8, 8, 1, 10_001),
+            Err(GifError::TooManyFrames(10_001))
+        ));
+        assert_eq!(frame_count(12, 4), 4);
+        assert_eq!(frame_count(13, 4), 4);
+        assert_eq!(frame_count(0, 4), 1);
+        assert_eq!(frame_count(u64::MAX, 1), 1 << 64);
+    }
+}

@@ -1,0 +1,895 @@
+//! Golly's macrocell format (`.mc`) for two-state rules: reading and writing.
+//!
+//! A macrocell file is a hash-consed quadtree, one node a line after a `[M2] (...)` first line
+//! and optional `#` lines (`#R <rule>`, `#G <generation>`, comments). Nodes are numbered from 1
+//! in the order they appear; number 0 is the empty node of any level. A leaf is 8x8 cells (level
+//! 3), written as rows top to bottom, `.` dead and `*` alive, each row ended by `$`; trailing
+//! dead cells and trailing empty rows are left out. Any other node is `<level> <nw> <ne> <sw>
+//! <se>`, its four quadrants, each one level down; a node of level k covers 2^k x 2^k cells. The
+//! last node is the root.
+//!
+//! Golly keeps the root centred on its origin and a bounded grid `:T<w>,<h>` at
+//! (-(w/2), -(h/2)) from there. So a file whose `#R` rule has a torus is read as that torus:
+//! the grid's top-left corner lands at (0, 0) of the universe, and the universe defaults to the
+//! grid's size (this is what [`write`] writes, so a written universe reads back as itself).
+//! Without a torus the live cells' bounding box goes to (0, 0) and is the default size, as for
+//! an RLE file, whose `#CXRLE Pos=` offset lifegen does not use either.
+//!
+//! Reading builds the node table (a few words per line of the file), never the cells of the
+//! tree: [`Tree::read_into`] first checks that every live cell lands inside the universe, then
+//! visits only the populated leaves, so a level-60 tree holding a glider costs what the glider
+//! costs.
+
+use std::collections::HashMap;
+use std::io::{BufRead, ErrorKind, Write};
+
+use lifegen_gen::echo::quote;
+use lifegen_gen::rule::{self, RuleSpec};
+
+use crate::universe::{Universe, UniverseError};
+
+/// The longest line read, in bytes. A node line is at most a few dozen bytes; `#` lines may be
+/// long comments.
+pub const MAX_LINE: usize = 64 * 1024;
+
+/// The deepest level read: 2^63 cells on a side, so every coordinate fits in 64 bits. Golly
+/// refuses deeper trees too.
+pub const MAX_LEVEL: u32 = 63;
+
+/// The level of a leaf: 8x8 cells.
+const LEAF_LEVEL: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum McError {
+    /// The text is malformed.
+    #[error("macrocell line {line}: {message}")]
+    Line { line: usize, message: String },
+    /// The live cells do not fit the universe they are read into.
+    #[error(transparent)]
+    Universe(#[from] UniverseError),
+    #[error("the pattern has live cells left of or above its torus :T{0},{1} (the file's #R rule)")]
+    OutsideTorus(u64, u64),
+}
+
+/// One node of the file.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    level: u8,
+    /// A leaf's cells: row r in byte r, column c in bit c of it (0 for other nodes).
+    cells: u64,
+    /// The quadrants nw, ne, sw, se (0 = empty); all 0 for a leaf.
+    children: [u32; 4],
+    /// The live cells' bounding box from the node's top-left corner, `[x0, y0, x1, y1]`
+    /// inclusive; `None` when no cell is alive.
+    bbox: Option<[u64; 4]>,
+}
+
+/// A macrocell file read into memory: its nodes and its rule.
+#[derive(Clone, Debug)]
+pub struct Tree {
+    /// `nodes[i - 1]` is node number `i`.
+    nodes: Vec<Node>,
+    rule: Option<RuleSpec>,
+}
+
+impl Tree {
+    /// The rule of the `#R` line, if any.
+    pub fn rule(&self) -> Option<RuleSpec> {
+        self.rule
+    }
+
+    /// The root's level, or `None` for a file without nodes.
+    pub fn level(&self) -> Option<u32> {
+        self.nodes.last().map(|n| u32::from(n.level))
+    }
+
+    /// The bounding box of the live cells in the root's coordinates, `[x0, y0, x1, y1]`.
+    fn bbox(&self) -> Option<[u64; 4]> {
+        self.nodes.last()?.bbox
+    }
+
+    /// The width and height of the live cells' bounding box; (0, 0) when none is alive.
+    pub fn populated_size(&self) -> (u64, u64) {
+        self.bbox()
+            .map_or((0, 0), |[x0, y0, x1, y1]| (x1 - x0 + 1, y1 - y0 + 1))
+    }
+
+    /// The universe size the file asks for: the `#R` rule's torus, else the bounding box.
+    pub fn size(&self) -> (u64, u64) {
+        self.torus().unwrap_or_else(|| self.populated_size())
+    }
+
+    fn torus(&self) -> Option<(u64, u64)> {
+        self.rule.and_then(|r| r.torus)
+    }
+
+    /// Where the universe's (0, 0) lies in the root's coordinates: the grid's top-left corner
+    /// for a torus, else the bounding box's.
+    fn origin(&self) -> (i128, i128) {
+        match (self.torus(), self.level(), self.bbox()) {
+            (Some((w, h)), Some(level), _) => {
+                let centre = 1i128 << (level - 1);
+                (centre - i128::from(w / 2), centre - i128::from(h / 2))
+            }
+            (None, _, Some([x0, y0, ..])) => (i128::from(x0), i128::from(y0)),
+            _ => (0, 0),
+        }
+    }
+
+    /// The number of live cells, at most `u128::MAX` (a hash-consed tree can hold more cells
+    /// than fit in 64 bits).
+    pub fn population(&self) -> u128 {
+        let mut counts: Vec<u128> = Vec::with_capacity(self.nodes.len());
+        for node in &self.nodes {
+            let count = if u32::from(node.level) == LEAF_LEVEL {
+                u128::from(node.cells.count_ones())
+            } else {
+                node.children
+                    .iter()
+                    .filter(|&&c| c != 0)
+                    .map(|&c| counts[c as usize - 1])
+                    .fold(0u128, u128::saturating_add)
+            };
+            counts.push(count);
+        }
+        counts.last().copied().unwrap_or(0)
+    }
+
+    /// Sets the live cells in `universe` (see the module's notes for where they go). Refuses,
+    /// before touching a cell, a pattern whose live cells do not all land inside it.
+    pub fn read_into(&self, universe: &mut Universe) -> Result<(), McError> {
+        let Some([x0, y0, x1, y1]) = self.bbox() else {
+            return Ok(());
+        };
+        let (ox, oy) = self.origin();
+        let (x0, y0) = (i128::from(x0) - ox, i128::from(y0) - oy);
+        let (x1, y1) = (i128::from(x1) - ox, i128::from(y1) - oy);
+        if x0 < 0 || y0 < 0 {
+            let (w, h) = self
+                .torus()
+                .expect("without a torus the box starts at (0, 0)");
+            return Err(McError::OutsideTorus(w, h));
+        }
+        let (width, height) = (universe.width() as i128, universe.height() as i128);
+        if x1 >= width || y1 >= height {
+            return Err(UniverseError::PatternTooLarge {
+                pattern_width: u64::try_from(x1 + 1).unwrap_or(u64::MAX),
+                pattern_height: u64::try_from(y1 + 1).unwrap_or(u64::MAX),
+                width: width as u64,
+                height: height as u64,
+            }
+            .into());
+        }
+        let root = self.nodes.len() as u32;
+        self.place(root, -ox, -oy, universe);
+        Ok(())
+    }
+
+    /// Sets the live cells of node `number`, its top-left corner at (`x`, `y`) of the universe.
+    /// Every live cell is inside the universe (checked by the caller); the corner may not be.
+    fn place(&self, number: u32, x: i128, y: i128, universe: &mut Universe) {
+        if number == 0 {
+            return;
+        }
+        let node = &self.nodes[number as usize - 1];
+        if node.bbox.is_none() {
+            return;
+        }
+        let level = u32::from(node.level);
+        if level == LEAF_LEVEL {
+            let words_per_row = universe.words_per_row();
+            let words = universe.words_mut();
+            for r in 0..8 {
+                let mut byte = (node.cells >> (8 * r)) as u8;
+                if byte == 0 {
+                    continue;
+                }
+                let row = (y + r as i128) as usize * words_per_row;
+                // The cells left of the universe are dead; drop them.
+                let column = if x < 0 {
+                    byte >>= (-x) as u32;
+                    0
+                } else {
+                    x as usize
+                };
+                let (i, bit) = (column / 64, column % 64);
+                let bits = u64::from(byte);
+                words[row + i] |= bits << bit;
+                if bit > 56 && bits >> (64 - bit) != 0 {
+                    words[row + i + 1] |= bits >> (64 - bit);
+                }
+            }
+            return;
+        }
+        let half = 1i128 << (level - 1);
+        let [nw, ne, sw, se] = node.children;
+        self.place(nw, x, y, universe);
+        self.place(ne, x + half, y, universe);
+        self.place(sw, x, y + half, universe);
+        self.place(se, x + half, y + half, universe);
+    }
+
+    /// The universe the file describes, of its own size (see [`Tree::size`]).
+    pub fn to_universe(&self) -> Result<Universe, McError> {
+        let (width, height) = self.size();
+        let mut universe = Universe::new(width, height)?;
+        self.read_into(&mut universe)?;
+        Ok(universe)
+    }
+}
+
+/// Lines of a stream, counted, each bounded by [`MAX_LINE`]; LF, CR LF and a lone CR end one.
+struct Lines<R> {
+    inner: R,
+    lines: usize,
+    after_cr: bool,
+}
+
+impl<R: BufRead> Lines<R> {
+    /// The next line into `buf` without its end, with its number; `None` at the end.
+    fn line(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>, McError> {
+        buf.clear();
+        let number = self.lines + 1;
+        let fail = |message: String| McError::Line {
+            line: number,
+            message,
+        };
+        loop {
+            let chunk = match self.inner.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(fail(format!("cannot read: {e}"))),
+            };
+            if chunk.is_empty() {
+                return Ok((!buf.is_empty()).then_some(number));
+            }
+            if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
+                self.inner.consume(1);
+                continue;
+            }
+            let end = chunk.iter().position(|&b| b == b'\n' || b == b'\r');
+            let room = MAX_LINE + 1 - buf.len();
+            let part = &chunk[..end.unwrap_or(chunk.len()).min(room)];
+            let nul = part.contains(&0);
+            buf.extend_from_slice(part);
+            let ending = end.filter(|&i| i == part.len()).map(|i| chunk[i]);
+            let used = part.len() + usize::from(ending.is_some());
+            self.inner.consume(used);
+            if nul {
+                return Err(fail(format!(
+                    "not text (a NUL byte), so not a macrocell file: the line starts {}",
+                    echo(buf)
+                )));
+            }
+            if buf.len() > MAX_LINE {
+                return Err(fail(format!(
+                    "no line end in the first {} KiB, so not a macrocell file; the line starts {}",
+                    MAX_LINE / 1024,
+                    echo(buf)
+                )));
+            }
+            if let Some(ending) = ending {
+                self.lines += 1;
+                self.after_cr = ending == b'\r';
+                return Ok(Some(number));
+            }
+        }
+    }
+}
+
+/// The start of a line, quoted for a message.
+fn echo(bytes: &[u8]) -> String {
+    quote(&String::from_utf8_lossy(&bytes[..bytes.len().min(256)]))
+}
+
+/// Reads a macrocell file held in memory.
+pub fn parse(text: &str) -> Result<Tree, McError> {
+    read(text.as_bytes())
+}
+
+/// Reads a macrocell file: every malformed input gives an error naming its line, never a panic.
+pub fn read(input: impl BufRead) -> Result<Tree, McError> {
+    let mut lines = Lines {
+        inner: input,
+        lines: 0,
+        after_cr: false,
+    };
+    let mut buf = Vec::new();
+    let first = lines.line(&mut buf)?;
+    let head = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf);
+    if first.is_none() || !head.starts_with(b"[M2]") {
+        return Err(McError::Line {
+            line: 1,
+            message: format!(
+                "not a macrocell file: the first line must start with [M2], found {}",
+                echo(head)
+            ),
+        });
+    }
+    let mut tree = Tree {
+        nodes: Vec::new(),
+        rule: None,
+    };
+    while let Some(number) = lines.line(&mut buf)? {
+        let fail = |message: String| McError::Line {
+            line: number,
+            message,
+        };
+        let text = std::str::from_utf8(&buf)
+            .map_err(|_| fail(format!("not text: the line starts {}", echo(&buf))))?
+            .trim();
+        if text.is_empty() {
+            continue;
+        }
+        if let Some(comment) = text.strip_prefix('#') {
+            if let Some(rule) = comment.strip_prefix('R') {
+                tree.rule = Some(rule::parse(rule).map_err(|e| fail(e.to_string()))?);
+            }
+            continue;
+        }
+        if tree.nodes.len() >= u32::MAX as usize {
+            return Err(fail("more than 2^32 - 1 nodes".into()));
+        }
+        let node = if text.starts_with(['.', '*', '$']) {
+            leaf(text).map_err(fail)?
+        } else {
+            inner(text, &tree.nodes).map_err(fail)?
+        };
+        tree.nodes.push(node);
+    }
+    Ok(tree)
+}
+
+/// A leaf line: `.` and `*` cells, `$` ending a row.
+fn leaf(text: &str) -> Result<Node, String> {
+    let (mut x, mut y, mut cells) = (0u32, 0u32, 0u64);
+    for c in text.chars() {
+        match c {
+            '.' => x += 1,
+            '*' => {
+                if x > 7 || y > 7 {
+                    return Err(format!(
+                        "a live cell at column {} of row {} of a leaf, which is 8x8",
+                        x + 1,
+                        y + 1
+                    ));
+                }
+                cells |= 1 << (8 * y + x);
+                x += 1;
+            }
+            '$' => {
+                x = 0;
+                y += 1;
+            }
+            other => {
+                return Err(format!(
+                    "unexpected character {} in a leaf (only '.', '*' and '$')",
+                    quote(&other.to_string())
+                ));
+            }
+        }
+    }
+    Ok(Node {
+        level: LEAF_LEVEL as u8,
+        cells,
+        children: [0; 4],
+        bbox: leaf_bbox(cells),
+    })
+}
+
+fn leaf_bbox(cells: u64) -> Option<[u64; 4]> {
+    if cells == 0 {
+        return None;
+    }
+    let rows: Vec<u8> = (0..8).map(|r| (cells >> (8 * r)) as u8).collect();
+    let columns = rows.iter().fold(0u8, |acc, &r| acc | r);
+    let y0 = rows.iter().position(|&r| r != 0).unwrap() as u64;
+    let y1 = rows.iter().rposition(|&r| r != 0).unwrap() as u64;
+    let x0 = u64::from(columns.trailing_zeros());
+    let x1 = 7 - u64::from(columns.leading_zeros());
+    Some([x0, y0, x1, y1])
+}
+
+/// A node line `<level> <nw> <ne> <sw> <se>`, its children among `nodes` (the ones before it).
+fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
+    let fields: Vec<&str> = text.split_ascii_whitespace().collect();
+    let bad = || {
+        format!(
+            "expected a leaf of '.', '*' and '$' or a node '<level> <nw> <ne> <sw> <se>', \
+             found {}",
+            quote(text)
+        )
+    };
+    if fields.len() != 5 {
+        return Err(bad());
+    }
+    let numbers: Vec<u64> = fields
+        .iter()
+        .map(|f| f.parse::<u64>())
+        .collect::<Result<_, _>>()
+        .map_err(|_| bad())?;
+    let level = numbers[0];
+    if level <= u64::from(LEAF_LEVEL) {
+        return Err(format!(
+            "a node of level {level}: levels below 4 are Golly's multi-state macrocell format \
+             (leaves of 2x2 states); lifegen reads two-state files, whose leaves are 8x8 lines \
+             of '.', '*' and '$'"
+        ));
+    }
+    if level > u64::from(MAX_LEVEL) {
+        return Err(format!(
+            "a node of level {level}, deeper than the {MAX_LEVEL} levels lifegen reads"
+        ));
+    }
+    let this = nodes.len() as u64 + 1;
+    let mut children = [0u32; 4];
+    let mut bbox: Option<[u64; 4]> = None;
+    let half = 1u64 << (level - 1);
+    for (k, &child) in numbers[1..].iter().enumerate() {
+        if child == 0 {
+            continue;
+        }
+        if child >= this {
+            return Err(format!(
+                "node {this} refers to node {child}, which is not defined before it"
+            ));
+        }
+        let node = &nodes[child as usize - 1];
+        if u64::from(node.level) != level - 1 {
+            return Err(format!(
+                "node {this} of level {level} has child {child} of level {}; a child is one \
+                 level down",
+                node.level
+            ));
+        }
+        children[k] = child as u32;
+        if let Some([x0, y0, x1, y1]) = node.bbox {
+            let (dx, dy) = (half * (k as u64 % 2), half * (k as u64 / 2));
+            let moved = [x0 + dx, y0 + dy, x1 + dx, y1 + dy];
+            bbox = Some(match bbox {
+                None => moved,
+                Some(b) => [
+                    b[0].min(moved[0]),
+                    b[1].min(moved[1]),
+                    b[2].max(moved[2]),
+                    b[3].max(moved[3]),
+                ],
+            });
+        }
+    }
+    Ok(Node {
+        level: level as u8,
+        cells: 0,
+        children,
+        bbox,
+    })
+}
+
+/// Writes the whole universe as a macrocell file; the `#R` rule carries its torus suffix.
+pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
+    let mut out = Vec::new();
+    write_to(universe, rule, &mut out).expect("writing to memory does not fail");
+    String::from_utf8(out).expect("macrocell is ASCII")
+}
+
+/// The key of a node for hash-consing: a leaf's cells, or an inner node's level and children.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Key {
+    Leaf(u64),
+    Inner(u8, [u64; 4]),
+}
+
+/// The state of [`write_to`]: node numbers by contents, and where the universe sits in the tree.
+struct Writer<'a, W> {
+    universe: &'a Universe,
+    /// The tree coordinates of the universe's (0, 0).
+    origin: (i64, i64),
+    numbers: HashMap<Key, u64>,
+    sink: W,
+    line: Vec<u8>,
+}
+
+impl<W: Write> Writer<'_, W> {
+    /// The number of the node of `level` whose top-left corner is at tree coordinates (`x`,
+    /// `y`), writing it (and its children first) when it is new; 0 when it is empty.
+    fn node(&mut self, level: u32, x: i64, y: i64) -> std::io::Result<u64> {
+        let side = 1i64 << level;
+        let (ux, uy) = (x - self.origin.0, y - self.origin.1);
+        let (width, height) = (self.universe.width() as i64, self.universe.height() as i64);
+        if ux + side <= 0 || uy + side <= 0 || ux >= width || uy >= height {
+            return Ok(0);
+        }
+        let key = if level == LEAF_LEVEL {
+            let mut cells = 0u64;
+            for r in 0..8 {
+                let y = uy + r;
+                if (0..height).contains(&y) {
+                    let byte = row_byte(self.universe.row(y as usize), ux, width);
+                    cells |= u64::from(byte) << (8 * r);
+                }
+            }
+            if cells == 0 {
+                return Ok(0);
+            }
+            Key::Leaf(cells)
+        } else {
+            let half = side / 2;
+            let children = [
+                self.node(level - 1, x, y)?,
+                self.node(level - 1, x + half, y)?,
+                self.node(level - 1, x, y + half)?,
+                self.node(level - 1, x + half, y + half)?,
+            ];
+            if children == [0; 4] {
+                return Ok(0);
+            }
+            Key::Inner(level as u8, children)
+        };
+        if let Some(&number) = self.numbers.get(&key) {
+            return Ok(number);
+        }
+        self.line.clear();
+        match key {
+            Key::Leaf(cells) => {
+                let last_row = 7 - (cells.leading_zeros() / 8);
+                for r in 0..=last_row {
+                    let byte = (cells >> (8 * r)) as u8;
+                    for c in 0..(8 - byte.leading_zeros()) {
+                        self.line.push(if byte >> c & 1 == 1 { b'*' } else { b'.' });
+                    }
+                    self.line.push(b'$');
+                }
+                self.line.push(b'\n');
+            }
+            Key::Inner(level, [nw, ne, sw, se]) => {
+                writeln!(self.line, "{level} {nw} {ne} {sw} {se}")?;
+            }
+        }
+        self.sink.write_all(&self.line)?;
+        let number = self.numbers.len() as u64 + 1;
+        self.numbers.insert(key, number);
+        Ok(number)
+    }
+}
+
+/// The 8 cells of `row` from column `x` (which may lie outside the row): bit c = cell x + c.
+fn row_byte(row: &[u64], x: i64, width: i64) -> u8 {
+    if x >= width || x + 8 <= 0 {
+        return 0;
+    }
+    let (start, drop) = if x < 0 {
+        (0, (-x) as u32)
+    } else {
+        (x as usize, 0)
+    };
+    let (i, bit) = (start / 64, start % 64);
+    let mut bits = row[i] >> bit;
+    if bit > 56 && i + 1 < row.len() {
+        bits |= row[i + 1] << (64 - bit);
+    }
+    // Bits past the width are zero in a universe, so nothing else needs masking.
+    ((bits << drop) & 0xFF) as u8
+}
+
+/// As [`write`], streamed into `sink` a node at a time; the distinct nodes are held in a hash
+/// map (a soup has about one per 64 cells, a sparse or regular pattern far fewer). Golly's
+/// layout: the root is centred on the origin and the universe, as the torus of the `#R` rule,
+/// sits at (-(w/2), -(h/2)) from it. Every error of `sink` is returned; the caller flushes it.
+pub fn write_to(
+    universe: &Universe,
+    rule: &lifegen_gen::Rule,
+    mut sink: impl Write,
+) -> std::io::Result<()> {
+    let (w, h) = (universe.width() as u64, universe.height() as u64);
+    writeln!(sink, "[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))?;
+    writeln!(sink, "#R {rule}:T{w},{h}")?;
+    // The smallest root, no leaf, whose half side holds the larger half of each side.
+    let mut level = LEAF_LEVEL + 1;
+    while (1u64 << (level - 1)) < w.max(h).div_ceil(2) {
+        level += 1;
+    }
+    let centre = 1i64 << (level - 1);
+    let mut writer = Writer {
+        universe,
+        origin: (centre - (w / 2) as i64, centre - (h / 2) as i64),
+        numbers: HashMap::new(),
+        sink,
+        line: Vec::new(),
+    };
+    writer.node(level, 0, 0)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::universe::SplitMix64;
+
+    fn round_trip(universe: &Universe) -> Universe {
+        let text = write(universe, &lifegen_gen::Rule::CONWAY);
+        let tree = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(
+            tree.size(),
+            (universe.width() as u64, universe.height() as u64)
+        );
+        tree.to_universe().unwrap()
+    }
+
+    #[test]
+    fn random_universes_read_back_as_themselves() {
+        let sizes = [
+            (1, 1),
+            (7, 9),
+            (8, 8),
+            (9, 8),
+            (64, 64),
+            (65, 63),
+            (100, 37),
+            (129, 5),
+            (300, 300),
+        ];
+        for (i, &(w, h)) in sizes.iter().enumerate() {
+            for density in [0.0, 0.05, 0.5, 1.0] {
+                let u = Universe::random(w, h, density, i as u64 + 1).unwrap();
+                assert_eq!(round_trip(&u), u, "{w}x{h} at {density}");
+            }
+        }
+    }
+
+    #[test]
+    fn single_cells_everywhere_read_back() {
+        // Every cell of an odd-sized universe in turn: the edges of leaves and of the grid.
+        let (w, h) = (21, 11);
+        for y in 0..h {
+            for x in 0..w {
+                let mut u = Universe::new(w as u64, h as u64).unwrap();
+                u.set(x, y, true);
+                assert_eq!(round_trip(&u), u, "({x},{y})");
+            }
+        }
+    }
+
+    #[test]
+    fn identical_nodes_are_written_once() {
+        // A 256x256 grid of blocks, one every 8 cells: one leaf, one node per level.
+        let mut u = Universe::new(256, 256).unwrap();
+        for y in (0..256).step_by(8) {
+            for x in (0..256).step_by(8) {
+                for (dx, dy) in [(1, 1), (2, 1), (1, 2), (2, 2)] {
+                    u.set(x + dx, y + dy, true);
+                }
+            }
+        }
+        let text = write(&u, &lifegen_gen::Rule::CONWAY);
+        let nodes: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(
+            nodes,
+            [
+                "$.**$.**$",
+                "4 1 1 1 1",
+                "5 2 2 2 2",
+                "6 3 3 3 3",
+                "7 4 4 4 4",
+                "8 5 5 5 5"
+            ]
+        );
+        assert_eq!(round_trip(&u), u);
+    }
+
+    #[test]
+    fn a_glider_is_written_where_golly_puts_it() {
+        // A 3x3 torus is Golly's grid from (-1, -1): cells (1, 0) .. (2, 2) of the universe are
+        // tree cells (8, 7) .. (9, 9) of a level-4 root centred on (8, 8), in three leaves.
+        let mut u = Universe::new(3, 3).unwrap();
+        for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+            u.set(x, y, true);
+        }
+        let text = write(&u, &lifegen_gen::Rule::CONWAY);
+        let expected = format!(
+            "[M2] (lifegen {})\n#R B3/S23:T3,3\n$$$$$$$*$\n$.......*$\n.*$**$\n4 0 1 2 3\n",
+            env!("CARGO_PKG_VERSION")
+        );
+        assert_eq!(text, expected);
+        assert_eq!(round_trip(&u), u);
+    }
+
+    #[test]
+    fn a_hand_written_file() {
+        // A glider in the nw leaf of a level-4 root, a block in its se leaf; a comment, a
+        // generation and CR LF line ends, as Golly may write them.
+        let text = "[M2] (golly 4.2)\r\n#R B3/S23\r\n#G 120\r\n#C a comment\r\n.*$..*$***$\r\n\
+                    $$$$$$**$**$\r\n4 1 0 0 2\r\n";
+        let tree = parse(text).unwrap();
+        assert_eq!(tree.rule().unwrap().to_string(), "B3/S23");
+        assert_eq!(tree.level(), Some(4));
+        assert_eq!(tree.population(), 9);
+        // The bounding box: from the glider's (0, 0) to the block's (9, 15).
+        assert_eq!(tree.populated_size(), (10, 16));
+        let u = tree.to_universe().unwrap();
+        let live: Vec<(usize, usize)> = (0..16)
+            .flat_map(|y| (0..10).map(move |x| (x, y)))
+            .filter(|&(x, y)| u.get(x, y))
+            .collect();
+        assert_eq!(
+            live,
+            [
+                (1, 0),
+                (2, 1),
+                (0, 2),
+                (1, 2),
+                (2, 2),
+                (8, 14),
+                (9, 14),
+                (8, 15),
+                (9, 15)
+            ]
+        );
+    }
+
+    #[test]
+    fn the_bounding_box_goes_to_the_corner_without_a_torus() {
+        // A lone glider deep inside a level-40 tree, in the se quadrant of every node: far
+        // from (0, 0) of the tree.
+        let mut text = String::from("[M2] (golly 4.2)\n#R B3/S23\n.*$..*$***$\n");
+        for level in 4..=40 {
+            let child = level - 3;
+            text.push_str(&format!("{level} 0 0 0 {child}\n"));
+        }
+        let tree = parse(&text).unwrap();
+        assert_eq!(tree.populated_size(), (3, 3));
+        let u = tree.to_universe().unwrap();
+        let mut glider = Universe::new(3, 3).unwrap();
+        for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+            glider.set(x, y, true);
+        }
+        assert_eq!(u, glider);
+        // The same into a larger universe: still at the corner.
+        let mut big = Universe::new(10, 10).unwrap();
+        tree.read_into(&mut big).unwrap();
+        assert_eq!(big.population(), 5);
+        assert!(big.get(1, 0) && big.get(2, 2));
+    }
+
+    #[test]
+    fn a_torus_places_the_grid_as_golly_does() {
+        // A level-5 root, centre (16, 16), with live cells at tree (15, 15) and (16, 16): the
+        // se corner of the nw quadrant's se leaf and the nw corner of the se quadrant's nw leaf.
+        let nodes = "$$$$$$$.......*$\n*$\n4 0 0 0 1\n4 2 0 0 0\n5 3 0 0 4\n";
+        let read = |torus: &str| parse(&format!("[M2]\n#R B3/S23{torus}\n{nodes}"));
+        // :T4,4 is the grid from (14, 14): the cells land at (1, 1) and (2, 2).
+        let u = read(":T4,4").unwrap().to_universe().unwrap();
+        assert_eq!((u.width(), u.height(), u.population()), (4, 4, 2));
+        assert!(u.get(1, 1) && u.get(2, 2));
+        // :T3,3 and :T2,2 start at (15, 15).
+        for torus in [":T3,3", ":T2,2"] {
+            let u = read(torus).unwrap().to_universe().unwrap();
+            assert_eq!(u.population(), 2, "{torus}");
+            assert!(u.get(0, 0) && u.get(1, 1), "{torus}");
+        }
+        // :T1,1 is the cell (16, 16) alone: (15, 15) lies outside it.
+        let err = read(":T1,1")
+            .unwrap()
+            .to_universe()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("left of or above its torus :T1,1"), "{err}");
+        // :T5,3 is (14, 15) to (18, 17).
+        let u = read(":T5,3").unwrap().to_universe().unwrap();
+        assert_eq!((u.width(), u.height()), (5, 3));
+        assert!(u.get(1, 0) && u.get(2, 1));
+        // Without a torus the box's corner (15, 15) goes to (0, 0).
+        let u = read("").unwrap().to_universe().unwrap();
+        assert_eq!((u.width(), u.height()), (2, 2));
+        assert!(u.get(0, 0) && u.get(1, 1) && u.population() == 2);
+    }
+
+    #[test]
+    fn cells_that_do_not_fit_are_refused() {
+        let text = "[M2]\n#R B3/S23\n*......*$\n";
+        let tree = parse(text).unwrap();
+        let mut small = Universe::new(7, 7).unwrap();
+        let err = tree.read_into(&mut small).unwrap_err().to_string();
+        assert!(err.contains("larger than the 7x7 universe"), "{err}");
+        assert_eq!(small.population(), 0);
+        // A level-63 tree with a cell at each far corner: 2^63 cells wide.
+        let mut text = String::from("[M2]\n*$\n$$$$$$$.......*$\n");
+        let (mut nw, mut se) = (1, 2);
+        for level in 4..=62 {
+            text.push_str(&format!("{level} {nw} 0 0 0\n{level} 0 0 0 {se}\n"));
+            (nw, se) = (2 * level - 5, 2 * level - 4);
+        }
+        text.push_str(&format!("63 {nw} 0 0 {se}\n"));
+        let tree = parse(&text).unwrap();
+        assert_eq!(tree.populated_size(), (1 << 63, 1 << 63));
+        let err = tree.read_into(&mut small).unwrap_err().to_string();
+        assert!(err.contains("larger than the 7x7 universe"), "{err}");
+        assert!(tree.to_universe().is_err());
+    }
+
+    #[test]
+    fn malformed_files_are_errors_naming_the_line() {
+        let cases = [
+            ("", 1, "must start with [M2]"),
+            ("x = 3, y = 3\nbo$2bo$3o!\n", 1, "must start with [M2]"),
+            ("[M2]\n*$\n4 2 0 0 0\n", 3, "not defined before it"),
+            (
+                "[M2]\n*$\n4 1 0 0 0\n4 1 0 0 3\n",
+                4,
+                "not defined before it",
+            ),
+            ("[M2]\n*$\n4 1 0 0 0\n5 1 0 0 0\n", 4, "child 1 of level 3"),
+            ("[M2]\n*$\n4 1 0 0 0\n4 2 0 0 0\n", 4, "child 2 of level 4"),
+            ("[M2]\n*$\n4 1 0 0\n", 3, "expected a leaf"),
+            ("[M2]\n*$\n4 1 0 0 0 0\n", 3, "expected a leaf"),
+            ("[M2]\n*$\n4 1 0 -1 0\n", 3, "expected a leaf"),
+            ("[M2]\n*$\n4 1 0 0 x\n", 3, "expected a leaf"),
+            (
+                "[M2]\n*$\n4 1 0 0 99999999999999999999999\n",
+                3,
+                "expected a leaf",
+            ),
+            ("[M2]\n1 0 1 1 0\n", 2, "multi-state"),
+            ("[M2]\n*$\n64 1 0 0 0\n", 3, "deeper than the 63"),
+            ("[M2]\n.........*$\n", 2, "column 10 of row 1"),
+            ("[M2]\n$$$$$$$$*$\n", 2, "row 9"),
+            ("[M2]\n**o$\n", 2, "unexpected character"),
+            ("[M2]\n#R B9/S\n", 2, "bad rule"),
+            ("[M2]\n#R WireWorld\n", 2, "bad rule"),
+            ("[M2]\n\u{0}\n", 2, "NUL"),
+        ];
+        for (text, line, needle) in cases {
+            let err = parse(text).unwrap_err();
+            let message = err.to_string();
+            assert!(
+                matches!(err, McError::Line { line: l, .. } if l == line),
+                "{text:?}: {message}"
+            );
+            assert!(message.contains(needle), "{text:?}: {message}");
+            assert!(!message.contains('\n'), "{message:?}");
+        }
+    }
+
+    #[test]
+    fn a_truncated_file_is_an_error_or_reads_a_smaller_tree() {
+        // Cut anywhere, a written file reads (the last full node is taken as the root) or is
+        // refused; it never panics. Cut inside a node line, that line is an error or a
+        // different node, so only cuts at line ends are sure to read.
+        let u = Universe::random(40, 30, 0.3, 9).unwrap();
+        let text = write(&u, &lifegen_gen::Rule::CONWAY);
+        for cut in 0..text.len() {
+            if let Ok(tree) = parse(&text[..cut]) {
+                let _ = tree.to_universe();
+            }
+        }
+        let last_line = text.trim_end().rfind('\n').unwrap();
+        let tree = parse(&text[..last_line + 1]).unwrap();
+        assert!(tree.level() < Some(6), "{:?}", tree.level());
+    }
+
+    #[test]
+    fn long_and_binary_lines_are_refused_early() {
+        let mut text = b"[M2]\n#C ".to_vec();
+        text.extend(std::iter::repeat_n(b'x', MAX_LINE + 10));
+        let err = read(&text[..]).unwrap_err().to_string();
+        assert!(err.contains("no line end in the first 64 KiB"), "{err}");
+        assert!(err.len() < 300, "{err}");
+        let err = read(&b"\x89PNG\r\n\x1a\n"[..]).unwrap_err().to_string();
+        assert!(err.contains("must start with [M2]"), "{err}");
+        assert!(!err.chars().any(char::is_control), "{err:?}");
+    }
+
+    #[test]
+    fn row_bytes_at_every_offset() {
+        let mut rng = SplitMix64::new(3);
+        let width = 150i64;
+        let u = Universe::random(width as u64, 1, 0.5, rng.next()).unwrap();
+        for x in -10..width + 10 {
+            let expected = (0..8).fold(0u8, |acc, c| {
+                let cx = x + c;
+                let alive = (0..width).contains(&cx) && u.get(cx as usize, 0);
+                acc | (u8::from(alive) << c)
+            });
+            assert_eq!(row_byte(u.row(0), x, width), expected, "x = {x}");
+        }
+    }
+}

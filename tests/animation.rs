@@ -1,0 +1,153 @@
+//! `lifegen run --gif`: the frames of the animation are the universe at generation 0 and every
+//! `--every`-th generation after it, scaled, and the limits are checked before the run.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use lifegen_runtime::{BackendKind, Universe, rle};
+
+fn lifegen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lifegen-animation-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// The frames of a GIF file as palette indices (0 dead, 1 alive), with their sizes.
+fn frames(path: &PathBuf) -> Vec<(u16, u16, Vec<u8>)> {
+    let mut options = gif::DecodeOptions::new();
+    options.set_color_output(gif::ColorOutput::Indexed);
+    let file = std::fs::File::open(path).unwrap();
+    let mut decoder = options.read_info(std::io::BufReader::new(file)).unwrap();
+    assert_eq!(
+        decoder.global_palette(),
+        Some(&[0, 0, 0, 255, 255, 255][..])
+    );
+    let mut out = Vec::new();
+    while let Some(frame) = decoder.read_next_frame().unwrap() {
+        assert_eq!((frame.left, frame.top), (0, 0));
+        out.push((frame.width, frame.height, frame.buffer.to_vec()));
+    }
+    out
+}
+
+/// The glider on a `side` x `side` torus, as the RLE file places it.
+fn glider(side: u64) -> Universe {
+    let text = std::fs::read_to_string("tests/data/glider_cxrle.rle").unwrap();
+    let pattern = rle::parse(&text).unwrap();
+    let mut u = Universe::new(side, side).unwrap();
+    u.place(pattern.width, pattern.height, &pattern.runs)
+        .unwrap();
+    u
+}
+
+#[test]
+fn frames_are_the_universe_every_n_generations() {
+    let side = 16u64;
+    for (gens, every, scale, backend) in [
+        (13u64, 4u64, 3u64, "reference"),
+        (12, 4, 1, "cpu"),
+        (40, 1, 2, "auto"),
+        (0, 5, 1, "reference"),
+    ] {
+        let path = scratch(&format!("glider-{gens}-{every}-{scale}.gif"));
+        let out = lifegen(&[
+            "run",
+            "--input",
+            "tests/data/glider_cxrle.rle",
+            "--size",
+            &side.to_string(),
+            "--gens",
+            &gens.to_string(),
+            "--every",
+            &every.to_string(),
+            "--scale",
+            &scale.to_string(),
+            "--backend",
+            backend,
+            "--gif",
+            path.to_str().unwrap(),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let frames = frames(&path);
+        assert_eq!(frames.len() as u64, gens / every + 1, "{gens} / {every}");
+        let mut oracle = lifegen_runtime::create(
+            BackendKind::Reference,
+            &lifegen_gen::Rule::CONWAY,
+            glider(side),
+        )
+        .unwrap();
+        let s = scale as usize;
+        for (k, (w, h, pixels)) in frames.into_iter().enumerate() {
+            if k > 0 {
+                oracle.advance(every).unwrap();
+            }
+            let u = oracle.universe().unwrap();
+            assert_eq!((u64::from(w), u64::from(h)), (side * scale, side * scale));
+            for py in 0..h as usize {
+                for px in 0..w as usize {
+                    assert_eq!(
+                        pixels[py * w as usize + px] == 1,
+                        u.get(px / s, py / s),
+                        "frame {k} (generation {}), pixel ({px},{py})",
+                        k as u64 * every
+                    );
+                }
+            }
+        }
+        // The glider moved: not every frame is the same.
+        assert!(gens < 4 || oracle.universe().unwrap() != &glider(side));
+    }
+}
+
+#[test]
+fn limits_are_refused_before_the_run_and_leave_no_file() {
+    let path = scratch("refused.gif");
+    let p = path.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["--size", "2049x8", "--scale", "2"],
+            "would be 4098x16 pixels",
+        ),
+        (vec!["--size", "8", "--gens", "10001"], "10002 frames"),
+        (
+            vec!["--size", "8", "--gens", "20001", "--every", "2"],
+            "10001 frames",
+        ),
+        (vec!["--size", "8", "--every", "0"], "--every must be"),
+        (vec!["--size", "8", "--scale", "0"], "--scale must be"),
+    ] {
+        let mut all = vec!["run", "--gif", p, "--gens", "1000000000000"];
+        if args.contains(&"--gens") {
+            all.truncate(3);
+        }
+        all.extend(args);
+        let out = lifegen(&all);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{all:?}: {stderr}");
+        assert!(stderr.starts_with("error: "), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(needle), "{all:?}: {stderr}");
+        assert!(!path.exists());
+        // Refused at once, not after a trillion generations.
+        assert!(!String::from_utf8_lossy(&out.stdout).contains("generations:"));
+    }
+    // 10000 frames is the limit itself.
+    let out = lifegen(&["run", "--size", "8", "--gens", "9999", "--gif", p]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(frames(&path).len(), 10_000);
+}

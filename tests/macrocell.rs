@@ -1,0 +1,280 @@
+//! Golly macrocell files through the library and the command line: round trips against RLE, a
+//! hand-written file, and malformed files refused in one line.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use lifegen_runtime::{Universe, macrocell, rle};
+use proptest::prelude::*;
+
+fn lifegen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lifegen-macrocell-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn succeeds(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The run fails with exit status 1 and one line `error: ...` holding `needle`.
+fn one_line_error(out: &Output, needle: &str) {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.starts_with("error: "), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(needle), "{stderr:?} lacks {needle:?}");
+}
+
+/// The universe through macrocell text and back.
+fn through_macrocell(universe: &Universe, rule: &lifegen_gen::Rule) -> Universe {
+    let text = macrocell::write(universe, rule);
+    let tree = macrocell::parse(&text).unwrap();
+    assert_eq!(tree.rule().unwrap().rule, *rule);
+    tree.to_universe().unwrap()
+}
+
+#[test]
+fn every_rle_file_round_trips_through_macrocell() {
+    let mut files: Vec<PathBuf> = ["tests/data", "tests/data/ltl"]
+        .iter()
+        .flat_map(|dir| std::fs::read_dir(dir).unwrap())
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "rle"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 8, "{files:?}");
+    for path in files {
+        let pattern = rle::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let rule = pattern.rule.map_or(lifegen_gen::Rule::CONWAY, |r| r.rule);
+        let universe = rle::to_universe(&pattern).unwrap();
+        assert!(universe.population() > 0, "{}", path.display());
+        // A Larger-than-Life torus below twice the radius is raised to it when read, as Golly
+        // does (and Golly centres the raised grid): such a universe comes back larger, in RLE
+        // as in macrocell. Only the larger universe below is compared for those.
+        let (w, h) = (pattern.width, pattern.height);
+        let kept = lifegen_gen::rule::parse(&format!("{rule}:T{w},{h}")).unwrap();
+        if kept.torus == Some((w, h)) {
+            assert_eq!(
+                through_macrocell(&universe, &rule),
+                universe,
+                "{}",
+                path.display()
+            );
+        }
+        // The same cells in a larger universe (at least the rule's smallest torus), off the
+        // corner.
+        let raised = lifegen_gen::rule::parse(&format!("{rule}:T{},{}", w + 13, h + 70));
+        let (lw, lh) = raised.unwrap().torus.unwrap();
+        let mut larger = Universe::new(lw, lh).unwrap();
+        larger.place(w, h, &pattern.runs).unwrap();
+        let larger = larger.translated(5, 11);
+        assert_eq!(through_macrocell(&larger, &rule), larger);
+    }
+}
+
+#[test]
+fn random_universes_round_trip_and_write_the_same_rle() {
+    let rule = lifegen_gen::Rule::CONWAY;
+    for (w, h) in [(1, 1), (7, 9), (64, 64), (100, 37), (300, 300)] {
+        for (seed, density) in [(1, 0.5), (2, 0.02), (3, 1.0)] {
+            let u = Universe::random(w, h, density, seed).unwrap();
+            let back = through_macrocell(&u, &rule);
+            assert_eq!(back, u, "{w}x{h} at {density}");
+            assert_eq!(rle::write(&back, &rule), rle::write(&u, &rule));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn small_universes_round_trip(w in 1u64..90, h in 1u64..90, seed: u64, sparse: bool) {
+        let density = if sparse { 0.03 } else { 0.5 };
+        let u = Universe::random(w, h, density, seed).unwrap();
+        prop_assert_eq!(through_macrocell(&u, &lifegen_gen::Rule::CONWAY), u);
+    }
+
+    #[test]
+    fn the_reader_never_panics(bytes in proptest::collection::vec(
+        prop_oneof![Just(b'.'), Just(b'*'), Just(b'$'), Just(b'\n'), Just(b' '), Just(b'#'),
+                    Just(b'R'), b'0'..=b'9'], 0..200)) {
+        let mut text = b"[M2]\n".to_vec();
+        text.extend(bytes);
+        if let Ok(tree) = macrocell::read(&text[..]) {
+            let mut u = Universe::new(64, 64).unwrap();
+            let _ = tree.read_into(&mut u);
+        }
+    }
+}
+
+#[test]
+fn the_command_line_reads_and_writes_macrocell() {
+    let gun = "tests/data/gosper_glider_gun.rle";
+    let (mc, from_mc, from_rle) = (
+        scratch("gun.mc"),
+        scratch("from_mc.rle"),
+        scratch("from_rle.rle"),
+    );
+    let mc_s = mc.to_str().unwrap();
+    succeeds(&lifegen(&[
+        "run", "--input", gun, "--size", "64x64", "--gens", "0", "--output", mc_s,
+    ]));
+    assert!(std::fs::read_to_string(&mc).unwrap().starts_with("[M2] "));
+    // 120 generations from the macrocell file and from the RLE give the same universe.
+    let out = lifegen(&[
+        "run",
+        "--input",
+        mc_s,
+        "--gens",
+        "120",
+        "--backend",
+        "reference",
+        "--output",
+        from_mc.to_str().unwrap(),
+    ]);
+    succeeds(&out);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("universe: 64x64 torus"), "{stdout}");
+    succeeds(&lifegen(&[
+        "run",
+        "--input",
+        gun,
+        "--size",
+        "64x64",
+        "--gens",
+        "120",
+        "--backend",
+        "reference",
+        "--output",
+        from_rle.to_str().unwrap(),
+    ]));
+    let (a, b) = (
+        std::fs::read_to_string(&from_mc).unwrap(),
+        std::fs::read_to_string(&from_rle).unwrap(),
+    );
+    assert_eq!(a, b);
+    // Two guns' worth of gliders have been fired: the run did happen.
+    assert!(a.lines().count() > 2, "{a}");
+}
+
+#[test]
+fn a_hand_written_deep_file_opens_at_the_corner() {
+    // A block at Golly's (-2, -2) and a glider at (0, 0) in a level-20 tree.
+    let out_path = scratch("deep.rle");
+    let out = lifegen(&[
+        "run",
+        "--input",
+        "tests/data/glider_and_block_level20.mc",
+        "--gens",
+        "0",
+        "--output",
+        out_path.to_str().unwrap(),
+    ]);
+    succeeds(&out);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("universe: 5x5 torus"));
+    assert_eq!(
+        std::fs::read_to_string(&out_path).unwrap(),
+        "x = 5, y = 5, rule = B3/S23:T5,5\n2o$2o$3bo$4bo$2b3o!\n"
+    );
+    // On a larger torus, 20 generations from the macrocell file and from the same cells as
+    // RLE end the same.
+    let rle_path = scratch("deep_input.rle");
+    std::fs::write(&rle_path, "x = 5, y = 5\n2o$2o$3bo$4bo$2b3o!\n").unwrap();
+    let ends: Vec<String> = [
+        "tests/data/glider_and_block_level20.mc",
+        rle_path.to_str().unwrap(),
+    ]
+    .iter()
+    .map(|input| {
+        let out = lifegen(&[
+            "run",
+            "--input",
+            input,
+            "--size",
+            "16x16",
+            "--gens",
+            "20",
+            "--backend",
+            "reference",
+            "--output",
+            out_path.to_str().unwrap(),
+        ]);
+        succeeds(&out);
+        std::fs::read_to_string(&out_path).unwrap()
+    })
+    .collect();
+    assert_eq!(ends[0], ends[1]);
+    assert_ne!(
+        ends[0],
+        "x = 16, y = 16, rule = B3/S23:T16,16\n2o$2o$3bo$4bo$2b3o!\n"
+    );
+}
+
+#[test]
+fn malformed_files_get_one_line_errors() {
+    let cases: [(&str, &str, &str); 7] = [
+        (
+            "child.mc",
+            "[M2]\n.*$\n4 1 0 0 7\n",
+            "macrocell line 3: node 2 refers to node 7",
+        ),
+        (
+            "level.mc",
+            "[M2]\n.*$\n4 1 0 0 0\n6 2 0 0 0\n",
+            "node 3 of level 6 has child 2 of level 4",
+        ),
+        (
+            "truncated.mc",
+            "[M2]\n.*$\n4 1 0 0 0\n5 2 0",
+            "macrocell line 4: expected a leaf",
+        ),
+        (
+            "empty.mc",
+            "[M2] (golly 4.2)\n#R B3/S23\n",
+            "no live cells and no :T torus",
+        ),
+        (
+            "rle.mc",
+            "x = 3, y = 3\nbo$2bo$3o!\n",
+            "must start with [M2]",
+        ),
+        ("states.mc", "[M2]\n#R B3/S23\n1 0 1 1 0\n", "multi-state"),
+        (
+            "torus.mc",
+            "[M2]\n#R B3/S23:T2,2\n*$\n",
+            "left of or above its torus :T2,2",
+        ),
+    ];
+    for (name, text, needle) in cases {
+        let path = scratch(name);
+        std::fs::write(&path, text).unwrap();
+        one_line_error(
+            &lifegen(&["run", "--input", path.to_str().unwrap()]),
+            needle,
+        );
+    }
+    // Cells that do not fit --size.
+    one_line_error(
+        &lifegen(&[
+            "run",
+            "--input",
+            "tests/data/glider_and_block_level20.mc",
+            "--size",
+            "4x4",
+        ]),
+        "the pattern is 5x5, larger than the 4x4 universe",
+    );
+}
