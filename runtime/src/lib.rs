@@ -7,6 +7,7 @@ pub mod cpu;
 pub mod gpu;
 pub mod gpu_stream;
 mod gpu_universe;
+mod lines;
 pub mod macrocell;
 pub mod memory;
 pub mod png;

@@ -21,16 +21,17 @@
 //! costs.
 
 use std::collections::HashMap;
-use std::io::{BufRead, ErrorKind, Write};
+use std::io::{BufRead, Write};
 
 use lifegen_gen::echo::quote;
 use lifegen_gen::rule::{self, RuleSpec};
 
+use crate::lines::{LineError, LineErrorKind, Lines};
 use crate::universe::{Universe, UniverseError};
 
 /// The longest line read, in bytes. A node line is at most a few dozen bytes; `#` lines may be
 /// long comments.
-pub const MAX_LINE: usize = 64 * 1024;
+pub use crate::lines::MAX_LINE;
 
 /// The deepest level read: 2^63 cells on a side, so every coordinate fits in 64 bits. Golly
 /// refuses deeper trees too.
@@ -218,65 +219,6 @@ impl Tree {
     }
 }
 
-/// Lines of a stream, counted, each bounded by [`MAX_LINE`]; LF, CR LF and a lone CR end one.
-struct Lines<R> {
-    inner: R,
-    lines: usize,
-    after_cr: bool,
-}
-
-impl<R: BufRead> Lines<R> {
-    /// The next line into `buf` without its end, with its number; `None` at the end.
-    fn line(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>, McError> {
-        buf.clear();
-        let number = self.lines + 1;
-        let fail = |message: String| McError::Line {
-            line: number,
-            message,
-        };
-        loop {
-            let chunk = match self.inner.fill_buf() {
-                Ok(chunk) => chunk,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(fail(format!("cannot read: {e}"))),
-            };
-            if chunk.is_empty() {
-                return Ok((!buf.is_empty()).then_some(number));
-            }
-            if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
-                self.inner.consume(1);
-                continue;
-            }
-            let end = chunk.iter().position(|&b| b == b'\n' || b == b'\r');
-            let room = MAX_LINE + 1 - buf.len();
-            let part = &chunk[..end.unwrap_or(chunk.len()).min(room)];
-            let nul = part.contains(&0);
-            buf.extend_from_slice(part);
-            let ending = end.filter(|&i| i == part.len()).map(|i| chunk[i]);
-            let used = part.len() + usize::from(ending.is_some());
-            self.inner.consume(used);
-            if nul {
-                return Err(fail(format!(
-                    "not text (a NUL byte), so not a macrocell file: the line starts {}",
-                    echo(buf)
-                )));
-            }
-            if buf.len() > MAX_LINE {
-                return Err(fail(format!(
-                    "no line end in the first {} KiB, so not a macrocell file; the line starts {}",
-                    MAX_LINE / 1024,
-                    echo(buf)
-                )));
-            }
-            if let Some(ending) = ending {
-                self.lines += 1;
-                self.after_cr = ending == b'\r';
-                return Ok(Some(number));
-            }
-        }
-    }
-}
-
 /// The start of a line, quoted for a message.
 fn echo(bytes: &[u8]) -> String {
     quote(&String::from_utf8_lossy(&bytes[..bytes.len().min(256)]))
@@ -289,11 +231,7 @@ pub fn parse(text: &str) -> Result<Tree, McError> {
 
 /// Reads a macrocell file: every malformed input gives an error naming its line, never a panic.
 pub fn read(input: impl BufRead) -> Result<Tree, McError> {
-    let mut lines = Lines {
-        inner: input,
-        lines: 0,
-        after_cr: false,
-    };
+    let mut lines = Lines::new(input);
     let mut buf = Vec::new();
     let first = lines.line(&mut buf)?;
     let head = buf.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&buf);
@@ -598,6 +536,27 @@ pub fn write_to(
     };
     writer.node(level, 0, 0)?;
     Ok(())
+}
+
+impl From<LineError> for McError {
+    fn from(e: LineError) -> Self {
+        let message = match e.kind {
+            LineErrorKind::Read(error) => format!("cannot read: {error}"),
+            LineErrorKind::NotText => format!(
+                "not text (a NUL byte), so not a macrocell file: the line starts {}",
+                echo(&e.start)
+            ),
+            LineErrorKind::TooLong => format!(
+                "no line end in the first {} KiB, so not a macrocell file; the line starts {}",
+                MAX_LINE / 1024,
+                echo(&e.start)
+            ),
+        };
+        McError::Line {
+            line: e.line,
+            message,
+        }
+    }
 }
 
 #[cfg(test)]

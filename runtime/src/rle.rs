@@ -8,6 +8,8 @@
 
 use std::io::{BufRead, ErrorKind};
 
+use crate::lines::{LineError, LineErrorKind, Lines};
+
 use lifegen_gen::echo::quote;
 use lifegen_gen::rule::{self, RuleSpec};
 
@@ -38,7 +40,7 @@ pub struct RleError {
 
 /// The longest line read before the cells (comments and the header line), in bytes. Golly cuts
 /// lines at 20000 characters and writes at most 70; a longer line there is not an RLE file.
-pub const MAX_LINE: usize = 64 * 1024;
+pub use crate::lines::MAX_LINE;
 
 /// What the header line `x = <width>, y = <height>[, rule = <rule>]` says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,11 +79,7 @@ impl<R: BufRead> Reader<R> {
     /// Reads the comment lines and the header line, and nothing after them. A UTF-8 byte-order
     /// mark is skipped; `X` and `Y` are taken for `x` and `y`.
     pub fn new(input: R) -> Result<Self, RleError> {
-        let mut input = Lines {
-            inner: input,
-            lines: 0,
-            after_cr: false,
-        };
+        let mut input = Lines::new(input);
         let mut buf = Vec::new();
         let mut last = 1;
         loop {
@@ -212,70 +210,6 @@ impl<R: BufRead> Reader<R> {
                 message: e.to_string(),
             })?;
         self.read_runs(|y, x, length| universe.set_run(x as usize, y as usize, length as usize))
-    }
-}
-
-/// Lines of a stream, counted, each line bounded by [`MAX_LINE`].
-struct Lines<R> {
-    inner: R,
-    /// Line ends taken so far (LF, CR LF or a lone CR, as Golly reads them).
-    lines: usize,
-    /// The last byte taken was a CR: an LF right after it ends no further line.
-    after_cr: bool,
-}
-
-impl<R: BufRead> Lines<R> {
-    /// The next line into `buf`, its end taken off, with its number; `None` at the end of the
-    /// input. A line longer than [`MAX_LINE`] or holding a NUL byte is an error as soon as that
-    /// is seen, before the rest of it is read.
-    fn line(&mut self, buf: &mut Vec<u8>) -> Result<Option<usize>, RleError> {
-        buf.clear();
-        let number = self.lines + 1;
-        let fail = |message: String| RleError {
-            line: number,
-            message,
-        };
-        loop {
-            let chunk = match self.inner.fill_buf() {
-                Ok(chunk) => chunk,
-                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(e) => return Err(fail(format!("cannot read: {e}"))),
-            };
-            if chunk.is_empty() {
-                return Ok((!buf.is_empty()).then_some(number));
-            }
-            if std::mem::take(&mut self.after_cr) && chunk[0] == b'\n' {
-                self.inner.consume(1);
-                continue;
-            }
-            let end = chunk.iter().position(|&b| b == b'\n' || b == b'\r');
-            let room = MAX_LINE + 1 - buf.len();
-            let part = &chunk[..end.unwrap_or(chunk.len()).min(room)];
-            let nul = part.contains(&0);
-            buf.extend_from_slice(part);
-            let ending = end.filter(|&i| i == part.len()).map(|i| chunk[i]);
-            let used = part.len() + usize::from(ending.is_some());
-            self.inner.consume(used);
-            if nul {
-                return Err(fail(format!(
-                    "not text (a NUL byte), so not an RLE file: the line starts {}",
-                    echo_bytes(buf)
-                )));
-            }
-            if buf.len() > MAX_LINE {
-                return Err(fail(format!(
-                    "no line end in the first {} KiB, so not an RLE file (a header line is \
-                     'x = <width>, y = <height>'); the line starts {}",
-                    MAX_LINE / 1024,
-                    echo_bytes(buf)
-                )));
-            }
-            if let Some(ending) = ending {
-                self.lines += 1;
-                self.after_cr = ending == b'\r';
-                return Ok(Some(number));
-            }
-        }
     }
 }
 
@@ -529,6 +463,28 @@ pub fn to_universe(pattern: &Pattern) -> Result<Universe, crate::universe::Unive
     let mut universe = Universe::new(pattern.width, pattern.height)?;
     universe.place(pattern.width, pattern.height, &pattern.runs)?;
     Ok(universe)
+}
+
+impl From<LineError> for RleError {
+    fn from(e: LineError) -> Self {
+        let message = match e.kind {
+            LineErrorKind::Read(error) => format!("cannot read: {error}"),
+            LineErrorKind::NotText => format!(
+                "not text (a NUL byte), so not an RLE file: the line starts {}",
+                echo_bytes(&e.start)
+            ),
+            LineErrorKind::TooLong => format!(
+                "no line end in the first {} KiB, so not an RLE file (a header line is \
+                 'x = <width>, y = <height>'); the line starts {}",
+                MAX_LINE / 1024,
+                echo_bytes(&e.start)
+            ),
+        };
+        RleError {
+            line: e.line,
+            message,
+        }
+    }
 }
 
 #[cfg(test)]
