@@ -67,7 +67,7 @@ fn narrow_tall_tori_run_transposed_and_match_the_reference() {
             check_all_backends(&rule, &start, 5);
         }
     }
-    let mut sim = lifegen_runtime::create(
+    let sim = lifegen_runtime::create(
         BackendKind::Cpu,
         &Rule::LifeLike(LifeLike::CONWAY),
         Universe::new(1, 1000).unwrap(),
