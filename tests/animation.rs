@@ -2,16 +2,11 @@
 //! `--every`-th generation after it, scaled, and the limits are checked before the run.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
 
 use lifegen_runtime::{BackendKind, Universe, rle};
 
-fn lifegen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+mod shell;
+use shell::lifegen;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lifegen-animation-{}", std::process::id()));

@@ -4,14 +4,7 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 mod shell;
-use shell::lifegen_after;
-
-fn lifegen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use shell::{lifegen, lifegen_after};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

@@ -7,12 +7,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-fn lifegen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+mod shell;
+use shell::lifegen;
 
 fn scratch(name: &str, contents: &[u8]) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lifegen-inputs-{}", std::process::id()));

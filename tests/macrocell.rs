@@ -2,17 +2,13 @@
 //! hand-written file, and malformed files refused in one line.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use lifegen_runtime::{Universe, macrocell, rle};
 use proptest::prelude::*;
 
-fn lifegen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+mod shell;
+use shell::lifegen;
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lifegen-macrocell-{}", std::process::id()));

@@ -4,19 +4,12 @@
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 use lifegen_runtime::{Universe, rle};
 
 mod shell;
-use shell::lifegen_after;
-
-fn lifegen(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lifegen"))
-        .args(args)
-        .output()
-        .expect("the binary runs")
-}
+use shell::{lifegen, lifegen_after};
 
 /// A fresh, empty folder for one test.
 fn folder(name: &str) -> PathBuf {

@@ -1,4 +1,5 @@
-//! Running the lifegen binary under a shell, for tests that need limits set first.
+//! Running the lifegen binary from the tests: as it is, or under a shell that sets limits first.
+#![allow(dead_code)] // each test binary uses some of these
 
 use std::process::{Command, Output};
 
@@ -12,4 +13,12 @@ pub fn lifegen_after(setup: &str, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("sh runs")
+}
+
+/// `lifegen args`, its output collected.
+pub fn lifegen(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .output()
+        .expect("the binary runs")
 }
