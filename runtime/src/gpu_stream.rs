@@ -43,6 +43,8 @@ struct Pass {
     strips: u32,
     segment: u32,
     tasks: u32,
+    registers: i32,
+    warps_per_sm: u32,
 }
 
 /// Makes the checked program of `gens` generations a pass.
@@ -59,8 +61,6 @@ pub struct StreamGpuSimulator {
     words_per_lane: u32,
     rule: String,
     device: DeviceUniverse,
-    registers: i32,
-    warps_per_sm: u32,
     device_name: String,
     last_kernel_ms: f64,
 }
@@ -116,15 +116,6 @@ impl StreamGpuSimulator {
         let device = DeviceUniverse::new(&ctx, universe)?;
         let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
         let main = Pass::new(&ctx, &device, program, gens, shifts, k, rule)?;
-        let warps_per_sm = main
-            .function
-            .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
-            .map_err(driver("read the kernel's occupancy"))?
-            .max(1);
-        let registers = main
-            .function
-            .num_regs()
-            .map_err(driver("read the kernel's registers"))?;
         Ok(StreamGpuSimulator {
             ctx,
             chain: chain.map(|(chain, _)| chain),
@@ -134,8 +125,6 @@ impl StreamGpuSimulator {
             words_per_lane: k,
             rule: rule.to_string(),
             device,
-            registers,
-            warps_per_sm,
             device_name,
             last_kernel_ms: 0.0,
         })
@@ -153,8 +142,8 @@ impl StreamGpuSimulator {
                 .nth(1)
                 .unwrap_or("")
                 .trim_start_matches("// "),
-            self.registers,
-            self.warps_per_sm,
+            self.main.registers,
+            self.main.warps_per_sm,
             self.main.tasks,
             self.main.segment,
             kernel.output_words,
@@ -240,6 +229,9 @@ impl Pass {
         let strips = device.words.div_ceil(kernel.output_words);
         let segment = choose_segment(&kernel, strips, device.rows, sms * u64::from(warps_per_sm));
         let tasks = strips * device.rows.div_ceil(segment);
+        let registers = function
+            .num_regs()
+            .map_err(driver("read the kernel's registers"))?;
         Ok(Pass {
             gens,
             kernel,
@@ -247,6 +239,8 @@ impl Pass {
             strips,
             segment,
             tasks,
+            registers,
+            warps_per_sm,
         })
     }
 
