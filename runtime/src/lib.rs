@@ -17,6 +17,7 @@ pub mod stream;
 pub mod stream_compiled;
 pub mod tiles;
 pub mod universe;
+pub mod universe_file;
 pub mod window;
 
 pub use backend::{BackendError, BackendKind, Simulator, create, create_with_plan};
