@@ -7,6 +7,7 @@ mod fuzz_cli;
 mod output;
 mod regen;
 mod run;
+mod run_file;
 mod search;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +38,12 @@ enum Command {
 }
 
 fn main() {
+    // A closed pipe (`lifegen run | head -1`) ends the process quietly, as it does other tools,
+    // instead of a panic in println!.
+    // SAFETY: setting a signal's disposition to the default before any thread starts.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),

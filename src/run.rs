@@ -11,6 +11,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_runtime::rle;
+use lifegen_runtime::universe_file::UniverseFile;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 use lifegen_runtime::{animation, macrocell, memory};
 
@@ -21,41 +22,58 @@ pub struct RunArgs {
     /// The rule: B3/S23, b3s23, 23/3, R5,C0,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
     /// torus size. Default: the input file's rule, else B3/S23.
     #[arg(long)]
-    rule: Option<String>,
-    /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0), or in Golly's
-    /// macrocell format when the name ends in .mc.
-    #[arg(long, value_name = "FILE.rle|FILE.mc")]
-    input: Option<PathBuf>,
+    pub(crate) rule: Option<String>,
+    /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0), in Golly's
+    /// macrocell format when the name ends in .mc, or a lifegen universe file (.npy).
+    #[arg(long, value_name = "FILE.rle|FILE.mc|FILE.npy")]
+    pub(crate) input: Option<PathBuf>,
     /// The torus size, WxH (or one number for a square). Default: the rule's :T size, else the
     /// pattern's size (RLE: its x by y; macrocell: its live cells' bounding box), else 4096x4096.
     #[arg(long, value_name = "WxH")]
-    size: Option<String>,
+    pub(crate) size: Option<String>,
     /// Fraction of live cells in a random soup (when no --input is given).
     #[arg(long, default_value_t = 0.5)]
-    density: f64,
+    pub(crate) density: f64,
     /// Seed of the random soup.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    pub(crate) seed: u64,
     /// Generations to run.
     #[arg(long, default_value_t = 1000)]
-    gens: u64,
+    pub(crate) gens: u64,
     /// auto (the GPU when there is one and it can run the universe, else the CPU), gpu, cpu, or
     /// reference (the plain oracle).
     #[arg(long, default_value = "auto")]
-    backend: BackendKind,
+    pub(crate) backend: BackendKind,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Write the final universe as RLE, or as macrocell when the name ends in .mc.
-    #[arg(long, value_name = "FILE.rle|FILE.mc")]
-    output: Option<PathBuf>,
+    /// Write the final universe as RLE, as macrocell when the name ends in .mc, or as a universe
+    /// file when it ends in .npy: then the run checkpoints into it, resumes from it when the same
+    /// command is run again, and streams universes larger than memory through it in bands.
+    #[arg(long, value_name = "FILE.rle|FILE.mc|FILE.npy")]
+    pub(crate) output: Option<PathBuf>,
+    /// With a .npy --output: the host memory the run may use for universes (like 512MiB, 8GiB;
+    /// default: 80% of what is available). Less than the universe needs: it runs in bands.
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) host_memory: Option<String>,
+    /// With a .npy --output on the GPU: the GPU memory the run may use (default: what is free).
+    #[arg(long, value_name = "SIZE")]
+    pub(crate) gpu_memory: Option<String>,
+    /// With a .npy --output, a universe held whole is written to it every this many seconds of
+    /// the run (a run in bands writes it after every pass).
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub(crate) checkpoint_every: u64,
+    /// With a .npy --output, generations a pass when the universe runs in bands (default:
+    /// chosen from the measured disk and simulation rates).
+    #[arg(long, value_name = "N")]
+    pub(crate) gens_per_pass: Option<u64>,
     /// Write the final universe as a 1-bit PNG (live cells white).
     #[arg(long, value_name = "FILE.png")]
-    png: Option<PathBuf>,
+    pub(crate) png: Option<PathBuf>,
     /// Write an animated GIF of the run: generation 0, then a frame every --every generations.
     /// For small universes: at most 4096 pixels a side and 10000 frames.
     #[arg(long, value_name = "FILE.gif")]
-    gif: Option<PathBuf>,
+    pub(crate) gif: Option<PathBuf>,
     /// Generations between the frames of --gif.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "gif")]
     every: u64,
@@ -119,13 +137,21 @@ pub fn is_macrocell(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("mc"))
 }
 
+/// Whether `path` names a universe file: its extension is `npy`, in any case.
+pub fn is_universe_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
 /// An input pattern before its cells are placed.
-enum Pattern {
+pub(crate) enum Pattern {
     /// An RLE file read up to its header line; the cells are read later, straight into the
     /// universe (see [`rle::Reader`]).
     Rle(rle::Reader<BufReader<File>>),
     /// A macrocell file's node table (see [`macrocell::Tree`]).
     Macrocell(macrocell::Tree),
+    /// A universe file, its header and metadata checked.
+    Universe(UniverseFile),
 }
 
 impl Pattern {
@@ -133,6 +159,7 @@ impl Pattern {
         match self {
             Pattern::Rle(reader) => reader.header().rule,
             Pattern::Macrocell(tree) => tree.rule(),
+            Pattern::Universe(file) => rule::parse(&file.metadata().rule).ok(),
         }
     }
 
@@ -141,11 +168,12 @@ impl Pattern {
         match self {
             Pattern::Rle(reader) => (reader.header().width, reader.header().height),
             Pattern::Macrocell(tree) => tree.size(),
+            Pattern::Universe(file) => (file.width(), file.height()),
         }
     }
 
     /// Places the cells; refuses a pattern that does not fit `universe`.
-    fn read_into(self, universe: &mut Universe, path: &Path) -> Result<()> {
+    pub(crate) fn read_into(self, universe: &mut Universe, path: &Path) -> Result<()> {
         let cannot = || format!("cannot read {}", path.display());
         match self {
             Pattern::Rle(reader) => {
@@ -154,13 +182,20 @@ impl Pattern {
                 reader.read_into(universe).with_context(cannot)
             }
             Pattern::Macrocell(tree) => tree.read_into(universe).with_context(cannot),
+            Pattern::Universe(file) => {
+                *universe = file.read_verified()?;
+                Ok(())
+            }
         }
     }
 }
 
 /// The pattern file at `path`, RLE or macrocell by its extension.
-fn open_pattern(path: &PathBuf) -> Result<Pattern> {
+pub(crate) fn open_pattern(path: &PathBuf) -> Result<Pattern> {
     let cannot = || format!("cannot read {}", path.display());
+    if is_universe_file(path) {
+        return Ok(Pattern::Universe(UniverseFile::open(path)?));
+    }
     let file = File::open(path).with_context(cannot)?;
     if is_macrocell(path) {
         let tree = macrocell::read(BufReader::new(file)).with_context(cannot)?;
@@ -241,6 +276,19 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
              truncated?); give --size",
             path.display()
         );
+    }
+    if let (Some(Pattern::Universe(file)), Some(path)) = (&pattern, &args.input)
+        && (width, height) != (file.width(), file.height())
+    {
+        bail!(
+            "{} holds a {}x{} universe; --size or a :T torus cannot change it",
+            path.display(),
+            file.width(),
+            file.height()
+        );
+    }
+    if args.output.as_deref().is_some_and(is_universe_file) {
+        return crate::run_file::run(args, pattern, rule_spec.rule, (width, height));
     }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;

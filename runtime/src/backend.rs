@@ -65,6 +65,9 @@ pub trait Simulator: Send {
     fn advance(&mut self, gens: u64) -> Result<(), BackendError>;
     /// The universe now (copied back from the device where there is one).
     fn universe(&mut self) -> Result<&Universe, BackendError>;
+    /// Holds `universe`, of the same size as the one held, instead, keeping the kernels; gives
+    /// back the one held, as it is now.
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError>;
     /// Device time of the last [`Simulator::advance`], where the device times its own work.
     fn kernel_seconds(&self) -> Option<f64> {
         None
@@ -101,6 +104,10 @@ impl Simulator for Transposed {
         }
         Ok(self.upright.as_ref().expect("just set"))
     }
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
+        self.upright = None;
+        Ok(self.inner.replace(universe.transposed())?.transposed())
+    }
     fn kernel_seconds(&self) -> Option<f64> {
         self.inner.kernel_seconds()
     }
@@ -130,6 +137,14 @@ impl<S: HostStepper> Simulator for Resident<S> {
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(&self.universe)
+    }
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
+        assert_eq!(
+            (universe.width(), universe.height()),
+            (self.universe.width(), self.universe.height()),
+            "a replacement universe has the same size"
+        );
+        Ok(std::mem::replace(&mut self.universe, universe))
     }
 }
 
@@ -218,6 +233,9 @@ impl Simulator for StreamGpuSimulator {
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(StreamGpuSimulator::universe(self)?)
     }
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
+        Ok(StreamGpuSimulator::replace(self, universe)?)
+    }
     fn kernel_seconds(&self) -> Option<f64> {
         Some(self.last_kernel_ms() / 1e3)
     }
@@ -235,6 +253,9 @@ impl Simulator for GpuSimulator {
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(GpuSimulator::universe(self)?)
+    }
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
+        Ok(GpuSimulator::replace(self, universe)?)
     }
     fn kernel_seconds(&self) -> Option<f64> {
         Some(self.last_kernel_ms() / 1e3)

@@ -309,6 +309,11 @@ impl GpuSimulator {
         self.device.universe()
     }
 
+    /// Holds `universe` (of the same size) instead; returns the one held, as it is now.
+    pub fn replace(&mut self, universe: Universe) -> Result<Universe, GpuError> {
+        self.device.replace(universe)
+    }
+
     /// Advances `gens` generations on the GPU; the kernel time is [`Self::last_kernel_ms`].
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
         let t = self.plan.gens_per_launch as u64;

@@ -165,6 +165,11 @@ impl StreamGpuSimulator {
         self.device.universe()
     }
 
+    /// Holds `universe` (of the same size) instead; returns the one held, as it is now.
+    pub fn replace(&mut self, universe: Universe) -> Result<Universe, GpuError> {
+        self.device.replace(universe)
+    }
+
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
         let remainder = gens % self.main.gens;
         if remainder > 0 && !self.remainders.iter().any(|p| p.gens == remainder) {

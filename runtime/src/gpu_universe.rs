@@ -63,6 +63,24 @@ impl DeviceUniverse {
         Ok(&self.host)
     }
 
+    /// Puts `universe`, of the same size, in place of the one held, and gives back the one held,
+    /// as it is now (copied back from the GPU).
+    pub fn replace(&mut self, universe: Universe) -> Result<Universe, GpuError> {
+        assert_eq!(
+            (universe.width(), universe.height()),
+            (self.host.width(), self.host.height()),
+            "a replacement universe has the same size"
+        );
+        self.universe()?;
+        upload_rows(
+            &self.stream,
+            &universe,
+            self.words as usize,
+            &mut self.buffers[self.current],
+        )?;
+        Ok(std::mem::replace(&mut self.host, universe))
+    }
+
     /// Runs `launches` kernels back to back, each from the current copy into the other, and
     /// returns the GPU time they took (CUDA events), in milliseconds.
     pub fn run(

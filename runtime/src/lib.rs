@@ -10,6 +10,7 @@ mod gpu_universe;
 mod lines;
 pub mod macrocell;
 pub mod memory;
+pub mod out_of_core;
 pub mod png;
 pub mod reference;
 pub mod rle;

@@ -134,10 +134,17 @@ fn parse_npy_header(path: &Path, header: &[u8]) -> Result<(u64, u64, u64), FileE
     let text_len = u16::from_le_bytes([header[8], header[9]]) as usize;
     let offset = 10 + text_len;
     if offset > header.len() {
-        return Err(not("its .npy header is longer than a page"));
+        return Err(if header.len() < DATA_OFFSET as usize {
+            FileError::Length {
+                path: path.to_path_buf(),
+                why: format!("it ends at byte {}, inside its .npy header", header.len()),
+            }
+        } else {
+            not("its .npy header is longer than a page")
+        });
     }
-    let text = std::str::from_utf8(&header[10..offset])
-        .map_err(|_| not("its .npy header is not text"))?;
+    let text =
+        std::str::from_utf8(&header[10..offset]).map_err(|_| not("its .npy header is not text"))?;
     if !text.contains("'descr': '<u8'") || !text.contains("'fortran_order': False") {
         return Err(not(
             "its array is not of little-endian uint64 words in C order",
@@ -309,8 +316,11 @@ impl UniverseFile {
         let mut universe = Universe::new(self.width(), self.height())?;
         let rows_per_block = self.metadata.checksums.rows_per_block as usize;
         let stride = rows_per_block * self.row_words();
-        let blocks: Vec<(usize, &mut [u64])> =
-            universe.words_mut().chunks_mut(stride).enumerate().collect();
+        let blocks: Vec<(usize, &mut [u64])> = universe
+            .words_mut()
+            .chunks_mut(stride)
+            .enumerate()
+            .collect();
         blocks.into_par_iter().try_for_each(|(block, words)| {
             self.read_rows((block * rows_per_block) as u64, words)?;
             self.check_block(block, words)
@@ -439,8 +449,8 @@ impl Writer {
         let mut rest = as_bytes(words);
         let row_bytes = row_words * 8;
         while !rest.is_empty() {
-            let take = ((self.rows_per_block - self.rows_in_block) as usize * row_bytes)
-                .min(rest.len());
+            let take =
+                ((self.rows_per_block - self.rows_in_block) as usize * row_bytes).min(rest.len());
             self.block.update(&rest[..take]);
             self.rows_in_block += (take / row_bytes) as u64;
             rest = &rest[take..];
@@ -587,13 +597,19 @@ mod tests {
             read(&damaged).unwrap_err().to_string()
         };
         let cut = message(&good[..good.len() - 100]);
-        assert!(cut.contains("is not a lifegen universe file") && cut.contains("cut short"), "{cut}");
+        assert!(
+            cut.contains("is not a lifegen universe file") && cut.contains("cut short"),
+            "{cut}"
+        );
         let short = message(&good[..5000]);
         assert!(short.contains("truncated"), "{short}");
         let mut flipped = good.clone();
         flipped[4096 + 8 * 3 * 20] ^= 4;
         let rows = message(&flipped);
-        assert!(rows.contains("is damaged: rows 0..40 fail their checksum"), "{rows}");
+        assert!(
+            rows.contains("is damaged: rows 0..40 fail their checksum"),
+            "{rows}"
+        );
         let mut meta = good.clone();
         let at = meta.len() - 40;
         meta[at] ^= 1;

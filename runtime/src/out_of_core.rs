@@ -1,0 +1,650 @@
+//! Runs that write a universe file: universes larger than memory, checkpoints, resuming.
+//!
+//! The universe lives in files. When it fits the memory budgets it is held whole (the torus as
+//! it is) and written to the file at the end and at checkpoints. When it does not, each pass of
+//! T generations cuts it into bands of full rows, each extended above and below by a halo of
+//! T x r rows (r the rule's radius) and run as a torus of its own: what wraps round a band's
+//! seam travels at most r rows a generation, so after T generations the band's interior is
+//! exact, and only the interior is written to the next generation's file. A reader thread reads
+//! band k + 1 and a writer thread writes band k - 1 while band k runs.
+//!
+//! Every pass ends with a complete file renamed over the output ([`universe_file::Writer`]), so
+//! a run killed at any moment leaves the last finished pass, and the metadata's [`RunRecord`]
+//! lets the same command carry on from it.
+
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use lifegen_gen::Rule;
+
+use crate::backend::{BackendError, BackendKind, Simulator, create};
+use crate::gpu::{GpuError, open_device};
+use crate::memory::{human_bytes, universe_copies};
+use crate::universe::{Universe, fill_random_rows, words_per_row};
+use crate::universe_file::{self, FileError, RunRecord, UniverseFile};
+
+/// Where a run's first generation comes from.
+pub enum Source {
+    /// A random soup, made a band at a time (the cells [`Universe::random`] makes).
+    Soup {
+        width: u64,
+        height: u64,
+        density: f64,
+        seed: u64,
+    },
+    /// A universe file.
+    File(UniverseFile),
+    /// A universe already in memory (a pattern file's cells).
+    Memory(Universe),
+}
+
+impl Source {
+    pub fn size(&self) -> (u64, u64) {
+        match self {
+            Source::Soup { width, height, .. } => (*width, *height),
+            Source::File(file) => (file.width(), file.height()),
+            Source::Memory(u) => (u.width() as u64, u.height() as u64),
+        }
+    }
+
+    /// Reads rows `y..` (no wrap) into `dst`, whole rows.
+    fn read_rows(&self, y: u64, dst: &mut [u64]) -> Result<(), FileError> {
+        match self {
+            Source::Soup {
+                width,
+                density,
+                seed,
+                ..
+            } => {
+                fill_random_rows(dst, *width, y, *density, *seed);
+                Ok(())
+            }
+            Source::File(file) => file.read_rows(y, dst),
+            Source::Memory(u) => {
+                let row = u.words_per_row();
+                let start = y as usize * row;
+                dst.copy_from_slice(&u.words()[start..start + dst.len()]);
+                Ok(())
+            }
+        }
+    }
+
+    /// Reads `dst.len() / words a row` rows from row `first` on, wrapping round the torus (a
+    /// band may be taller than the universe: it is then a window of the periodic plane).
+    fn read_wrapped(&self, first: i64, dst: &mut [u64]) -> Result<(), FileError> {
+        let (width, height) = self.size();
+        let row = words_per_row(width as usize);
+        let mut y = first.rem_euclid(height as i64) as u64;
+        let mut at = 0;
+        while at < dst.len() {
+            let rows = (height - y).min(((dst.len() - at) / row) as u64) as usize;
+            self.read_rows(y, &mut dst[at..at + rows * row])?;
+            at += rows * row;
+            y = 0;
+        }
+        Ok(())
+    }
+
+    /// Reads the whole universe into memory, checked.
+    fn into_universe(self) -> Result<Universe, FileError> {
+        Ok(match self {
+            Source::Soup {
+                width,
+                height,
+                density,
+                seed,
+            } => Universe::random(width, height, density, seed)?,
+            Source::File(file) => file.read_verified()?,
+            Source::Memory(u) => u,
+        })
+    }
+}
+
+/// How much memory the run may take for universes.
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    pub host_bytes: u64,
+    /// The GPU's, where the run is on a GPU.
+    pub gpu_bytes: Option<u64>,
+}
+
+/// What a run does.
+pub struct Job {
+    pub source: Source,
+    /// The generation the source is at.
+    pub start_generation: u64,
+    pub rule: Rule,
+    pub backend: BackendKind,
+    pub gens: u64,
+    pub output: std::path::PathBuf,
+    pub run: RunRecord,
+    pub budget: Budget,
+    /// A universe held whole is written to the output after a pass once this long has passed
+    /// since the last write; a banded run writes after every pass.
+    pub checkpoint_every: Duration,
+    /// Generations per pass for a banded run instead of the planner's choice.
+    pub gens_per_pass: Option<u64>,
+}
+
+/// Where a run's time went, in seconds.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Times {
+    /// Reading source or file rows (the reader thread's busy time).
+    pub read: f64,
+    /// Writing rows and checksums (the writer thread's).
+    pub write: f64,
+    /// Advancing bands or the universe, copies to and from the device included.
+    pub simulate: f64,
+    /// The device's own kernel time, where it times it.
+    pub kernel: Option<f64>,
+    /// The whole run.
+    pub wall: f64,
+}
+
+pub struct Report {
+    pub backend: String,
+    pub layout: String,
+    pub passes: u64,
+    pub population: u64,
+    pub times: Times,
+}
+
+/// What the caller hears while a run goes.
+pub trait Progress {
+    /// Generations simulated so far, a fraction while a banded pass is under way.
+    fn update(&mut self, generations: f64);
+    /// A line for people: the plan, a checkpoint, a re-plan.
+    fn note(&mut self, line: &str);
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    File(#[from] FileError),
+    #[error(transparent)]
+    Universe(#[from] crate::universe::UniverseError),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error(
+        "the memory budget ({budget}) holds {rows} rows of this {width}-cell-wide universe, and a \
+         band needs at least {needed} ({halo} rows of halo on each side and one of its own); give \
+         more memory"
+    )]
+    BudgetTooSmall {
+        budget: String,
+        width: u64,
+        rows: u64,
+        needed: u64,
+        halo: u64,
+    },
+}
+
+/// The rows a neighbourhood reaches above and below a cell.
+pub fn radius(rule: &Rule) -> u64 {
+    match rule {
+        Rule::LifeLike(_) => 1,
+        Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
+    }
+}
+
+/// The backend a run will use, `auto` resolved: the GPU when there is one and the width suits
+/// its kernels.
+pub fn resolve(backend: BackendKind, width: u64) -> BackendKind {
+    match backend {
+        BackendKind::Auto if width.is_multiple_of(32) && open_device().is_ok() => BackendKind::Gpu,
+        BackendKind::Auto => BackendKind::Cpu,
+        other => other,
+    }
+}
+
+/// The GPU's free memory now.
+pub fn gpu_free_bytes() -> Result<u64, GpuError> {
+    let ctx = open_device()?;
+    let (free, _) = ctx
+        .mem_get_info()
+        .map_err(crate::gpu::driver("read the free memory"))?;
+    Ok(free as u64)
+}
+
+/// What the driver and the modules take beside the universes.
+const GPU_RESERVE: u64 = 512 << 20;
+
+/// The most rows of the universe a band (halo included) may have under `budget`.
+fn max_band_rows(budget: &Budget, backend: BackendKind, rule: &Rule, width: u64) -> u64 {
+    let row_bytes = width.div_ceil(64) * 8;
+    // The simulator's copies, the band being read and the band being written.
+    let host_copies = match backend {
+        BackendKind::Gpu => 1,
+        other => universe_copies(other, rule),
+    } + 2;
+    let host = budget.host_bytes / (row_bytes * host_copies);
+    match (backend, budget.gpu_bytes) {
+        (BackendKind::Gpu, Some(gpu)) => {
+            host.min(gpu.saturating_sub(GPU_RESERVE) / (2 * row_bytes))
+        }
+        _ => host,
+    }
+}
+
+/// How a banded pass cuts the universe.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Bands {
+    gens: u64,
+    halo: u64,
+    /// Interior rows of every band but perhaps the last, which has no more.
+    interior: u64,
+    count: u64,
+}
+
+impl Bands {
+    /// The bands for passes of `gens` generations in bands of at most `max_rows` rows.
+    fn new(height: u64, radius: u64, gens: u64, max_rows: u64) -> Option<Bands> {
+        let halo = gens * radius;
+        let most = max_rows.checked_sub(2 * halo).filter(|&i| i > 0)?;
+        let count = height.div_ceil(most);
+        Some(Bands {
+            gens,
+            halo,
+            interior: height.div_ceil(count),
+            count,
+        })
+    }
+    fn rows(&self) -> u64 {
+        self.interior + 2 * self.halo
+    }
+    /// Rows computed for every row written.
+    fn overhead(&self, height: u64) -> f64 {
+        (self.count * self.rows()) as f64 / height as f64
+    }
+}
+
+/// The pass length for a banded run: the shortest whose simulation takes as long as its file
+/// traffic (`io_seconds` a pass), since a shorter pass waits on the disk and a longer one
+/// computes more halo; `seconds_per_row_gen` is the simulation's measured rate.
+fn plan_gens(
+    height: u64,
+    radius: u64,
+    max_rows: u64,
+    left: u64,
+    io_seconds: f64,
+    seconds_per_row_gen: f64,
+) -> u64 {
+    let per_gen = |gens: u64| -> Option<f64> {
+        let bands = Bands::new(height, radius, gens, max_rows)?;
+        let simulate = (bands.count * bands.rows()) as f64 * gens as f64 * seconds_per_row_gen;
+        Some(simulate.max(io_seconds) / gens as f64)
+    };
+    (1..=left.max(1))
+        .map_while(|g| per_gen(g).map(|t| (g, t)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or(1, |(g, _)| g)
+}
+
+/// Runs `job`, ending with the output file at generation `start_generation + gens`.
+pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
+    let start = Instant::now();
+    let (width, height) = job.source.size();
+    let backend = resolve(job.backend, width);
+    let max_rows = max_band_rows(&job.budget, backend, &job.rule, width);
+    if max_rows >= height && job.gens > 0 {
+        return run_whole(job, backend, progress, start);
+    }
+    let r = radius(&job.rule);
+    if Bands::new(height, r, 1, max_rows).is_none() {
+        return Err(RunError::BudgetTooSmall {
+            budget: describe_budget(&job.budget, backend),
+            width,
+            rows: max_rows,
+            needed: 2 * r + 1,
+            halo: r,
+        });
+    }
+    run_banded(job, backend, max_rows, progress, start)
+}
+
+fn describe_budget(budget: &Budget, backend: BackendKind) -> String {
+    match (backend, budget.gpu_bytes) {
+        (BackendKind::Gpu, Some(gpu)) => format!(
+            "{} of host memory, {} of GPU memory",
+            human_bytes(budget.host_bytes),
+            human_bytes(gpu)
+        ),
+        _ => format!("{} of host memory", human_bytes(budget.host_bytes)),
+    }
+}
+
+/// The universe held whole: one simulator for the run, the file written at checkpoints and at
+/// the end.
+fn run_whole(
+    job: Job,
+    backend: BackendKind,
+    progress: &mut dyn Progress,
+    start: Instant,
+) -> Result<Report, RunError> {
+    let mut times = Times::default();
+    let reading = Instant::now();
+    let universe = job.source.into_universe()?;
+    times.read = reading.elapsed().as_secs_f64();
+    let mut sim = create(backend, &job.rule, universe)?;
+    progress.note(&format!(
+        "the universe is held whole; the output is written every {} s of simulation and at the end",
+        job.checkpoint_every.as_secs()
+    ));
+    let rule = job.rule.to_string();
+    let write = |sim: &mut Box<dyn Simulator>, generation: u64, times: &mut Times| {
+        let writing = Instant::now();
+        let universe = sim.universe()?;
+        universe_file::write(
+            &job.output,
+            universe,
+            &rule,
+            generation,
+            Some(job.run.clone()),
+        )?;
+        times.write += writing.elapsed().as_secs_f64();
+        Ok::<_, RunError>(())
+    };
+    let mut done = 0;
+    let mut passes = 0;
+    let mut kernel = 0.0;
+    let mut since_checkpoint = Instant::now();
+    let step = sim.preferred_step();
+    let mut slice = step;
+    while done < job.gens {
+        let n = slice.min(job.gens - done);
+        let simulating = Instant::now();
+        sim.advance(n)?;
+        let took = simulating.elapsed();
+        times.simulate += took.as_secs_f64();
+        kernel += sim.kernel_seconds().unwrap_or(0.0);
+        done += n;
+        if took < Duration::from_millis(50) && n == slice {
+            slice = slice.saturating_mul(2);
+        } else if took > Duration::from_millis(200) && slice > step {
+            slice = (slice / 2).max(step);
+        }
+        if done < job.gens && since_checkpoint.elapsed() >= job.checkpoint_every {
+            let generation = job.start_generation + done;
+            write(&mut sim, generation, &mut times)?;
+            passes += 1;
+            since_checkpoint = Instant::now();
+            progress.note(&format!("checkpoint: generation {generation} written"));
+        }
+        progress.update(done as f64);
+    }
+    let downloading = Instant::now();
+    let population = sim.universe()?.population();
+    times.simulate += downloading.elapsed().as_secs_f64();
+    write(&mut sim, job.start_generation + job.gens, &mut times)?;
+    passes += 1;
+    times.kernel = sim.kernel_seconds().map(|_| kernel);
+    times.wall = start.elapsed().as_secs_f64();
+    Ok(Report {
+        backend: sim.describe(),
+        layout: "held whole".into(),
+        passes,
+        population,
+        times,
+    })
+}
+
+/// A band on its way: its index and its rows.
+type Band = (u64, Universe);
+
+/// A simulator kept from band to band (and pass to pass while the band height stays).
+struct Held {
+    sim: Box<dyn Simulator>,
+    rows: u64,
+}
+
+/// The universe in bands, one pass of T generations at a time.
+fn run_banded(
+    mut job: Job,
+    backend: BackendKind,
+    max_rows: u64,
+    progress: &mut dyn Progress,
+    start: Instant,
+) -> Result<Report, RunError> {
+    let (width, height) = job.source.size();
+    let r = radius(&job.rule);
+    let row_bytes = width.div_ceil(64) * 8;
+    // A first pass short enough to measure the rates by, unless the user chose.
+    let mut gens = job
+        .gens_per_pass
+        .unwrap_or_else(|| (max_rows / (16 * r)).max(1))
+        .min(job.gens);
+    let mut times = Times::default();
+    let mut kernel = None;
+    let mut held: Option<Held> = None;
+    let mut done = 0;
+    let mut passes = 0;
+    let mut population;
+    let mut layout;
+    loop {
+        gens = gens.min(job.gens - done);
+        let bands = Bands::new(height, r, gens, max_rows).expect("the pass length fits the budget");
+        layout = format!(
+            "{} band{} of {} row{} + {} halo row{} on each side ({} each), {} generation{} a \
+             pass, {:.1}% of the work on halos",
+            bands.count,
+            if bands.count == 1 { "" } else { "s" },
+            bands.interior,
+            if bands.interior == 1 { "" } else { "s" },
+            bands.halo,
+            if bands.halo == 1 { "" } else { "s" },
+            human_bytes(bands.rows() * row_bytes),
+            gens,
+            if gens == 1 { "" } else { "s" },
+            (bands.overhead(height) - 1.0) * 100.0
+        );
+        progress.note(&format!("pass {}: {layout}", passes + 1));
+        if held.as_ref().is_some_and(|h| h.rows != bands.rows()) {
+            held = None;
+        }
+        let generation = job.start_generation + done + gens;
+        let pass = run_pass(&job, backend, bands, &mut held, generation, &mut |k| {
+            progress.update(done as f64 + gens as f64 * k as f64 / bands.count as f64)
+        })?;
+        times.read += pass.read;
+        times.write += pass.write;
+        times.simulate += pass.simulate;
+        if let Some(k) = pass.kernel {
+            *kernel.get_or_insert(0.0) += k;
+        }
+        population = pass.population;
+        done += gens;
+        passes += 1;
+        progress.note(&format!("checkpoint: generation {generation} written"));
+        if done >= job.gens {
+            break;
+        }
+        // The next pass reads what this one wrote; the open file keeps its rows when the next
+        // pass's rename replaces the name.
+        job.source = Source::File(UniverseFile::open(&job.output)?);
+        if job.gens_per_pass.is_none() && passes == 1 {
+            let io = pass.read.max(pass.write);
+            let per_row_gen = pass.simulate / (bands.count * bands.rows() * gens) as f64;
+            let planned = plan_gens(height, r, max_rows, job.gens - done, io, per_row_gen);
+            let step = held.as_ref().map_or(1, |h| h.sim.preferred_step());
+            gens = if planned >= step {
+                planned / step * step
+            } else {
+                planned
+            };
+            progress.note(&format!(
+                "measured a pass: {io:.2} s of file traffic, {:.2} s simulating; {gens} \
+                 generations a pass from now on",
+                pass.simulate
+            ));
+        }
+    }
+    times.kernel = kernel;
+    times.wall = start.elapsed().as_secs_f64();
+    Ok(Report {
+        backend: held.map_or_else(
+            || "none (no generations to run)".into(),
+            |h| h.sim.describe(),
+        ),
+        layout,
+        passes,
+        population,
+        times,
+    })
+}
+
+struct PassReport {
+    read: f64,
+    write: f64,
+    simulate: f64,
+    kernel: Option<f64>,
+    population: u64,
+}
+
+/// One pass: every band read, advanced `bands.gens` generations and its interior written.
+fn run_pass(
+    job: &Job,
+    backend: BackendKind,
+    bands: Bands,
+    held: &mut Option<Held>,
+    generation: u64,
+    on_band: &mut dyn FnMut(u64),
+) -> Result<PassReport, RunError> {
+    let (width, height) = job.source.size();
+    let rows = bands.rows();
+    let mut writer = universe_file::Writer::create(&job.output, width, height)?;
+    let rule_name = job.rule.to_string();
+    std::thread::scope(|scope| -> Result<PassReport, RunError> {
+        // Buffers go round: reader -> simulator -> writer -> reader.
+        let (to_sim, from_reader) = mpsc::sync_channel::<Band>(1);
+        let (to_writer, from_sim) = mpsc::sync_channel::<Band>(1);
+        let (recycle, spare) = mpsc::channel::<Universe>();
+        let source = &job.source;
+        let reader = scope.spawn(move || -> Result<f64, RunError> {
+            let mut busy = 0.0;
+            for k in 0..bands.count {
+                let mut band = match spare.try_recv() {
+                    Ok(u) => u,
+                    Err(_) => Universe::new(width, rows)?,
+                };
+                let reading = Instant::now();
+                let first = (k * bands.interior) as i64 - bands.halo as i64;
+                source.read_wrapped(first, band.words_mut())?;
+                busy += reading.elapsed().as_secs_f64();
+                if to_sim.send((k, band)).is_err() {
+                    break;
+                }
+            }
+            Ok(busy)
+        });
+        let writer_thread = scope.spawn(
+            move || -> Result<(f64, u64, universe_file::Writer), RunError> {
+                let mut busy = 0.0;
+                let mut population = 0;
+                let row = words_per_row(width as usize);
+                for (k, band) in from_sim {
+                    let writing = Instant::now();
+                    let first = k * bands.interior;
+                    let own = bands.interior.min(height - first) as usize;
+                    let halo = bands.halo as usize;
+                    let interior = &band.words()[halo * row..(halo + own) * row];
+                    population += interior
+                        .iter()
+                        .map(|w| u64::from(w.count_ones()))
+                        .sum::<u64>();
+                    writer.write_rows(interior)?;
+                    busy += writing.elapsed().as_secs_f64();
+                    let _ = recycle.send(band);
+                }
+                Ok((busy, population, writer))
+            },
+        );
+        let mut simulate = 0.0;
+        let mut kernel = None;
+        // The simulator holds band k while it runs; band k + 1 replaces it and sends it on.
+        let simulated = (|| -> Result<(), RunError> {
+            let mut running: Option<u64> = None;
+            for (k, band) in from_reader {
+                let simulating = Instant::now();
+                if bands.gens == 0 {
+                    if to_writer.send((k, band)).is_err() {
+                        break;
+                    }
+                    on_band(k + 1);
+                    continue;
+                }
+                let finished = match held {
+                    Some(h) => Some(h.sim.replace(band)?),
+                    None => {
+                        let sim = create(backend, &job.rule, band)?;
+                        *held = Some(Held { sim, rows });
+                        None
+                    }
+                };
+                let h = held.as_mut().expect("just made");
+                h.sim.advance(bands.gens)?;
+                if let Some(t) = h.sim.kernel_seconds() {
+                    *kernel.get_or_insert(0.0) += t;
+                }
+                simulate += simulating.elapsed().as_secs_f64();
+                if let (Some(previous), Some(result)) = (running, finished)
+                    && to_writer.send((previous, result)).is_err()
+                {
+                    break;
+                }
+                on_band(k);
+                running = Some(k);
+            }
+            if let (Some(k), Some(h)) = (running, held.as_mut()) {
+                let simulating = Instant::now();
+                let result = h.sim.replace(Universe::new(width, rows)?)?;
+                simulate += simulating.elapsed().as_secs_f64();
+                let _ = to_writer.send((k, result));
+                on_band(k + 1);
+            }
+            Ok(())
+        })();
+        drop(to_writer);
+        let read = reader.join().expect("the reader does not panic");
+        let written = writer_thread.join().expect("the writer does not panic");
+        simulated?;
+        let read = read?;
+        let (write, population, writer) = written?;
+        let finishing = Instant::now();
+        writer.finish(&rule_name, generation, Some(job.run.clone()))?;
+        Ok(PassReport {
+            read,
+            write: write + finishing.elapsed().as_secs_f64(),
+            simulate,
+            kernel,
+            population,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bands_cover_the_universe_with_their_halos_inside_the_budget() {
+        let bands = Bands::new(1000, 2, 10, 300).unwrap();
+        assert_eq!(bands.halo, 20);
+        assert!(bands.rows() <= 300);
+        assert!(bands.count * bands.interior >= 1000);
+        assert!((bands.count - 1) * bands.interior < 1000);
+        assert_eq!(Bands::new(1000, 2, 10, 40), None);
+        assert_eq!(Bands::new(1000, 1, 1, 3).unwrap().interior, 1);
+    }
+
+    #[test]
+    fn passes_grow_until_the_simulation_hides_the_file_traffic() {
+        // 1000 rows, 100-row bands: simulating a pass of g generations costs about 10 s x g
+        // (more as halos grow); the file traffic is 35 s a pass, so about 4 generations.
+        let g = plan_gens(1000, 1, 100, 1000, 35.0, 0.01);
+        assert!((3..=5).contains(&g), "{g}");
+        // Free file traffic: one generation a pass, no halo to waste.
+        assert_eq!(plan_gens(1000, 1, 100, 1000, 0.0, 0.01), 1);
+        // Never more than is left.
+        assert_eq!(plan_gens(1000, 1, 100, 2, 1e9, 0.01), 2);
+    }
+}
