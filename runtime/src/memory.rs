@@ -106,24 +106,48 @@ pub fn check(what: &str, needed: u64) -> Result<(), OutOfMemory> {
     }
 }
 
+/// The error for `needed` bytes of `what` that could not be had.
+fn short(what: &str, needed: u64) -> OutOfMemory {
+    let (available, bound) = headroom().unwrap_or((0, Bound::Available));
+    OutOfMemory {
+        what: what.to_string(),
+        needed,
+        available,
+        bound,
+    }
+}
+
 /// A zeroed vector of `len` elements, or an error naming `what` when memory is short.
 pub fn zeroed<T: Clone + Default>(len: u64, what: &str) -> Result<Vec<T>, OutOfMemory> {
     let needed = len.saturating_mul(size_of::<T>() as u64);
     check(what, needed)?;
-    let fail = || {
-        let (available, bound) = headroom().unwrap_or((0, Bound::Available));
-        OutOfMemory {
-            what: what.to_string(),
-            needed,
-            available,
-            bound,
-        }
-    };
-    let len = usize::try_from(len).map_err(|_| fail())?;
+    let len = usize::try_from(len).map_err(|_| short(what, needed))?;
     let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|_| fail())?;
+    v.try_reserve_exact(len)
+        .map_err(|_| short(what, needed))?;
     v.resize(len, T::default());
     Ok(v)
+}
+
+/// As [`zeroed`], for words: the pages come zeroed from the system and are touched first by
+/// whoever fills them (threads in parallel), not by one thread writing zeros.
+pub fn zeroed_words(len: u64, what: &str) -> Result<Vec<u64>, OutOfMemory> {
+    let needed = len.saturating_mul(8);
+    check(what, needed)?;
+    let len = usize::try_from(len).map_err(|_| short(what, needed))?;
+    if len == 0 {
+        return Ok(Vec::new());
+    }
+    let layout = std::alloc::Layout::array::<u64>(len).map_err(|_| short(what, needed))?;
+    // SAFETY: the layout has a non-zero size; all-zero bytes are valid u64s, and the pointer
+    // comes from the global allocator with the layout Vec uses for `len` u64s.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<u64>();
+        if ptr.is_null() {
+            return Err(short(what, needed));
+        }
+        Ok(Vec::from_raw_parts(ptr, len, len))
+    }
 }
 
 /// The bytes of one `width` x `height` universe.

@@ -258,26 +258,41 @@ impl Bands {
     }
 }
 
-/// The pass length for a banded run: the shortest whose simulation takes as long as its file
-/// traffic (`io_seconds` a pass), since a shorter pass waits on the disk and a longer one
-/// computes more halo; `seconds_per_row_gen` is the simulation's measured rate.
-fn plan_gens(
-    height: u64,
-    radius: u64,
-    max_rows: u64,
-    left: u64,
-    io_seconds: f64,
-    seconds_per_row_gen: f64,
-) -> u64 {
+/// What one banded pass measured, to plan the next passes by.
+#[derive(Clone, Copy, Debug)]
+struct Rates {
+    /// Seconds of file traffic a pass (reading and writing overlap, so the longer of the two).
+    io: f64,
+    /// Seconds a band spends apart from its generations: swapping it into the simulator (the
+    /// copies to and from a GPU).
+    per_band: f64,
+    /// Seconds a row of a band takes a generation.
+    per_row_gen: f64,
+}
+
+/// The pass length for a banded run: the one with the least time a generation, where a pass
+/// takes the longer of its file traffic and its simulation (they overlap), and longer passes
+/// spend more of the simulation on halos; then evened out so no short pass is left at the end,
+/// and made a multiple of `step` (the simulator's generations a launch) where that fits.
+fn plan_gens(height: u64, radius: u64, max_rows: u64, left: u64, rates: Rates, step: u64) -> u64 {
     let per_gen = |gens: u64| -> Option<f64> {
         let bands = Bands::new(height, radius, gens, max_rows)?;
-        let simulate = (bands.count * bands.rows()) as f64 * gens as f64 * seconds_per_row_gen;
-        Some(simulate.max(io_seconds) / gens as f64)
+        let simulate = bands.count as f64
+            * (rates.per_band + bands.rows() as f64 * gens as f64 * rates.per_row_gen);
+        Some(simulate.max(rates.io) / gens as f64)
     };
-    (1..=left.max(1))
+    let best = (1..=left.max(1))
         .map_while(|g| per_gen(g).map(|t| (g, t)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(1, |(g, _)| g)
+        .map_or(1, |(g, _)| g);
+    let passes = left.div_ceil(best);
+    let even = left.div_ceil(passes);
+    let rounded = even.div_ceil(step) * step;
+    if rounded <= left && Bands::new(height, radius, rounded, max_rows).is_some() {
+        rounded
+    } else {
+        even
+    }
 }
 
 /// Runs `job`, ending with the output file at generation `start_generation + gens`.
@@ -290,7 +305,7 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
         return run_whole(job, backend, progress, start);
     }
     let r = radius(&job.rule);
-    if Bands::new(height, r, 1, max_rows).is_none() {
+    if Bands::new(height, r, job.gens.min(1), max_rows).is_none() {
         return Err(RunError::BudgetTooSmall {
             budget: describe_budget(&job.budget, backend),
             width,
@@ -299,8 +314,18 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
             halo: r,
         });
     }
+    // A copy (no generations) streams in bands of a bounded size, so reading or making rows
+    // overlaps writing them.
+    let max_rows = if job.gens == 0 {
+        max_rows.min((COPY_BAND_BYTES / (width.div_ceil(64) * 8)).max(1))
+    } else {
+        max_rows
+    };
     run_banded(job, backend, max_rows, progress, start)
 }
+
+/// The most bytes a band of a copy holds.
+const COPY_BAND_BYTES: u64 = 256 << 20;
 
 fn describe_budget(budget: &Budget, backend: BackendKind) -> String {
     match (backend, budget.gpu_bytes) {
@@ -463,14 +488,13 @@ fn run_banded(
         job.source = Source::File(UniverseFile::open(&job.output)?);
         if job.gens_per_pass.is_none() && passes == 1 {
             let io = pass.read.max(pass.write);
-            let per_row_gen = pass.simulate / (bands.count * bands.rows() * gens) as f64;
-            let planned = plan_gens(height, r, max_rows, job.gens - done, io, per_row_gen);
-            let step = held.as_ref().map_or(1, |h| h.sim.preferred_step());
-            gens = if planned >= step {
-                planned / step * step
-            } else {
-                planned
+            let rates = Rates {
+                io,
+                per_band: pass.swap / bands.count as f64,
+                per_row_gen: pass.advance / (bands.count * bands.rows() * gens) as f64,
             };
+            let step = held.as_ref().map_or(1, |h| h.sim.preferred_step());
+            gens = plan_gens(height, r, max_rows, job.gens - done, rates, step);
             progress.note(&format!(
                 "measured a pass: {io:.2} s of file traffic, {:.2} s simulating; {gens} \
                  generations a pass from now on",
@@ -495,7 +519,12 @@ fn run_banded(
 struct PassReport {
     read: f64,
     write: f64,
+    /// Everything the simulator did, its creation included.
     simulate: f64,
+    /// Swapping bands in and out of the simulator.
+    swap: f64,
+    /// Advancing bands.
+    advance: f64,
     kernel: Option<f64>,
     population: u64,
 }
@@ -559,6 +588,8 @@ fn run_pass(
             },
         );
         let mut simulate = 0.0;
+        let mut swap = 0.0;
+        let mut advance = 0.0;
         let mut kernel = None;
         // The simulator holds band k while it runs; band k + 1 replaces it and sends it on.
         let simulated = (|| -> Result<(), RunError> {
@@ -573,7 +604,11 @@ fn run_pass(
                     continue;
                 }
                 let finished = match held {
-                    Some(h) => Some(h.sim.replace(band)?),
+                    Some(h) => {
+                        let result = h.sim.replace(band)?;
+                        swap += simulating.elapsed().as_secs_f64();
+                        Some(result)
+                    }
                     None => {
                         let sim = create(backend, &job.rule, band)?;
                         *held = Some(Held { sim, rows });
@@ -581,7 +616,9 @@ fn run_pass(
                     }
                 };
                 let h = held.as_mut().expect("just made");
+                let advancing = Instant::now();
                 h.sim.advance(bands.gens)?;
+                advance += advancing.elapsed().as_secs_f64();
                 if let Some(t) = h.sim.kernel_seconds() {
                     *kernel.get_or_insert(0.0) += t;
                 }
@@ -595,9 +632,11 @@ fn run_pass(
                 running = Some(k);
             }
             if let (Some(k), Some(h)) = (running, held.as_mut()) {
-                let simulating = Instant::now();
+                let swapping = Instant::now();
                 let result = h.sim.replace(Universe::new(width, rows)?)?;
-                simulate += simulating.elapsed().as_secs_f64();
+                let took = swapping.elapsed().as_secs_f64();
+                simulate += took;
+                swap += took;
                 let _ = to_writer.send((k, result));
                 on_band(k + 1);
             }
@@ -615,6 +654,8 @@ fn run_pass(
             read,
             write: write + finishing.elapsed().as_secs_f64(),
             simulate,
+            swap,
+            advance,
             kernel,
             population,
         })
@@ -638,13 +679,24 @@ mod tests {
 
     #[test]
     fn passes_grow_until_the_simulation_hides_the_file_traffic() {
-        // 1000 rows, 100-row bands: simulating a pass of g generations costs about 10 s x g
-        // (more as halos grow); the file traffic is 35 s a pass, so about 4 generations.
-        let g = plan_gens(1000, 1, 100, 1000, 35.0, 0.01);
+        let rates = |io, per_band| Rates {
+            io,
+            per_band,
+            per_row_gen: 0.00001,
+        };
+        // 1000 rows in bands of at most 100: simulating a pass of g generations takes about
+        // 0.01 s x g (more as halos grow); with 0.035 s of file traffic a pass, about 4.
+        let g = plan_gens(1000, 1, 100, 1000, rates(0.035, 0.0), 1);
         assert!((3..=5).contains(&g), "{g}");
-        // Free file traffic: one generation a pass, no halo to waste.
-        assert_eq!(plan_gens(1000, 1, 100, 1000, 0.0, 0.01), 1);
-        // Never more than is left.
-        assert_eq!(plan_gens(1000, 1, 100, 2, 1e9, 0.01), 2);
+        // Free file traffic and bands: one generation a pass, no halo to waste.
+        assert_eq!(plan_gens(1000, 1, 100, 1000, rates(0.0, 0.0), 1), 1);
+        // A cost a band (copies to a GPU) makes passes longer.
+        assert!(plan_gens(1000, 1, 100, 1000, rates(0.0, 0.01), 1) > 4);
+        // Never more than is left, and no short pass left over: 512 left, at most 500 a pass
+        // (the budget), in two passes of 256, not 500 and 12; a multiple of the step when it fits.
+        assert_eq!(plan_gens(1000, 1, 1100, 2, rates(1e9, 0.0), 1), 2);
+        assert_eq!(plan_gens(100_000, 1, 1001, 512, rates(1e9, 0.0), 1), 256);
+        assert_eq!(plan_gens(100_000, 1, 1001, 512, rates(1e9, 0.0), 10), 260);
+        assert_eq!(plan_gens(100_000, 1, 1001, 10, rates(1e9, 0.0), 4), 10);
     }
 }

@@ -108,7 +108,7 @@ impl Universe {
     pub fn new(width: u64, height: u64) -> Result<Self, UniverseError> {
         Self::check_size(width, height)?;
         let words_per_row = width.div_ceil(64);
-        let words = memory::zeroed(
+        let words = memory::zeroed_words(
             words_per_row * height,
             &format!("a {width}x{height} universe"),
         )?;
