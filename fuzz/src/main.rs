@@ -1,4 +1,4 @@
-//! `lifegen-fuzz <rle|rule> [--iterations N] [--seconds S] [--seed N] [--max-len BYTES]
+//! `lifegen-fuzz <rle|rule|universe> [--iterations N] [--seconds S] [--seed N] [--max-len BYTES]
 //! [--corpus DIR] [--crashes DIR] [--replay FILE]`
 //!
 //! Replays the target's corpus (fuzz/corpus/<target>/), then fuzzes it until the budget is spent;
@@ -14,7 +14,7 @@ use lifegen_fuzz::{Target, targets};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: lifegen-fuzz <rle|rule> [--iterations N] [--seconds S] [--seed N] \
+        "usage: lifegen-fuzz <rle|rule|universe> [--iterations N] [--seconds S] [--seed N] \
          [--max-len BYTES] [--corpus DIR] [--crashes DIR] [--replay FILE]"
     );
     ExitCode::from(2)
@@ -28,6 +28,7 @@ fn main() -> ExitCode {
     let (target, dictionary): (Target, &[&'static str]) = match name.as_str() {
         "rle" => (targets::rle, targets::RLE_DICTIONARY),
         "rule" => (targets::rule, targets::RULE_DICTIONARY),
+        "universe" => (targets::universe, targets::UNIVERSE_DICTIONARY),
         _ => return usage(),
     };
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
@@ -35,7 +36,8 @@ fn main() -> ExitCode {
         seed: 1,
         iterations: None,
         seconds: None,
-        max_len: 4096,
+        // A universe file's header alone is 4096 bytes.
+        max_len: if name == "universe" { 16384 } else { 4096 },
         dictionary: dictionary.to_vec(),
     };
     let mut corpus_dir = here.join("corpus").join(&name);

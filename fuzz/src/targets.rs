@@ -5,6 +5,7 @@ use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, LtlNotation, RuleSpec};
 use lifegen_runtime::Universe;
 use lifegen_runtime::rle::{self, Reader};
+use lifegen_runtime::universe_file::UniverseFile;
 
 use crate::Outcome;
 
@@ -360,5 +361,83 @@ mod tests {
     fn error_messages_with_control_characters_are_caught() {
         assert!(check_message("x", "line\nbreak").is_err());
         assert!(check_message("x", "fine").is_ok());
+    }
+}
+
+/// Tokens of universe files, for the mutator: the `.npy` header's pieces and the metadata's.
+pub const UNIVERSE_DICTIONARY: &[&str] = &[
+    "\u{93}NUMPY",
+    "'descr': '<u8'",
+    "'fortran_order': False",
+    "'shape': (",
+    ", ",
+    ")",
+    "{\"format\":\"lifegen universe\",\"version\":1,",
+    "\"width\":",
+    "\"height\":",
+    "\"rule\":\"B3/S23\"",
+    "\"generation\":",
+    "\"checksums\":{\"algorithm\":\"crc32\",\"rows_per_block\":",
+    "\"blocks\":[",
+    "]}",
+    "\"run\":null",
+    "LIFEGEN1",
+    "0",
+    "1",
+    "64",
+    "65",
+    "4294967295",
+    "18446744073709551615",
+    "\0\0\0\0",
+    "\u{ff}\u{ff}\u{ff}\u{ff}",
+];
+
+/// The universe-file reader on the raw bytes. Properties: never a panic; every error message on
+/// one line; for an accepted file of at most [`MAX_CELLS`] cells, checking it and reading it
+/// agree, and what is read has the metadata's size and no cell past the width.
+pub fn universe(data: &[u8]) -> Result<Outcome, String> {
+    let name = std::path::Path::new("fuzz.npy");
+    let file = match UniverseFile::from_bytes(name, data.to_vec()) {
+        Ok(file) => file,
+        Err(e) => {
+            check_message("universe file", &e.to_string())?;
+            return Ok(Outcome::Rejected);
+        }
+    };
+    let (width, height) = (file.width(), file.height());
+    if width.saturating_mul(height) > MAX_CELLS {
+        return Ok(Outcome::Accepted);
+    }
+    let verified = file.verify();
+    match (file.read_verified(), verified) {
+        (Ok(universe), Ok(())) => {
+            if (universe.width() as u64, universe.height() as u64) != (width, height) {
+                return Err(format!(
+                    "a {width}x{height} file read as {}x{}",
+                    universe.width(),
+                    universe.height()
+                ));
+            }
+            let mask = universe.last_word_mask();
+            if (0..universe.height())
+                .any(|y| universe.row(y).last().is_some_and(|w| w & !mask != 0))
+            {
+                return Err("a cell past the width was read".into());
+            }
+            Ok(Outcome::Accepted)
+        }
+        (Err(a), Err(b)) => {
+            check_message("universe rows", &a.to_string())?;
+            if a.to_string() != b.to_string() {
+                return Err(format!("reading says {a}, checking says {b}"));
+            }
+            // Past the header and metadata: the rows' checks ran.
+            Ok(Outcome::Accepted)
+        }
+        (read, checked) => Err(format!(
+            "reading gives {:?}, checking {:?}",
+            read.map(|_| ()),
+            checked
+        )),
     }
 }

@@ -123,8 +123,7 @@ pub fn zeroed<T: Clone + Default>(len: u64, what: &str) -> Result<Vec<T>, OutOfM
     check(what, needed)?;
     let len = usize::try_from(len).map_err(|_| short(what, needed))?;
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|_| short(what, needed))?;
+    v.try_reserve_exact(len).map_err(|_| short(what, needed))?;
     v.resize(len, T::default());
     Ok(v)
 }

@@ -16,7 +16,7 @@
 //! and metadata are written and synced ([`Writer`]), so the path always holds a complete universe.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -168,20 +168,60 @@ fn parse_npy_header(path: &Path, header: &[u8]) -> Result<(u64, u64, u64), FileE
     }
 }
 
+/// Bytes read by position: a file, or bytes in memory (for tests and fuzzing).
+pub trait ReadAt: Send + Sync {
+    fn length(&self) -> io::Result<u64>;
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()>;
+}
+
+impl ReadAt for File {
+    fn length(&self) -> io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+        FileExt::read_exact_at(self, buf, at)
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn length(&self) -> io::Result<u64> {
+        Ok(self.len() as u64)
+    }
+    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+        let start = usize::try_from(at).unwrap_or(usize::MAX);
+        match self.get(start..start.saturating_add(buf.len())) {
+            Some(bytes) if bytes.len() == buf.len() => {
+                buf.copy_from_slice(bytes);
+                Ok(())
+            }
+            _ => Err(io::ErrorKind::UnexpectedEof.into()),
+        }
+    }
+}
+
 /// An open universe file whose header, metadata and length were checked (its rows are checked
 /// by [`UniverseFile::verify`] or as [`UniverseFile::read_verified`] reads them).
 pub struct UniverseFile {
     path: PathBuf,
-    file: File,
+    file: Box<dyn ReadAt>,
     metadata: Metadata,
 }
 
 impl UniverseFile {
     pub fn open(path: &Path) -> Result<UniverseFile, FileError> {
-        let mut file = File::open(path).map_err(io_error(path))?;
-        let length = file.metadata().map_err(io_error(path))?.len();
+        let file = File::open(path).map_err(io_error(path))?;
+        Self::from_reader(path, Box::new(file))
+    }
+
+    /// The universe file in `bytes`; `name` stands for its path in messages.
+    pub fn from_bytes(name: &Path, bytes: Vec<u8>) -> Result<UniverseFile, FileError> {
+        Self::from_reader(name, Box::new(bytes))
+    }
+
+    fn from_reader(path: &Path, file: Box<dyn ReadAt>) -> Result<UniverseFile, FileError> {
+        let length = file.length().map_err(io_error(path))?;
         let mut header = vec![0; DATA_OFFSET.min(length) as usize];
-        file.read_exact(&mut header).map_err(io_error(path))?;
+        file.read_exact_at(&mut header, 0).map_err(io_error(path))?;
         let (rows, words, offset) = parse_npy_header(path, &header)?;
         let not = |why: String| FileError::NotUniverse {
             path: path.to_path_buf(),
@@ -210,9 +250,8 @@ impl UniverseFile {
             )));
         }
         let mut trailer = [0u8; TRAILER_BYTES as usize];
-        file.seek(SeekFrom::Start(length - TRAILER_BYTES))
+        file.read_exact_at(&mut trailer, length - TRAILER_BYTES)
             .map_err(io_error(path))?;
-        file.read_exact(&mut trailer).map_err(io_error(path))?;
         if &trailer[16..] != TRAILER_MAGIC {
             return Err(not(
                 "it does not end with lifegen's metadata (a .npy written by another program, or \
@@ -328,18 +367,40 @@ impl UniverseFile {
         Ok(universe)
     }
 
+    /// Checks a block against its checksum, and that no cell past the width is set.
     fn check_block(&self, block: usize, words: &[u64]) -> Result<(), FileError> {
+        let first = block as u64 * self.metadata.checksums.rows_per_block;
+        let corrupt = |why: String| FileError::Corrupt {
+            path: self.path.clone(),
+            why,
+        };
         if crc32fast::hash(as_bytes(words)) != self.metadata.checksums.blocks[block] {
-            let first = block as u64 * self.metadata.checksums.rows_per_block;
-            return Err(FileError::Corrupt {
-                path: self.path.clone(),
-                why: format!(
-                    "rows {first}..{} fail their checksum",
-                    (first + self.metadata.checksums.rows_per_block).min(self.height())
-                ),
-            });
+            return Err(corrupt(format!(
+                "rows {first}..{} fail their checksum",
+                (first + self.metadata.checksums.rows_per_block).min(self.height())
+            )));
+        }
+        let row_words = self.row_words();
+        let past_width = !last_word_mask(self.width());
+        if let Some(y) = words
+            .chunks(row_words)
+            .position(|row| row[row_words - 1] & past_width != 0)
+        {
+            return Err(corrupt(format!(
+                "row {} has cells set past its width of {}",
+                first + y as u64,
+                self.width()
+            )));
         }
         Ok(())
+    }
+}
+
+/// The cells of a row's last word that lie inside a `width`-cell row.
+fn last_word_mask(width: u64) -> u64 {
+    match width % 64 {
+        0 => !0,
+        cells => (1 << cells) - 1,
     }
 }
 
@@ -582,6 +643,22 @@ mod tests {
         assert_eq!(file.metadata().checksums.blocks.len(), 3);
         file.verify().unwrap();
         assert_eq!(file.read_verified().unwrap(), universe);
+    }
+
+    #[test]
+    fn cells_past_the_width_are_refused_even_under_a_good_checksum() {
+        let dir = temp_dir();
+        let path = dir.path().join("u.npy");
+        let mut writer = Writer::create(&path, 70, 3).unwrap();
+        writer.write_rows(&[0, 0, 1, 1 << 5, 0, 1 << 6]).unwrap();
+        writer.finish("B3/S23", 0, None).unwrap();
+        let file = UniverseFile::open(&path).unwrap();
+        let message = file.read_verified().unwrap_err().to_string();
+        assert!(
+            message.ends_with("row 2 has cells set past its width of 70"),
+            "{message}"
+        );
+        assert!(file.verify().is_err());
     }
 
     #[test]
