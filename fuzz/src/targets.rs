@@ -339,31 +339,6 @@ fn rle_parse(data: &[u8]) -> Option<Result<rle::Pattern, rle::RleError>> {
     Some(rle::parse(text))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_targets_accept_good_input_and_refuse_bad() {
-        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o!"), Ok(Outcome::Accepted));
-        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o"), Ok(Outcome::Rejected));
-        assert_eq!(
-            rle(b"x = 12, y = 3, rule = R2,C0,M1,S1..3,B2..3,NN\n12o!"),
-            Ok(Outcome::Accepted)
-        );
-        assert_eq!(rle(b"\xff\xfe"), Ok(Outcome::Rejected));
-        assert_eq!(rule(b"B3/S23:T10,10"), Ok(Outcome::Accepted));
-        assert_eq!(rule(b"R5,C0,S33-57,B34-45,NN:T3,3"), Ok(Outcome::Accepted));
-        assert_eq!(rule(b"B9/S"), Ok(Outcome::Rejected));
-    }
-
-    #[test]
-    fn error_messages_with_control_characters_are_caught() {
-        assert!(check_message("x", "line\nbreak").is_err());
-        assert!(check_message("x", "fine").is_ok());
-    }
-}
-
 /// Tokens of universe files, for the mutator: the `.npy` header's pieces and the metadata's.
 pub const UNIVERSE_DICTIONARY: &[&str] = &[
     "\u{93}NUMPY",
@@ -439,5 +414,30 @@ pub fn universe(data: &[u8]) -> Result<Outcome, String> {
             read.map(|_| ()),
             checked
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_targets_accept_good_input_and_refuse_bad() {
+        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o!"), Ok(Outcome::Accepted));
+        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o"), Ok(Outcome::Rejected));
+        assert_eq!(
+            rle(b"x = 12, y = 3, rule = R2,C0,M1,S1..3,B2..3,NN\n12o!"),
+            Ok(Outcome::Accepted)
+        );
+        assert_eq!(rle(b"\xff\xfe"), Ok(Outcome::Rejected));
+        assert_eq!(rule(b"B3/S23:T10,10"), Ok(Outcome::Accepted));
+        assert_eq!(rule(b"R5,C0,S33-57,B34-45,NN:T3,3"), Ok(Outcome::Accepted));
+        assert_eq!(rule(b"B9/S"), Ok(Outcome::Rejected));
+    }
+
+    #[test]
+    fn error_messages_with_control_characters_are_caught() {
+        assert!(check_message("x", "line\nbreak").is_err());
+        assert!(check_message("x", "fine").is_ok());
     }
 }
