@@ -228,12 +228,19 @@ pub fn run(
         0.0
     };
     println!("cell updates/s: {rate:.3e}");
-    let kernel = times
-        .kernel
-        .map_or(String::new(), |k| format!(" (kernels {k:.3} s)"));
+    let kernel = times.kernel.map_or(String::new(), |k| {
+        format!(
+            " (kernels {k:.3} s, copies to and from the device and launches {:.3} s)",
+            times.simulate - k
+        )
+    });
+    let overlap = if report.layout.contains("band") {
+        "; reading and writing overlap the simulation"
+    } else {
+        ""
+    };
     println!(
-        "time: reading {:.3} s, writing {:.3} s, simulating {:.3} s{kernel}; reading and writing \
-         overlap the simulation when the universe runs in bands",
+        "time: reading {:.3} s, writing {:.3} s, simulating {:.3} s{kernel}{overlap}",
         times.read, times.write, times.simulate
     );
     Ok(())

@@ -350,15 +350,20 @@ fn run_whole(
     let reading = Instant::now();
     let universe = job.source.into_universe()?;
     times.read = reading.elapsed().as_secs_f64();
+    let creating = Instant::now();
     let mut sim = create(backend, &job.rule, universe)?;
+    times.simulate += creating.elapsed().as_secs_f64();
     progress.note(&format!(
         "the universe is held whole; the output is written every {} s of simulation and at the end",
         job.checkpoint_every.as_secs()
     ));
     let rule = job.rule.to_string();
+    // The universe copied back (timed as simulation), then written.
     let write = |sim: &mut Box<dyn Simulator>, generation: u64, times: &mut Times| {
-        let writing = Instant::now();
+        let downloading = Instant::now();
         let universe = sim.universe()?;
+        times.simulate += downloading.elapsed().as_secs_f64();
+        let writing = Instant::now();
         universe_file::write(
             &job.output,
             universe,
@@ -367,7 +372,7 @@ fn run_whole(
             Some(job.run.clone()),
         )?;
         times.write += writing.elapsed().as_secs_f64();
-        Ok::<_, RunError>(())
+        Ok::<_, RunError>(universe.population())
     };
     let mut done = 0;
     let mut passes = 0;
@@ -397,10 +402,7 @@ fn run_whole(
         }
         progress.update(done as f64);
     }
-    let downloading = Instant::now();
-    let population = sim.universe()?.population();
-    times.simulate += downloading.elapsed().as_secs_f64();
-    write(&mut sim, job.start_generation + job.gens, &mut times)?;
+    let population = write(&mut sim, job.start_generation + job.gens, &mut times)?;
     passes += 1;
     times.kernel = sim.kernel_seconds().map(|_| kernel);
     times.wall = start.elapsed().as_secs_f64();

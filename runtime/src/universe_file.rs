@@ -505,19 +505,37 @@ impl Writer {
             "more rows than the universe has"
         );
         let sink = self.sink.as_mut().expect("not finished");
-        sink.write_all(as_bytes(words))
-            .map_err(io_error(&self.partial))?;
-        let mut rest = as_bytes(words);
+        let bytes = as_bytes(words);
         let row_bytes = row_words * 8;
-        while !rest.is_empty() {
-            let take =
-                ((self.rows_per_block - self.rows_in_block) as usize * row_bytes).min(rest.len());
-            self.block.update(&rest[..take]);
-            self.rows_in_block += (take / row_bytes) as u64;
-            rest = &rest[take..];
+        let block_bytes = self.rows_per_block as usize * row_bytes;
+        // The open block's rest, whole blocks (their checksums in parallel, beside the write),
+        // then the start of the next block.
+        let head = ((self.rows_per_block - self.rows_in_block) as usize * row_bytes)
+            .min(bytes.len())
+            * usize::from(self.rows_in_block > 0);
+        let whole = (bytes.len() - head) / block_bytes * block_bytes;
+        let (written, crcs) = rayon::join(
+            || sink.write_all(bytes),
+            || {
+                bytes[head..head + whole]
+                    .par_chunks(block_bytes)
+                    .map(crc32fast::hash)
+                    .collect::<Vec<u32>>()
+            },
+        );
+        written.map_err(io_error(&self.partial))?;
+        if head > 0 {
+            self.block.update(&bytes[..head]);
+            self.rows_in_block += (head / row_bytes) as u64;
             if self.rows_in_block == self.rows_per_block {
                 self.close_block();
             }
+        }
+        self.blocks.extend(crcs);
+        let tail = &bytes[head + whole..];
+        if !tail.is_empty() {
+            self.block.update(tail);
+            self.rows_in_block += (tail.len() / row_bytes) as u64;
         }
         self.rows_written += rows;
         Ok(())
