@@ -40,7 +40,7 @@ fi
 
 if want kill; then
   step "kill -9 at random moments, then the same command: GPU, in bands"
-  args=(run --rule B3/S23 --size 8192x8192 --gens 3000 --backend gpu --gpu-memory 520MiB --gens-per-pass 100)
+  args=(run --rule B3/S23 --size 8192x8192 --gens 12000 --backend gpu --gpu-memory 520MiB --gens-per-pass 100)
   start=$(date +%s.%N)
   $L "${args[@]}" --output "$D/expected.npy" | grep -E 'layout|generations|population'
   full=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
