@@ -47,6 +47,9 @@ pub struct RunArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// GPUs to spread the universe over, in bands of rows (default: all the driver sees).
+    #[arg(long, value_name = "N")]
+    pub(crate) gpus: Option<usize>,
     /// Write the final universe as RLE, as macrocell when the name ends in .mc, or as a universe
     /// file when it ends in .npy: then the run checkpoints into it, resumes from it when the same
     /// command is run again, and streams universes larger than memory through it in bands.
@@ -249,6 +252,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     if !(0.0..=1.0).contains(&args.density) {
         bail!("--density {} is outside 0..1", args.density);
     }
+    if args.gpus == Some(0) {
+        bail!("--gpus must be at least 1");
+    }
+    if args.gpus.is_some() && matches!(args.backend, BackendKind::Cpu | BackendKind::Reference) {
+        bail!("--gpus is for runs on the GPU; this run's backend is the CPU");
+    }
     let pattern = args.input.as_ref().map(open_pattern).transpose()?;
     let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(Pattern::rule)) {
         (Some(text), _) => rule::parse(text)?,
@@ -330,7 +339,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
     };
-    let mut simulator = lifegen_runtime::create(args.backend, &rule, universe)?;
+    let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, args.gpus)?;
     println!("rule: {rule}");
     println!("universe: {width}x{height} torus, {origin}");
     println!("backend: {}", simulator.describe());

@@ -188,6 +188,11 @@ pub fn run(
         None => (source, start_generation),
     };
     let backend = out_of_core::resolve(args.backend, width);
+    let devices = if backend == BackendKind::Gpu {
+        lifegen_runtime::backend::gpu_devices(args.gpus)?
+    } else {
+        vec![0]
+    };
     let budget = budget(&args, backend)?;
     let gens = target - from;
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
@@ -210,6 +215,7 @@ pub fn run(
         budget,
         checkpoint_every: Duration::from_secs(args.checkpoint_every),
         gens_per_pass: args.gens_per_pass,
+        devices,
     };
     let report = out_of_core::run(job, &mut progress)
         .with_context(|| format!("cannot run into {}", output.display()))?;

@@ -68,6 +68,20 @@ pub trait Simulator: Send {
     /// Holds `universe`, of the same size as the one held, instead, keeping the kernels; gives
     /// back the one held, as it is now.
     fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError>;
+    /// Rows `y..y + rows` of the universe now, whole rows of words.
+    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
+        let universe = self.universe()?;
+        let row = universe.words_per_row();
+        Ok(universe.words()[y * row..(y + rows) * row].to_vec())
+    }
+    /// Overwrites rows from `y` on with `words`, whole rows.
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
+        let mut universe = self.universe()?.clone();
+        let row = universe.words_per_row();
+        universe.words_mut()[y * row..y * row + words.len()].copy_from_slice(words);
+        self.replace(universe)?;
+        Ok(())
+    }
     /// Device time of the last [`Simulator::advance`], where the device times its own work.
     fn kernel_seconds(&self) -> Option<f64> {
         None
@@ -145,6 +159,11 @@ impl<S: HostStepper> Simulator for Resident<S> {
             "a replacement universe has the same size"
         );
         Ok(std::mem::replace(&mut self.universe, universe))
+    }
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
+        let row = self.universe.words_per_row();
+        self.universe.words_mut()[y * row..y * row + words.len()].copy_from_slice(words);
+        Ok(())
     }
 }
 
@@ -236,6 +255,12 @@ impl Simulator for StreamGpuSimulator {
     fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
         Ok(StreamGpuSimulator::replace(self, universe)?)
     }
+    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
+        Ok(self.device().read_rows(y, rows)?)
+    }
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
+        Ok(self.device_mut().write_rows(y, words)?)
+    }
     fn kernel_seconds(&self) -> Option<f64> {
         Some(self.last_kernel_ms() / 1e3)
     }
@@ -257,6 +282,12 @@ impl Simulator for GpuSimulator {
     fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
         Ok(GpuSimulator::replace(self, universe)?)
     }
+    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
+        Ok(self.device().read_rows(y, rows)?)
+    }
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
+        Ok(self.device_mut().write_rows(y, words)?)
+    }
     fn kernel_seconds(&self) -> Option<f64> {
         Some(self.last_kernel_ms() / 1e3)
     }
@@ -277,6 +308,70 @@ pub fn create(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let plan: GpuPlan = DEFAULT_PLAN.parse().expect("the default plan parses");
     create_with_plan(kind, rule, universe, plan)
+}
+
+/// Environment variable for tests: bands a GPU holds when a universe is spread over GPUs (1), so
+/// the exchange of halos runs with one GPU too.
+pub const BANDS_PER_GPU_VARIABLE: &str = "LIFEGEN_BANDS_PER_GPU";
+
+/// The GPU of each band when a universe is spread over `gpus` GPUs (all the driver sees when
+/// `None`), [`BANDS_PER_GPU_VARIABLE`] bands on each.
+pub fn gpu_devices(gpus: Option<usize>) -> Result<Vec<usize>, BackendError> {
+    let present = crate::gpu::device_count();
+    let count = gpus.unwrap_or(present).max(1);
+    if count > present.max(1) {
+        return Err(GpuError::NoDevice(format!(
+            "{count} GPUs were asked for; the driver sees {present}"
+        ))
+        .into());
+    }
+    let per_gpu = match std::env::var(BANDS_PER_GPU_VARIABLE).ok().as_deref() {
+        None | Some("") => 1,
+        Some(text) => text
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| {
+                GpuError::NoDevice(format!(
+                    "{BANDS_PER_GPU_VARIABLE}={text:?} is not a count of 1 or more"
+                ))
+            })?,
+    };
+    Ok((0..count * per_gpu).map(|band| band / per_gpu).collect())
+}
+
+/// As [`create`], the universe spread in bands over `gpus` GPUs (all of them when `None`) when
+/// the run is on GPUs and there is more than one band ([`crate::bands`]).
+pub fn create_on_gpus(
+    kind: BackendKind,
+    rule: &Rule,
+    universe: Universe,
+    gpus: Option<usize>,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    let on_gpu = kind == BackendKind::Gpu
+        || kind == BackendKind::Auto
+            && universe.width().is_multiple_of(32)
+            && crate::gpu::open_device().is_ok();
+    if !on_gpu {
+        if gpus.is_some() && kind == BackendKind::Auto {
+            return Err(GpuError::NoDevice(
+                "--gpus was given, but there is no GPU to run on".into(),
+            )
+            .into());
+        }
+        return create(kind, rule, universe);
+    }
+    let devices = gpu_devices(gpus)?;
+    if devices.len() == 1 {
+        return create(BackendKind::Gpu, rule, universe);
+    }
+    Ok(Box::new(crate::bands::BandedSimulator::new(
+        BackendKind::Gpu,
+        rule,
+        universe,
+        &devices,
+        crate::bands::DEFAULT_EXCHANGE_GENS,
+    )?))
 }
 
 /// As [`create`], with the GPU kernel laid out by `plan`.

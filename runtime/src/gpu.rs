@@ -87,7 +87,36 @@ pub fn open_device() -> Result<Arc<CudaContext>, GpuError> {
     if count < 1 {
         return Err(GpuError::NoDevice("the driver sees no GPU".into()));
     }
-    CudaContext::new(0).map_err(|e| GpuError::NoDevice(e.to_string()))
+    let ordinal = DEVICE.get();
+    if ordinal >= count as usize {
+        return Err(GpuError::NoDevice(format!(
+            "GPU {ordinal} was asked for; the driver sees {count}"
+        )));
+    }
+    CudaContext::new(ordinal).map_err(|e| GpuError::NoDevice(e.to_string()))
+}
+
+/// The GPUs the driver sees (0 without a driver).
+pub fn device_count() -> usize {
+    // SAFETY: as in `open_device`.
+    if !unsafe { sys::is_culib_present() } {
+        return 0;
+    }
+    CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+}
+
+thread_local! {
+    /// The GPU that simulators made on this thread use (see [`on_device`]).
+    static DEVICE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `make` with the GPU simulators it creates placed on GPU `ordinal` (the first GPU
+/// otherwise): a simulator keeps the device it was made on.
+pub fn on_device<T>(ordinal: usize, make: impl FnOnce() -> T) -> T {
+    let before = DEVICE.replace(ordinal);
+    let made = make();
+    DEVICE.set(before);
+    made
 }
 
 /// The smallest row-shared logic known for `rule`: that of an embedded kernel (the stored
@@ -307,6 +336,13 @@ impl GpuSimulator {
     /// The universe now, copied back from the GPU.
     pub fn universe(&mut self) -> Result<&Universe, GpuError> {
         self.device.universe()
+    }
+
+    pub(crate) fn device(&self) -> &DeviceUniverse {
+        &self.device
+    }
+    pub(crate) fn device_mut(&mut self) -> &mut DeviceUniverse {
+        &mut self.device
     }
 
     /// Holds `universe` (of the same size) instead; returns the one held, as it is now.

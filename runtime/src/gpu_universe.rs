@@ -1,6 +1,7 @@
 //! A universe held on the GPU: two copies (the kernels read one and write the other), the
 //! host universe it came from, and the copies between them. Every GPU simulator holds one.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
@@ -81,6 +82,31 @@ impl DeviceUniverse {
         Ok(std::mem::replace(&mut self.host, universe))
     }
 
+    /// Rows `y..y + rows` of the universe now, as host rows.
+    pub fn read_rows(&self, y: usize, rows: usize) -> Result<Vec<u64>, GpuError> {
+        let gpu_words = self.words as usize;
+        let host_row_words = self.host.words_per_row();
+        let mut gpu = vec![0u32; rows * gpu_words];
+        let src = self.buffers[self.current].slice(y * gpu_words..(y + rows) * gpu_words);
+        self.stream
+            .memcpy_dtoh(&src, &mut gpu[..])
+            .map_err(driver("copy rows from the GPU"))?;
+        let mut host = vec![0u64; rows * host_row_words];
+        from_gpu_layout(&gpu, gpu_words, &mut host, host_row_words);
+        Ok(host)
+    }
+
+    /// Overwrites rows from `y` with `words`, whole host rows.
+    pub fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), GpuError> {
+        let gpu_words = self.words as usize;
+        let rows = to_gpu_layout(words, self.host.words_per_row(), gpu_words);
+        let count = rows.len() / gpu_words;
+        let mut dst = self.buffers[self.current].slice_mut(y * gpu_words..(y + count) * gpu_words);
+        self.stream
+            .memcpy_htod(&rows[..], &mut dst)
+            .map_err(driver("copy rows to the GPU"))
+    }
+
     /// Runs `launches` kernels back to back, each from the current copy into the other, and
     /// returns the GPU time they took (CUDA events), in milliseconds.
     pub fn run(
@@ -129,6 +155,37 @@ pub(crate) fn check_width(width: u64) -> Result<(), GpuError> {
     Ok(())
 }
 
+/// Host rows (u64 words, `host_row_words` a row) as GPU rows of `gpu_words` 32-bit words (the
+/// same cells; a GPU row can be one 32-bit word shorter).
+fn to_gpu_layout(host: &[u64], host_row_words: usize, gpu_words: usize) -> Cow<'_, [u32]> {
+    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
+    // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
+    let as_u32 = unsafe { std::slice::from_raw_parts(host.as_ptr().cast::<u32>(), host.len() * 2) };
+    if host_row_words * 2 == gpu_words {
+        return Cow::Borrowed(as_u32);
+    }
+    Cow::Owned(
+        as_u32
+            .chunks(host_row_words * 2)
+            .flat_map(|row| row[..gpu_words].iter().copied())
+            .collect(),
+    )
+}
+
+/// GPU rows of `gpu_words` 32-bit words into host rows of `host_row_words` u64 words.
+fn from_gpu_layout(gpu: &[u32], gpu_words: usize, host: &mut [u64], host_row_words: usize) {
+    // SAFETY: as in `to_gpu_layout`; every bit pattern is a valid u64.
+    let as_u32 =
+        unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u32>(), host.len() * 2) };
+    for (row, data) in as_u32
+        .chunks_mut(host_row_words * 2)
+        .zip(gpu.chunks(gpu_words))
+    {
+        row[..gpu_words].copy_from_slice(data);
+        row[gpu_words..].fill(0);
+    }
+}
+
 /// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words.
 fn upload_rows(
     stream: &Arc<CudaStream>,
@@ -136,26 +193,10 @@ fn upload_rows(
     gpu_words: usize,
     dst: &mut CudaSlice<u32>,
 ) -> Result<(), GpuError> {
-    let host_words = host.words_per_row() * 2;
-    let words = host.words();
-    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
-    // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
-    let as_u32 =
-        unsafe { std::slice::from_raw_parts(words.as_ptr().cast::<u32>(), words.len() * 2) };
-    if host_words == gpu_words {
-        stream
-            .memcpy_htod(as_u32, dst)
-            .map_err(driver("copy to the GPU"))?;
-    } else {
-        let packed: Vec<u32> = as_u32
-            .chunks(host_words)
-            .flat_map(|row| row[..gpu_words].iter().copied())
-            .collect();
-        stream
-            .memcpy_htod(&packed, dst)
-            .map_err(driver("copy to the GPU"))?;
-    }
-    Ok(())
+    let rows = to_gpu_layout(host.words(), host.words_per_row(), gpu_words);
+    stream
+        .memcpy_htod(&rows[..], dst)
+        .map_err(driver("copy to the GPU"))
 }
 
 /// Copies a GPU universe of rows of `gpu_words` 32-bit words into `host`.
@@ -165,24 +206,20 @@ fn download_rows(
     gpu_words: usize,
     host: &mut Universe,
 ) -> Result<(), GpuError> {
-    let host_words = host.words_per_row() * 2;
-    let words = host.words_mut();
-    // SAFETY: as in `upload_rows`; every bit pattern is a valid u64.
-    let as_u32 = unsafe {
-        std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
-    };
-    if host_words == gpu_words {
-        stream
+    let host_row_words = host.words_per_row();
+    if host_row_words * 2 == gpu_words {
+        let words = host.words_mut();
+        // SAFETY: as in `to_gpu_layout`; every bit pattern is a valid u64.
+        let as_u32 = unsafe {
+            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
+        };
+        return stream
             .memcpy_dtoh(src, as_u32)
-            .map_err(driver("copy from the GPU"))?;
-    } else {
-        let packed = stream
-            .clone_dtoh(src)
-            .map_err(driver("copy from the GPU"))?;
-        for (row, data) in as_u32.chunks_mut(host_words).zip(packed.chunks(gpu_words)) {
-            row[..gpu_words].copy_from_slice(data);
-            row[gpu_words..].fill(0);
-        }
+            .map_err(driver("copy from the GPU"));
     }
+    let packed = stream
+        .clone_dtoh(src)
+        .map_err(driver("copy from the GPU"))?;
+    from_gpu_layout(&packed, gpu_words, host.words_mut(), host_row_words);
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 pub mod animation;
 pub mod backend;
+pub mod bands;
 pub mod cpu;
 pub mod gpu;
 pub mod gpu_stream;
@@ -21,5 +22,5 @@ pub mod universe;
 pub mod universe_file;
 pub mod window;
 
-pub use backend::{BackendError, BackendKind, Simulator, create, create_with_plan};
+pub use backend::{BackendError, BackendKind, Simulator, create, create_on_gpus, create_with_plan};
 pub use universe::Universe;

@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 use lifegen_gen::Rule;
 
 use crate::backend::{BackendError, BackendKind, Simulator, create};
+use crate::bands::{self, BandedSimulator};
+use crate::gpu::on_device;
 use crate::gpu::{GpuError, open_device};
 use crate::memory::{human_bytes, universe_copies};
 use crate::universe::{Universe, fill_random_rows, words_per_row};
@@ -104,7 +106,7 @@ impl Source {
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     pub host_bytes: u64,
-    /// The GPU's, where the run is on a GPU.
+    /// Each GPU's, where the run is on GPUs.
     pub gpu_bytes: Option<u64>,
 }
 
@@ -124,6 +126,9 @@ pub struct Job {
     pub checkpoint_every: Duration,
     /// Generations per pass for a banded run instead of the planner's choice.
     pub gens_per_pass: Option<u64>,
+    /// The GPUs a run on the GPU uses (a GPU twice: two bands on it at once); one entry for
+    /// the CPU.
+    pub devices: Vec<usize>,
 }
 
 /// Where a run's time went, in seconds.
@@ -209,21 +214,40 @@ pub fn gpu_free_bytes() -> Result<u64, GpuError> {
 /// What the driver and the modules take beside the universes.
 const GPU_RESERVE: u64 = 512 << 20;
 
-/// The most rows of the universe a band (halo included) may have under `budget`.
-fn max_band_rows(budget: &Budget, backend: BackendKind, rule: &Rule, width: u64) -> u64 {
+/// The most rows of the universe a band (halo included) may have under `budget`, when
+/// `workers` bands are simulated at once (`per_gpu` of them on each GPU).
+fn max_band_rows(
+    budget: &Budget,
+    backend: BackendKind,
+    rule: &Rule,
+    width: u64,
+    (workers, per_gpu): (u64, u64),
+) -> u64 {
     let row_bytes = width.div_ceil(64) * 8;
-    // The simulator's copies, the band being read and the band being written.
-    let host_copies = match backend {
+    // Each simulator's copies and a finished band waiting for the writer, the band being read
+    // and the band being written.
+    let simulator = match backend {
         BackendKind::Gpu => 1,
         other => universe_copies(other, rule),
-    } + 2;
+    };
+    let host_copies = workers * (simulator + 1) + 2;
     let host = budget.host_bytes / (row_bytes * host_copies);
     match (backend, budget.gpu_bytes) {
         (BackendKind::Gpu, Some(gpu)) => {
-            host.min(gpu.saturating_sub(GPU_RESERVE) / (2 * row_bytes))
+            host.min(gpu.saturating_sub(GPU_RESERVE) / (2 * per_gpu * row_bytes))
         }
         _ => host,
     }
+}
+
+/// Bands simulated at once, and the most on one GPU.
+fn worker_shape(devices: &[usize]) -> (u64, u64) {
+    let most = devices
+        .iter()
+        .map(|d| devices.iter().filter(|e| *e == d).count())
+        .max()
+        .unwrap_or(1);
+    (devices.len().max(1) as u64, most as u64)
 }
 
 /// How a banded pass cuts the universe.
@@ -300,10 +324,17 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let start = Instant::now();
     let (width, height) = job.source.size();
     let backend = resolve(job.backend, width);
-    let max_rows = max_band_rows(&job.budget, backend, &job.rule, width);
-    if max_rows >= height && job.gens > 0 {
+    let (workers, per_gpu) = worker_shape(&job.devices);
+    // Held whole: on one simulator, or spread over the GPUs with halos exchanged between them.
+    let whole_rows = match workers {
+        1 => height,
+        n => height.div_ceil(n) + 2 * bands::DEFAULT_EXCHANGE_GENS * radius(&job.rule),
+    };
+    let whole = max_band_rows(&job.budget, backend, &job.rule, width, (1, per_gpu));
+    if whole >= whole_rows && job.gens > 0 {
         return run_whole(job, backend, progress, start);
     }
+    let max_rows = max_band_rows(&job.budget, backend, &job.rule, width, (workers, per_gpu));
     let r = radius(&job.rule);
     if Bands::new(height, r, job.gens.min(1), max_rows).is_none() {
         return Err(RunError::BudgetTooSmall {
@@ -351,7 +382,17 @@ fn run_whole(
     let universe = job.source.into_universe()?;
     times.read = reading.elapsed().as_secs_f64();
     let creating = Instant::now();
-    let mut sim = create(backend, &job.rule, universe)?;
+    let mut sim: Box<dyn Simulator> = if job.devices.len() > 1 {
+        Box::new(BandedSimulator::new(
+            backend,
+            &job.rule,
+            universe,
+            &job.devices,
+            bands::DEFAULT_EXCHANGE_GENS,
+        )?)
+    } else {
+        create(backend, &job.rule, universe)?
+    };
     times.simulate += creating.elapsed().as_secs_f64();
     progress.note(&format!(
         "the universe is held whole; the output is written every {} s of simulation and at the end",
@@ -442,7 +483,8 @@ fn run_banded(
         .min(job.gens);
     let mut times = Times::default();
     let mut kernel = None;
-    let mut held: Option<Held> = None;
+    // One simulator slot a worker (a band at a time on each), kept from pass to pass.
+    let mut held: Vec<Option<Held>> = job.devices.iter().map(|_| None).collect();
     let mut done = 0;
     let mut passes = 0;
     let mut population;
@@ -465,8 +507,10 @@ fn run_banded(
             (bands.overhead(height) - 1.0) * 100.0
         );
         progress.note(&format!("pass {}: {layout}", passes + 1));
-        if held.as_ref().is_some_and(|h| h.rows != bands.rows()) {
-            held = None;
+        for slot in &mut held {
+            if slot.as_ref().is_some_and(|h| h.rows != bands.rows()) {
+                *slot = None;
+            }
         }
         let generation = job.start_generation + done + gens;
         let pass = run_pass(&job, backend, bands, &mut held, generation, &mut |k| {
@@ -495,7 +539,11 @@ fn run_banded(
                 per_band: pass.swap / bands.count as f64,
                 per_row_gen: pass.advance / (bands.count * bands.rows() * gens) as f64,
             };
-            let step = held.as_ref().map_or(1, |h| h.sim.preferred_step());
+            let step = held
+                .iter()
+                .flatten()
+                .next()
+                .map_or(1, |h| h.sim.preferred_step());
             gens = plan_gens(height, r, max_rows, job.gens - done, rates, step);
             progress.note(&format!(
                 "measured a pass: {io:.2} s of file traffic, {:.2} s simulating; {gens} \
@@ -507,7 +555,7 @@ fn run_banded(
     times.kernel = kernel;
     times.wall = start.elapsed().as_secs_f64();
     Ok(Report {
-        backend: held.map_or_else(
+        backend: held.into_iter().flatten().next().map_or_else(
             || "none (no generations to run)".into(),
             |h| h.sim.describe(),
         ),
@@ -531,12 +579,14 @@ struct PassReport {
     population: u64,
 }
 
-/// One pass: every band read, advanced `bands.gens` generations and its interior written.
+/// One pass: every band read, advanced `bands.gens` generations and its interior written. Each
+/// worker (a slot of `held`, on its device) takes the next band the reader has; the writer puts
+/// the bands back in order.
 fn run_pass(
     job: &Job,
     backend: BackendKind,
     bands: Bands,
-    held: &mut Option<Held>,
+    held: &mut [Option<Held>],
     generation: u64,
     on_band: &mut dyn FnMut(u64),
 ) -> Result<PassReport, RunError> {
@@ -544,15 +594,21 @@ fn run_pass(
     let rows = bands.rows();
     let mut writer = universe_file::Writer::create(&job.output, width, height)?;
     let rule_name = job.rule.to_string();
+    // Buffers go round: reader -> workers -> writer -> reader.
+    let (to_workers, from_reader) = mpsc::sync_channel::<Band>(1);
+    let from_reader = std::sync::Mutex::new(from_reader);
+    let (to_writer, from_workers) = mpsc::sync_channel::<Band>(held.len());
+    let (recycle, spare) = mpsc::channel::<Universe>();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (band_done, bands_done) = mpsc::channel::<()>();
     std::thread::scope(|scope| -> Result<PassReport, RunError> {
-        // Buffers go round: reader -> simulator -> writer -> reader.
-        let (to_sim, from_reader) = mpsc::sync_channel::<Band>(1);
-        let (to_writer, from_sim) = mpsc::sync_channel::<Band>(1);
-        let (recycle, spare) = mpsc::channel::<Universe>();
-        let source = &job.source;
+        let (source, stop_reading) = (&job.source, &stop);
         let reader = scope.spawn(move || -> Result<f64, RunError> {
             let mut busy = 0.0;
             for k in 0..bands.count {
+                if stop_reading.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
                 let mut band = match spare.try_recv() {
                     Ok(u) => u,
                     Err(_) => Universe::new(width, rows)?,
@@ -561,7 +617,7 @@ fn run_pass(
                 let first = (k * bands.interior) as i64 - bands.halo as i64;
                 source.read_wrapped(first, band.words_mut())?;
                 busy += reading.elapsed().as_secs_f64();
-                if to_sim.send((k, band)).is_err() {
+                if to_workers.send((k, band)).is_err() {
                     break;
                 }
             }
@@ -572,82 +628,72 @@ fn run_pass(
                 let mut busy = 0.0;
                 let mut population = 0;
                 let row = words_per_row(width as usize);
-                for (k, band) in from_sim {
-                    let writing = Instant::now();
-                    let first = k * bands.interior;
-                    let own = bands.interior.min(height - first) as usize;
-                    let halo = bands.halo as usize;
-                    let interior = &band.words()[halo * row..(halo + own) * row];
-                    population += interior
-                        .iter()
-                        .map(|w| u64::from(w.count_ones()))
-                        .sum::<u64>();
-                    writer.write_rows(interior)?;
-                    busy += writing.elapsed().as_secs_f64();
-                    let _ = recycle.send(band);
+                let mut waiting = std::collections::BTreeMap::new();
+                let mut next = 0;
+                for (k, band) in from_workers {
+                    waiting.insert(k, band);
+                    while let Some(band) = waiting.remove(&next) {
+                        let writing = Instant::now();
+                        let first = next * bands.interior;
+                        let own = bands.interior.min(height - first) as usize;
+                        let halo = bands.halo as usize;
+                        let interior = &band.words()[halo * row..(halo + own) * row];
+                        population += interior
+                            .iter()
+                            .map(|w| u64::from(w.count_ones()))
+                            .sum::<u64>();
+                        writer.write_rows(interior)?;
+                        busy += writing.elapsed().as_secs_f64();
+                        let _ = recycle.send(band);
+                        next += 1;
+                    }
                 }
                 Ok((busy, population, writer))
             },
         );
-        let mut simulate = 0.0;
-        let mut swap = 0.0;
-        let mut advance = 0.0;
-        let mut kernel = None;
-        // The simulator holds band k while it runs; band k + 1 replaces it and sends it on.
-        let simulated = (|| -> Result<(), RunError> {
-            let mut running: Option<u64> = None;
-            for (k, band) in from_reader {
-                let simulating = Instant::now();
-                if bands.gens == 0 {
-                    if to_writer.send((k, band)).is_err() {
-                        break;
-                    }
-                    on_band(k + 1);
-                    continue;
-                }
-                let finished = match held {
-                    Some(h) => {
-                        let result = h.sim.replace(band)?;
-                        swap += simulating.elapsed().as_secs_f64();
-                        Some(result)
-                    }
-                    None => {
-                        let sim = create(backend, &job.rule, band)?;
-                        *held = Some(Held { sim, rows });
-                        None
-                    }
-                };
-                let h = held.as_mut().expect("just made");
-                let advancing = Instant::now();
-                h.sim.advance(bands.gens)?;
-                advance += advancing.elapsed().as_secs_f64();
-                if let Some(t) = h.sim.kernel_seconds() {
-                    *kernel.get_or_insert(0.0) += t;
-                }
-                simulate += simulating.elapsed().as_secs_f64();
-                if let (Some(previous), Some(result)) = (running, finished)
-                    && to_writer.send((previous, result)).is_err()
-                {
-                    break;
-                }
-                on_band(k);
-                running = Some(k);
-            }
-            if let (Some(k), Some(h)) = (running, held.as_mut()) {
-                let swapping = Instant::now();
-                let result = h.sim.replace(Universe::new(width, rows)?)?;
-                let took = swapping.elapsed().as_secs_f64();
-                simulate += took;
-                swap += took;
-                let _ = to_writer.send((k, result));
-                on_band(k + 1);
-            }
-            Ok(())
-        })();
+        let workers: Vec<_> = held
+            .iter_mut()
+            .zip(&job.devices)
+            .map(|(slot, &device)| {
+                let (from_reader, to_writer, band_done) =
+                    (&from_reader, to_writer.clone(), band_done.clone());
+                scope.spawn(move || {
+                    on_device(device, || {
+                        work(
+                            job,
+                            backend,
+                            bands,
+                            slot,
+                            from_reader,
+                            &to_writer,
+                            &band_done,
+                        )
+                    })
+                })
+            })
+            .collect();
         drop(to_writer);
+        drop(band_done);
+        // Until every worker has finished and dropped its sender.
+        for (count, ()) in bands_done.iter().enumerate() {
+            on_band(count as u64 + 1);
+        }
+        let mut times = WorkTimes::default();
+        let mut failed = None;
+        for worker in workers {
+            match worker.join().expect("a worker does not panic") {
+                Ok(t) => times.add(t),
+                Err(e) => failed = failed.or(Some(e)),
+            }
+        }
+        // A worker that failed leaves bands unread: stop the reader and take what it sent.
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for _ in from_reader.lock().expect("not poisoned").iter() {}
         let read = reader.join().expect("the reader does not panic");
         let written = writer_thread.join().expect("the writer does not panic");
-        simulated?;
+        if let Some(e) = failed {
+            return Err(e);
+        }
         let read = read?;
         let (write, population, writer) = written?;
         let finishing = Instant::now();
@@ -655,18 +701,160 @@ fn run_pass(
         Ok(PassReport {
             read,
             write: write + finishing.elapsed().as_secs_f64(),
-            simulate,
-            swap,
-            advance,
-            kernel,
+            simulate: times.simulate,
+            swap: times.swap,
+            advance: times.advance,
+            kernel: times.kernel,
             population,
         })
     })
 }
 
+/// What a worker's simulator did in a pass; workers run at once, so the pass's figures are the
+/// busiest worker's.
+#[derive(Clone, Copy, Default)]
+struct WorkTimes {
+    simulate: f64,
+    swap: f64,
+    advance: f64,
+    kernel: Option<f64>,
+}
+
+impl WorkTimes {
+    fn add(&mut self, other: WorkTimes) {
+        if other.simulate > self.simulate {
+            *self = other;
+        }
+    }
+}
+
+/// A worker: bands from the reader, through its simulator, to the writer. The simulator holds
+/// band k while it runs; the next band replaces it and sends it on.
+fn work(
+    job: &Job,
+    backend: BackendKind,
+    bands: Bands,
+    held: &mut Option<Held>,
+    from_reader: &std::sync::Mutex<mpsc::Receiver<Band>>,
+    to_writer: &mpsc::SyncSender<Band>,
+    band_done: &mpsc::Sender<()>,
+) -> Result<WorkTimes, RunError> {
+    let done = |_: u64| {
+        let _ = band_done.send(());
+    };
+    let (width, _) = job.source.size();
+    let rows = bands.rows();
+    let mut t = WorkTimes::default();
+    let mut running: Option<u64> = None;
+    loop {
+        let next = from_reader.lock().expect("not poisoned").recv();
+        let Ok((k, band)) = next else { break };
+        let simulating = Instant::now();
+        if bands.gens == 0 {
+            if to_writer.send((k, band)).is_err() {
+                break;
+            }
+            done(k + 1);
+            continue;
+        }
+        let finished = match held {
+            Some(h) => {
+                let result = h.sim.replace(band)?;
+                t.swap += simulating.elapsed().as_secs_f64();
+                Some(result)
+            }
+            None => {
+                let sim = create(backend, &job.rule, band)?;
+                *held = Some(Held { sim, rows });
+                None
+            }
+        };
+        let h = held.as_mut().expect("just made");
+        let advancing = Instant::now();
+        h.sim.advance(bands.gens)?;
+        t.advance += advancing.elapsed().as_secs_f64();
+        if let Some(k) = h.sim.kernel_seconds() {
+            *t.kernel.get_or_insert(0.0) += k;
+        }
+        t.simulate += simulating.elapsed().as_secs_f64();
+        if let (Some(previous), Some(result)) = (running, finished)
+            && to_writer.send((previous, result)).is_err()
+        {
+            break;
+        }
+        done(k);
+        running = Some(k);
+    }
+    if let (Some(k), Some(h)) = (running, held.as_mut()) {
+        let swapping = Instant::now();
+        let result = h.sim.replace(Universe::new(width, rows)?)?;
+        let took = swapping.elapsed().as_secs_f64();
+        t.simulate += took;
+        t.swap += took;
+        let _ = to_writer.send((k, result));
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    struct Quiet;
+    impl Progress for Quiet {
+        fn update(&mut self, _: f64) {}
+        fn note(&mut self, _: &str) {}
+    }
+
+    /// A run in bands by `workers` simulators at once (as on that many GPUs), its file read back.
+    fn banded_run(rule: &str, workers: usize, budget: u64, gens: u64) -> (Universe, Report) {
+        let dir = tempfile::tempdir().unwrap();
+        let output = dir.path().join("out.npy");
+        let rule = lifegen_gen::rule::parse(rule).unwrap().rule;
+        let job = Job {
+            source: Source::Soup {
+                width: 192,
+                height: 300,
+                density: 0.4,
+                seed: 5,
+            },
+            start_generation: 0,
+            rule,
+            backend: BackendKind::Cpu,
+            gens,
+            output: output.clone(),
+            run: RunRecord {
+                source: "test".into(),
+                rule: rule.to_string(),
+                target_generation: gens,
+            },
+            budget: Budget {
+                host_bytes: budget,
+                gpu_bytes: None,
+            },
+            checkpoint_every: Duration::from_secs(600),
+            gens_per_pass: Some(5),
+            devices: vec![0; workers],
+        };
+        let report = run(job, &mut Quiet).unwrap();
+        (universe_file::read(&output).unwrap().0, report)
+    }
+
+    #[test]
+    fn several_workers_write_their_bands_in_order() {
+        for rule in ["B3/S23", "R2,C0,M1,S4..8,B5..7,NM"] {
+            let start = Universe::random(192, 300, 0.4, 5).unwrap();
+            let parsed = lifegen_gen::rule::parse(rule).unwrap().rule;
+            let expected = crate::reference::run(&start, &parsed, 17);
+            let (one, report) = banded_run(rule, 1, 12_000, 17);
+            assert!(report.layout.contains("bands"), "{}", report.layout);
+            assert_eq!(one, expected, "{rule}, one worker");
+            let (three, report) = banded_run(rule, 3, 12_000, 17);
+            assert!(report.layout.contains("bands"), "{}", report.layout);
+            assert_eq!(three, expected, "{rule}, three workers");
+            assert_eq!(report.population, expected.population());
+        }
+    }
 
     #[test]
     fn bands_cover_the_universe_with_their_halos_inside_the_budget() {
