@@ -21,6 +21,7 @@ pub mod stream_compiled;
 pub mod threads;
 pub mod tiles;
 pub mod universe;
+pub mod universe_file;
 pub mod window;
 
 pub use backend::{BackendError, BackendKind, Simulator, create, create_with_plan};

@@ -61,6 +61,31 @@ impl std::fmt::Debug for Universe {
     }
 }
 
+/// Fills `words` with rows `first_row..` of the random soup [`Universe::random`] makes: every
+/// row depends on its index and the seed only, so a soup can be made a band at a time.
+pub fn fill_random_rows(words: &mut [u64], width: u64, first_row: u64, density: f64, seed: u64) {
+    let (w, wpr) = (width as usize, words_per_row(width as usize));
+    // Probability of a cell being alive is threshold / 2^64 (1.0 handled apart).
+    let threshold = (density * 2f64.powi(64)) as u64;
+    words.par_chunks_mut(wpr).enumerate().for_each(|(i, row)| {
+        let y = first_row + i as u64;
+        let mut rng = SplitMix64::new(seed ^ y.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        for (i, word) in row.iter_mut().enumerate() {
+            *word = if density == 0.5 {
+                rng.next()
+            } else if density >= 1.0 {
+                !0
+            } else {
+                (0..64).fold(0, |acc, bit| acc | ((rng.next() < threshold) as u64) << bit)
+            };
+            let cells_here = w - i * 64;
+            if cells_here < 64 {
+                *word &= (1u64 << cells_here) - 1;
+            }
+        }
+    });
+}
+
 /// Words per row for a width.
 pub fn words_per_row(width: usize) -> usize {
     width.div_ceil(64)
@@ -102,30 +127,7 @@ impl Universe {
             return Err(UniverseError::BadDensity(density));
         }
         let mut universe = Universe::new(width, height)?;
-        let (w, wpr) = (universe.width, universe.words_per_row);
-        // Probability of a cell being alive is threshold / 2^64 (1.0 handled apart).
-        let threshold = (density * 2f64.powi(64)) as u64;
-        universe
-            .words
-            .par_chunks_mut(wpr)
-            .enumerate()
-            .for_each(|(y, row)| {
-                let mut rng =
-                    SplitMix64::new(seed ^ (y as u64).wrapping_mul(0xD1B5_4A32_D192_ED03));
-                for (i, word) in row.iter_mut().enumerate() {
-                    *word = if density == 0.5 {
-                        rng.next()
-                    } else if density >= 1.0 {
-                        !0
-                    } else {
-                        (0..64).fold(0, |acc, bit| acc | ((rng.next() < threshold) as u64) << bit)
-                    };
-                    let cells_here = w - i * 64;
-                    if cells_here < 64 {
-                        *word &= (1u64 << cells_here) - 1;
-                    }
-                }
-            });
+        fill_random_rows(&mut universe.words, width, 0, density, seed);
         Ok(universe)
     }
 

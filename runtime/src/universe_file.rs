@@ -1,0 +1,604 @@
+//! The universe file: a bit-packed universe on disk, for universes larger than memory and for
+//! checkpoints of long runs.
+//!
+//! It is a NumPy `.npy` file (format 1.0) of little-endian `u64` words, shape `(height,
+//! ceil(width / 64))`, row-major, with the universe's own layout: cell `x` of a row in bit
+//! `x % 64` of word `x / 64`, bits past the width zero. `numpy.load(path, mmap_mode="r")` opens it
+//! as it is. The array starts at byte [`DATA_OFFSET`] (a page, so the rows can be mapped).
+//! After the array comes lifegen's metadata, which NumPy's reader ignores: a UTF-8 JSON object
+//! ([`Metadata`]: width, rule, generation, CRC-32 checksums of blocks of rows, and, for a run in
+//! progress, what it started from), then a 24-byte trailer: the JSON's CRC-32 (`u32` LE), four
+//! zero bytes, the JSON's length (`u64` LE) and the magic `LIFEGEN1`.
+//!
+//! lifegen runs on little-endian machines only, where the words' bytes in memory are the file's.
+//!
+//! A file is written to a temporary file beside its path and renamed over it only once its rows
+//! and metadata are written and synced ([`Writer`]), so the path always holds a complete universe.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::universe::{Universe, UniverseError, words_per_row};
+
+/// Where the rows start: the `.npy` header is padded to one page.
+pub const DATA_OFFSET: u64 = 4096;
+const NPY_MAGIC: &[u8] = b"\x93NUMPY\x01\x00";
+const TRAILER_MAGIC: &[u8; 8] = b"LIFEGEN1";
+const TRAILER_BYTES: u64 = 24;
+/// The metadata of a file with millions of checksum blocks stays well below this.
+const MAX_METADATA_BYTES: u64 = 1 << 30;
+/// Bytes of rows a checksum covers, at least (whole rows; a row longer than this is one block).
+const BLOCK_BYTES: u64 = 4 << 20;
+pub const FORMAT: &str = "lifegen universe";
+pub const VERSION: u32 = 1;
+
+/// What the file says about its universe, stored as JSON after the rows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Metadata {
+    pub format: String,
+    pub version: u32,
+    pub width: u64,
+    pub height: u64,
+    /// The rule, as `lifegen run --rule` reads it.
+    pub rule: String,
+    /// Generations since the run's source was generation 0.
+    pub generation: u64,
+    pub checksums: Checksums,
+    /// Set by a run: where it started and where it stops, so the same command resumes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunRecord>,
+}
+
+/// CRC-32 (IEEE, as zlib's `crc32`) of each block of `rows_per_block` rows' bytes; the last
+/// block may be shorter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checksums {
+    pub algorithm: String,
+    pub rows_per_block: u64,
+    pub blocks: Vec<u32>,
+}
+
+/// The run that wrote a file: its source (a soup's parameters, or an input file's name,
+/// generation and checksum) and the generation it runs to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub source: String,
+    pub rule: String,
+    pub target_generation: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path} is not a lifegen universe file: {why}")]
+    NotUniverse { path: PathBuf, why: String },
+    #[error("{path} is damaged: {why}")]
+    Corrupt { path: PathBuf, why: String },
+    #[error("{path} is truncated or was extended: {why}")]
+    Length { path: PathBuf, why: String },
+    #[error(transparent)]
+    Universe(#[from] UniverseError),
+}
+
+fn io_error(path: &Path) -> impl Fn(io::Error) -> FileError + '_ {
+    move |source| FileError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The number of rows a checksum block of a `width`-cell universe holds.
+pub fn rows_per_block(width: u64) -> u64 {
+    let row_bytes = width.div_ceil(64) * 8;
+    (BLOCK_BYTES / row_bytes).max(1)
+}
+
+/// The bytes a `width` x `height` universe file takes, metadata apart.
+pub fn data_bytes(width: u64, height: u64) -> u64 {
+    width.div_ceil(64) * 8 * height
+}
+
+/// The `.npy` header, padded with spaces to [`DATA_OFFSET`] bytes.
+fn npy_header(width: u64, height: u64) -> Vec<u8> {
+    let dict = format!(
+        "{{'descr': '<u8', 'fortran_order': False, 'shape': ({height}, {}), }}",
+        width.div_ceil(64)
+    );
+    let mut header = NPY_MAGIC.to_vec();
+    let text_len = DATA_OFFSET as usize - NPY_MAGIC.len() - 2;
+    header.extend_from_slice(&(text_len as u16).to_le_bytes());
+    header.extend_from_slice(dict.as_bytes());
+    header.resize(DATA_OFFSET as usize - 1, b' ');
+    header.push(b'\n');
+    header
+}
+
+/// The `(rows, words a row)` shape in a `.npy` header, with its checks: `<u8`, C order.
+fn parse_npy_header(path: &Path, header: &[u8]) -> Result<(u64, u64, u64), FileError> {
+    let not = |why: &str| FileError::NotUniverse {
+        path: path.to_path_buf(),
+        why: why.to_string(),
+    };
+    if header.len() < 10 || &header[..6] != b"\x93NUMPY" {
+        return Err(not("it does not start as a .npy file does"));
+    }
+    if header[6] != 1 {
+        return Err(not("its .npy format version is not 1.0"));
+    }
+    let text_len = u16::from_le_bytes([header[8], header[9]]) as usize;
+    let offset = 10 + text_len;
+    if offset > header.len() {
+        return Err(not("its .npy header is longer than a page"));
+    }
+    let text = std::str::from_utf8(&header[10..offset])
+        .map_err(|_| not("its .npy header is not text"))?;
+    if !text.contains("'descr': '<u8'") || !text.contains("'fortran_order': False") {
+        return Err(not(
+            "its array is not of little-endian uint64 words in C order",
+        ));
+    }
+    let shape = text
+        .split_once("'shape': (")
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .ok_or_else(|| not("its .npy header has no shape"))?
+        .0;
+    let dims: Vec<u64> = shape
+        .split(',')
+        .map(str::trim)
+        .filter(|d| !d.is_empty())
+        .map(str::parse)
+        .collect::<Result<_, _>>()
+        .map_err(|_| not("its .npy shape is not two numbers"))?;
+    match dims[..] {
+        [rows, words] => Ok((rows, words, offset as u64)),
+        _ => Err(not("its array is not two-dimensional")),
+    }
+}
+
+/// An open universe file whose header, metadata and length were checked (its rows are checked
+/// by [`UniverseFile::verify`] or as [`UniverseFile::read_verified`] reads them).
+pub struct UniverseFile {
+    path: PathBuf,
+    file: File,
+    metadata: Metadata,
+}
+
+impl UniverseFile {
+    pub fn open(path: &Path) -> Result<UniverseFile, FileError> {
+        let mut file = File::open(path).map_err(io_error(path))?;
+        let length = file.metadata().map_err(io_error(path))?.len();
+        let mut header = vec![0; DATA_OFFSET.min(length) as usize];
+        file.read_exact(&mut header).map_err(io_error(path))?;
+        let (rows, words, offset) = parse_npy_header(path, &header)?;
+        let not = |why: String| FileError::NotUniverse {
+            path: path.to_path_buf(),
+            why,
+        };
+        if offset != DATA_OFFSET {
+            return Err(not(format!(
+                "its rows start at byte {offset}, not {DATA_OFFSET} (a .npy written by another \
+                 program has no lifegen metadata)"
+            )));
+        }
+        let length_error = |why: String| FileError::Length {
+            path: path.to_path_buf(),
+            why,
+        };
+        let data = rows
+            .checked_mul(words)
+            .and_then(|w| w.checked_mul(8))
+            .ok_or_else(|| not(format!("its shape ({rows}, {words}) is too large")))?;
+        let metadata_start = DATA_OFFSET + data;
+        if length < metadata_start + TRAILER_BYTES {
+            return Err(length_error(format!(
+                "it has {length} bytes, but its ({rows}, {words}) array and trailer need at \
+                 least {}",
+                metadata_start + TRAILER_BYTES
+            )));
+        }
+        let mut trailer = [0u8; TRAILER_BYTES as usize];
+        file.seek(SeekFrom::Start(length - TRAILER_BYTES))
+            .map_err(io_error(path))?;
+        file.read_exact(&mut trailer).map_err(io_error(path))?;
+        if &trailer[16..] != TRAILER_MAGIC {
+            return Err(not(
+                "it does not end with lifegen's metadata (a .npy written by another program, or \
+                 a lifegen file cut short)"
+                    .into(),
+            ));
+        }
+        let json_crc = u32::from_le_bytes(trailer[..4].try_into().expect("4 bytes"));
+        let json_len = u64::from_le_bytes(trailer[8..16].try_into().expect("8 bytes"));
+        if json_len > MAX_METADATA_BYTES || metadata_start + json_len + TRAILER_BYTES != length {
+            return Err(length_error(format!(
+                "it has {length} bytes; its array ends at byte {metadata_start} and its trailer \
+                 says {json_len} bytes of metadata follow, which makes {}",
+                metadata_start.saturating_add(json_len) + TRAILER_BYTES
+            )));
+        }
+        let mut json = vec![0; json_len as usize];
+        file.read_exact_at(&mut json, metadata_start)
+            .map_err(io_error(path))?;
+        let corrupt = |why: String| FileError::Corrupt {
+            path: path.to_path_buf(),
+            why,
+        };
+        if crc32fast::hash(&json) != json_crc {
+            return Err(corrupt("its metadata fails its checksum".into()));
+        }
+        let metadata: Metadata = serde_json::from_slice(&json)
+            .map_err(|e| corrupt(format!("its metadata does not read: {e}")))?;
+        if metadata.format != FORMAT || metadata.version != VERSION {
+            return Err(not(format!(
+                "its metadata is of format {:?} version {}; this lifegen reads {FORMAT:?} \
+                 version {VERSION}",
+                metadata.format, metadata.version
+            )));
+        }
+        Universe::check_size(metadata.width, metadata.height)?;
+        if metadata.height != rows || metadata.width.div_ceil(64) != words {
+            return Err(corrupt(format!(
+                "its metadata says {}x{} cells, its array is ({rows}, {words}) words",
+                metadata.width, metadata.height
+            )));
+        }
+        let checksums = &metadata.checksums;
+        if checksums.algorithm != "crc32"
+            || checksums.rows_per_block == 0
+            || checksums.blocks.len() as u64 != rows.div_ceil(checksums.rows_per_block)
+        {
+            return Err(corrupt(format!(
+                "its checksum list does not cover its {rows} rows"
+            )));
+        }
+        Ok(UniverseFile {
+            path: path.to_path_buf(),
+            file,
+            metadata,
+        })
+    }
+
+    pub fn metadata(&self) -> &Metadata {
+        &self.metadata
+    }
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+    pub fn width(&self) -> u64 {
+        self.metadata.width
+    }
+    pub fn height(&self) -> u64 {
+        self.metadata.height
+    }
+
+    fn row_words(&self) -> usize {
+        words_per_row(self.metadata.width as usize)
+    }
+
+    /// Reads rows `y .. y + dst.len() / words a row` (no wrap) into `dst`.
+    pub fn read_rows(&self, y: u64, dst: &mut [u64]) -> Result<(), FileError> {
+        let bytes = as_bytes_mut(dst);
+        let at = DATA_OFFSET + y * self.row_words() as u64 * 8;
+        self.file
+            .read_exact_at(bytes, at)
+            .map_err(io_error(&self.path))
+    }
+
+    /// Checks every block of rows against its checksum, blocks in parallel, reading about
+    /// `threads x 4 MiB` at a time.
+    pub fn verify(&self) -> Result<(), FileError> {
+        let rows_per_block = self.metadata.checksums.rows_per_block;
+        let blocks = self.metadata.checksums.blocks.len();
+        (0..blocks).into_par_iter().try_for_each(|block| {
+            let y = block as u64 * rows_per_block;
+            let rows = rows_per_block.min(self.height() - y);
+            let mut words = vec![0u64; rows as usize * self.row_words()];
+            self.read_rows(y, &mut words)?;
+            self.check_block(block, &words)
+        })
+    }
+
+    /// Reads the whole universe, checking every block as it goes.
+    pub fn read_verified(&self) -> Result<Universe, FileError> {
+        let mut universe = Universe::new(self.width(), self.height())?;
+        let rows_per_block = self.metadata.checksums.rows_per_block as usize;
+        let stride = rows_per_block * self.row_words();
+        let blocks: Vec<(usize, &mut [u64])> =
+            universe.words_mut().chunks_mut(stride).enumerate().collect();
+        blocks.into_par_iter().try_for_each(|(block, words)| {
+            self.read_rows((block * rows_per_block) as u64, words)?;
+            self.check_block(block, words)
+        })?;
+        Ok(universe)
+    }
+
+    fn check_block(&self, block: usize, words: &[u64]) -> Result<(), FileError> {
+        if crc32fast::hash(as_bytes(words)) != self.metadata.checksums.blocks[block] {
+            let first = block as u64 * self.metadata.checksums.rows_per_block;
+            return Err(FileError::Corrupt {
+                path: self.path.clone(),
+                why: format!(
+                    "rows {first}..{} fail their checksum",
+                    (first + self.metadata.checksums.rows_per_block).min(self.height())
+                ),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The universe in the file at `path`, checked, and its metadata.
+pub fn read(path: &Path) -> Result<(Universe, Metadata), FileError> {
+    let file = UniverseFile::open(path)?;
+    let universe = file.read_verified()?;
+    Ok((universe, file.metadata))
+}
+
+/// Writes `universe` to `path` (through a temporary file; see [`Writer`]).
+pub fn write(
+    path: &Path,
+    universe: &Universe,
+    rule: &str,
+    generation: u64,
+    run: Option<RunRecord>,
+) -> Result<(), FileError> {
+    let (width, height) = (universe.width() as u64, universe.height() as u64);
+    let mut writer = Writer::create(path, width, height)?;
+    writer.write_rows(universe.words())?;
+    writer.finish(rule, generation, run)
+}
+
+fn as_bytes(words: &[u64]) -> &[u8] {
+    // SAFETY: u64 has no padding and a stricter alignment than u8.
+    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), words.len() * 8) }
+}
+
+fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
+    // SAFETY: as in `as_bytes`; every byte pattern is a valid u64.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), words.len() * 8) }
+}
+
+/// The temporary file a universe file is written to before it replaces `path`. One name per
+/// target, so a run killed while writing leaves one file behind, which the next run removes.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let name = path.file_name().unwrap_or_default();
+    let mut partial = std::ffi::OsString::from(".");
+    partial.push(name);
+    partial.push(".lifegen-partial");
+    path.with_file_name(partial)
+}
+
+/// A universe file being written, rows in order from row 0; the checksums are computed as the
+/// rows pass. Dropped before [`Writer::finish`], it removes its temporary file.
+pub struct Writer {
+    path: PathBuf,
+    partial: PathBuf,
+    sink: Option<BufWriter<File>>,
+    width: u64,
+    height: u64,
+    rows_written: u64,
+    rows_per_block: u64,
+    block: crc32fast::Hasher,
+    rows_in_block: u64,
+    blocks: Vec<u32>,
+}
+
+impl Writer {
+    /// Starts the temporary file for a `width` x `height` universe at `path`, removing one a
+    /// killed run left.
+    pub fn create(path: &Path, width: u64, height: u64) -> Result<Writer, FileError> {
+        Universe::check_size(width, height)?;
+        let partial = partial_path(path);
+        match fs::remove_file(&partial) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&partial)(e)),
+            _ => {}
+        }
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+            .map_err(io_error(&partial))?;
+        let mut sink = BufWriter::with_capacity(1 << 20, file);
+        sink.write_all(&npy_header(width, height))
+            .map_err(io_error(&partial))?;
+        Ok(Writer {
+            path: path.to_path_buf(),
+            partial,
+            sink: Some(sink),
+            width,
+            height,
+            rows_written: 0,
+            rows_per_block: rows_per_block(width),
+            block: crc32fast::Hasher::new(),
+            rows_in_block: 0,
+            blocks: Vec::new(),
+        })
+    }
+
+    /// Appends whole rows.
+    pub fn write_rows(&mut self, words: &[u64]) -> Result<(), FileError> {
+        let row_words = words_per_row(self.width as usize);
+        assert!(
+            words.len().is_multiple_of(row_words),
+            "rows are written whole"
+        );
+        let rows = (words.len() / row_words) as u64;
+        assert!(
+            self.rows_written + rows <= self.height,
+            "more rows than the universe has"
+        );
+        let sink = self.sink.as_mut().expect("not finished");
+        sink.write_all(as_bytes(words))
+            .map_err(io_error(&self.partial))?;
+        let mut rest = as_bytes(words);
+        let row_bytes = row_words * 8;
+        while !rest.is_empty() {
+            let take = ((self.rows_per_block - self.rows_in_block) as usize * row_bytes)
+                .min(rest.len());
+            self.block.update(&rest[..take]);
+            self.rows_in_block += (take / row_bytes) as u64;
+            rest = &rest[take..];
+            if self.rows_in_block == self.rows_per_block {
+                self.close_block();
+            }
+        }
+        self.rows_written += rows;
+        Ok(())
+    }
+
+    fn close_block(&mut self) {
+        let hasher = std::mem::replace(&mut self.block, crc32fast::Hasher::new());
+        self.blocks.push(hasher.finalize());
+        self.rows_in_block = 0;
+    }
+
+    /// Writes the metadata, syncs the file and renames it over the path (then syncs the
+    /// directory, so the rename itself survives a crash).
+    pub fn finish(
+        mut self,
+        rule: &str,
+        generation: u64,
+        run: Option<RunRecord>,
+    ) -> Result<(), FileError> {
+        assert_eq!(self.rows_written, self.height, "every row is written");
+        if self.rows_in_block > 0 {
+            self.close_block();
+        }
+        let metadata = Metadata {
+            format: FORMAT.into(),
+            version: VERSION,
+            width: self.width,
+            height: self.height,
+            rule: rule.into(),
+            generation,
+            checksums: Checksums {
+                algorithm: "crc32".into(),
+                rows_per_block: self.rows_per_block,
+                blocks: std::mem::take(&mut self.blocks),
+            },
+            run,
+        };
+        let json = serde_json::to_vec(&metadata).expect("metadata serialises");
+        let mut trailer = Vec::with_capacity(TRAILER_BYTES as usize);
+        trailer.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
+        trailer.extend_from_slice(&[0; 4]);
+        trailer.extend_from_slice(&(json.len() as u64).to_le_bytes());
+        trailer.extend_from_slice(TRAILER_MAGIC);
+        let partial = self.partial.clone();
+        let mut sink = self.sink.take().expect("not finished");
+        let written = (|| {
+            sink.write_all(&json)?;
+            sink.write_all(&trailer)?;
+            let file = sink.into_inner().map_err(|e| e.into_error())?;
+            file.sync_all()
+        })();
+        if let Err(e) = written {
+            let _ = fs::remove_file(&partial);
+            return Err(io_error(&partial)(e));
+        }
+        fs::rename(&partial, &self.path).map_err(io_error(&self.path))?;
+        let directory = match self.path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        File::open(directory)
+            .and_then(|d| d.sync_all())
+            .map_err(io_error(directory))?;
+        Ok(())
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if self.sink.is_some() {
+            let _ = fs::remove_file(&self.partial);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp_dir() -> tempfile::TempDir {
+        tempfile::tempdir().expect("a temporary directory")
+    }
+
+    #[test]
+    fn a_universe_survives_the_round_trip_with_its_metadata() {
+        let dir = temp_dir();
+        let path = dir.path().join("u.npy");
+        let universe = Universe::random(200, 77, 0.4, 9).unwrap();
+        let run = RunRecord {
+            source: "soup".into(),
+            rule: "B3/S23".into(),
+            target_generation: 10,
+        };
+        write(&path, &universe, "B3/S23", 7, Some(run.clone())).unwrap();
+        let (back, metadata) = read(&path).unwrap();
+        assert_eq!(back, universe);
+        assert_eq!(metadata.generation, 7);
+        assert_eq!(metadata.rule, "B3/S23");
+        assert_eq!(metadata.run, Some(run));
+        assert!(!partial_path(&path).exists());
+        let raw = fs::read(&path).unwrap();
+        let (rows, words, offset) = parse_npy_header(&path, &raw[..4096]).unwrap();
+        assert_eq!((rows, words, offset), (77, 4, DATA_OFFSET));
+        assert_eq!(&raw[4096..4096 + 8], &universe.words()[0].to_le_bytes());
+    }
+
+    #[test]
+    fn checksum_blocks_split_rows_as_the_writer_received_them() {
+        let dir = temp_dir();
+        let path = dir.path().join("u.npy");
+        // 3 words a row: 174762 rows a block; use a universe with several blocks by width.
+        let width = 64 * 65536; // 512 KiB a row: 8 rows a block
+        let universe = Universe::random(width, 21, 0.5, 3).unwrap();
+        let mut writer = Writer::create(&path, width, 21).unwrap();
+        let row = universe.words_per_row();
+        for (start, end) in [(0, 5), (5, 6), (6, 21)] {
+            writer
+                .write_rows(&universe.words()[start * row..end * row])
+                .unwrap();
+        }
+        writer.finish("B3/S23", 0, None).unwrap();
+        let file = UniverseFile::open(&path).unwrap();
+        assert_eq!(file.metadata().checksums.blocks.len(), 3);
+        file.verify().unwrap();
+        assert_eq!(file.read_verified().unwrap(), universe);
+    }
+
+    #[test]
+    fn damaged_files_are_refused_with_what_is_wrong() {
+        let dir = temp_dir();
+        let path = dir.path().join("u.npy");
+        let universe = Universe::random(130, 40, 0.5, 1).unwrap();
+        write(&path, &universe, "B3/S23", 0, None).unwrap();
+        let good = fs::read(&path).unwrap();
+        let damaged = dir.path().join("d.npy");
+        let message = |bytes: &[u8]| {
+            fs::write(&damaged, bytes).unwrap();
+            read(&damaged).unwrap_err().to_string()
+        };
+        let cut = message(&good[..good.len() - 100]);
+        assert!(cut.contains("is not a lifegen universe file") && cut.contains("cut short"), "{cut}");
+        let short = message(&good[..5000]);
+        assert!(short.contains("truncated"), "{short}");
+        let mut flipped = good.clone();
+        flipped[4096 + 8 * 3 * 20] ^= 4;
+        let rows = message(&flipped);
+        assert!(rows.contains("is damaged: rows 0..40 fail their checksum"), "{rows}");
+        let mut meta = good.clone();
+        let at = meta.len() - 40;
+        meta[at] ^= 1;
+        assert!(message(&meta).contains("metadata fails its checksum"));
+        assert!(message(b"hello").contains("does not start as a .npy file does"));
+        assert!(message(&[]).contains("does not start as a .npy file does"));
+    }
+}
