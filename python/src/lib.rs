@@ -116,28 +116,31 @@ fn optional_rule(rule: Option<&str>) -> PyResult<Option<RuleSpec>> {
     rule.map(parse_rule).transpose()
 }
 
+/// A universe of `height` rows of `width` cells, cell (x, y) alive when `alive(y, x)`; the words
+/// are filled a word at a time.
+fn pack(height: usize, width: usize, alive: impl Fn(usize, usize) -> bool) -> PyResult<Universe> {
+    let mut universe = Universe::new(width as u64, height as u64).map_err(universe_error)?;
+    let words_per_row = universe.words_per_row();
+    for (y, row) in universe.words_mut().chunks_mut(words_per_row).enumerate() {
+        for (k, word) in row.iter_mut().enumerate() {
+            let cells = (width - 64 * k).min(64);
+            *word = (0..cells).fold(0, |w, b| w | u64::from(alive(y, 64 * k + b)) << b);
+        }
+    }
+    Ok(universe)
+}
+
 /// The cells of a 2-D array (uint8 or bool, any nonzero value alive), shape (height, width).
 fn cells_from_array(array: &Bound<'_, PyAny>) -> PyResult<Universe> {
-    let fill = |height: usize, width: usize, alive: &dyn Fn(usize, usize) -> bool| {
-        let mut universe = Universe::new(width as u64, height as u64).map_err(universe_error)?;
-        for y in 0..height {
-            for x in 0..width {
-                if alive(y, x) {
-                    universe.set(x, y, true);
-                }
-            }
-        }
-        Ok(universe)
-    };
     if let Ok(a) = array.extract::<PyReadonlyArray2<'_, u8>>() {
         let a = a.as_array();
         let (h, w) = a.dim();
-        return fill(h, w, &|y, x| a[[y, x]] != 0);
+        return pack(h, w, |y, x| a[[y, x]] != 0);
     }
     if let Ok(a) = array.extract::<PyReadonlyArray2<'_, bool>>() {
         let a = a.as_array();
         let (h, w) = a.dim();
-        return fill(h, w, &|y, x| a[[y, x]]);
+        return pack(h, w, |y, x| a[[y, x]]);
     }
     Err(PyTypeError::new_err(
         "expected a lifegen.Universe or a 2-D numpy array of uint8 or bool, shape (height, width)",
@@ -199,8 +202,16 @@ impl PyUniverse {
     /// The cells as a uint8 array of shape (height, width): 1 alive, 0 dead.
     fn to_numpy<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<u8>> {
         let u = &self.cells;
-        let array = Array2::from_shape_fn((u.height(), u.width()), |(y, x)| u8::from(u.get(x, y)));
-        array.into_pyarray(py)
+        let mut cells = Vec::with_capacity(u.width() * u.height());
+        for y in 0..u.height() {
+            for (k, &word) in u.row(y).iter().enumerate() {
+                let here = (u.width() - 64 * k).min(64);
+                cells.extend((0..here).map(|b| (word >> b & 1) as u8));
+            }
+        }
+        Array2::from_shape_vec((u.height(), u.width()), cells)
+            .expect("height rows of width cells")
+            .into_pyarray(py)
     }
 
     /// The bit-packed rows as a uint64 array of shape (height, ceil(width / 64)).

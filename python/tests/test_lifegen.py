@@ -292,3 +292,15 @@ def test_ctrl_c_stops_a_long_run_between_slices():
     out, _ = child.communicate(timeout=30)
     assert out == "interrupted\n"
     assert child.returncode == 0
+
+
+def test_the_readme_tour_runs(monkeypatch, capsys):
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Python\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(REPO)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "lifegen.Universe(120x80, population 36, rule B3/S23, generation 0)" in out
+    assert "600/600 generations" in out
+    assert "4 gates, proven optimal" in out

@@ -58,7 +58,8 @@ impl Slices {
         } else if took > 0.2 && self.slice > self.step {
             self.slice = (self.slice / 2).max(self.step);
         }
-        self.every.is_some_and(|stride| self.done % stride == 0)
+        self.every
+            .is_some_and(|stride| self.done.is_multiple_of(stride))
     }
 }
 
