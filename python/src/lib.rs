@@ -622,6 +622,9 @@ fn search<'py>(
     Ok(dict)
 }
 
+/// lifegen: bit-parallel cellular automata (life-like and Larger-than-Life rules) on the CPU or
+/// an NVIDIA GPU. `load` and `save` pattern and universe files, `random` soups, `run` any rule on
+/// any backend, `Universe` to and from numpy arrays, `count` and `search` as dicts.
 #[pymodule]
 fn lifegen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
