@@ -1,5 +1,7 @@
 //! Embeds what `lifegen regen` wrote: every kernel in kernels_out/ptx/ (their headers say what
-//! they are) and every CPU kernel module in kernels_out/rust/. Set LIFEGEN_NO_GENERATED=1 to build
+//! they are) and every CPU kernel module in kernels_out/rust/, and the search records in
+//! kernels_out/networks/ they were generated from (so `count` measures the kernels this build
+//! runs wherever it is started). Set LIFEGEN_NO_GENERATED=1 to build
 //! without the CPU modules (to run `lifegen regen` when one no longer compiles).
 use std::path::{Path, PathBuf};
 
@@ -76,4 +78,32 @@ fn main() {
     }
     table.push_str("];\n");
     std::fs::write(out.join("generated_ltl.rs"), modules + &table).unwrap();
+
+    let networks = root.join("networks");
+    println!("cargo:rerun-if-changed={}", networks.display());
+    let mut records: Vec<PathBuf> = Vec::new();
+    for rule_dir in std::fs::read_dir(&networks).into_iter().flatten().flatten() {
+        println!("cargo:rerun-if-changed={}", rule_dir.path().display());
+        for file in std::fs::read_dir(rule_dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            records.push(file.path());
+        }
+    }
+    records.sort();
+    let repository = root.parent().expect("kernels_out is in the repository");
+    let mut table = String::from("pub const RECORDS: &[(&str, &str)] = &[\n");
+    for file in &records {
+        println!("cargo:rerun-if-changed={}", file.display());
+        let relative = file.strip_prefix(repository).unwrap_or(file);
+        table.push_str(&format!(
+            "    ({:?}, include_str!({:?})),\n",
+            relative.display().to_string(),
+            file.display().to_string()
+        ));
+    }
+    table.push_str("];\n");
+    std::fs::write(out.join("embedded_records.rs"), table).unwrap();
 }

@@ -5,15 +5,15 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use lifegen_gen::cache::{NETWORKS_DIR, SearchRecord};
-use lifegen_gen::count::{self, Technique};
+use lifegen_gen::count::{self, Counted, Technique};
 use lifegen_gen::emit::ptx_stream;
-use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history, life_like_equivalent};
+use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history};
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::regen::SassFigures;
 use lifegen_gen::rust_emit::CpuIsa;
 use lifegen_gen::sass::CudaTools;
-use lifegen_gen::{LargerThanLife, LifeLike, Rule, rule};
+use lifegen_gen::{LargerThanLife, LifeLike, rule};
 
 #[derive(Args, Debug)]
 pub struct CountArgs {
@@ -35,19 +35,11 @@ pub struct CountArgs {
     root: Option<PathBuf>,
 }
 
-/// The search records in kernels_out/networks/ when this binary was built.
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/embedded_records.rs"));
-}
-
 /// The records to count with: the embedded ones, or those below `--root`, which must hold
 /// kernels_out/networks/ (an empty or missing directory would silently count other kernels).
 fn load_records(root: Option<&Path>) -> Result<Vec<SearchRecord>> {
     let Some(root) = root else {
-        return embedded::RECORDS
-            .iter()
-            .map(|(path, text)| SearchRecord::parse(path, text).map_err(Into::into))
-            .collect();
+        return Ok(lifegen_runtime::records::embedded()?);
     };
     let dir = root.join(NETWORKS_DIR);
     if !dir.is_dir() {
@@ -66,18 +58,15 @@ fn load_records(root: Option<&Path>) -> Result<Vec<SearchRecord>> {
 
 pub fn count(args: CountArgs) -> Result<()> {
     let spec = rule::parse(&args.rule)?;
-    let life = match spec.rule {
-        Rule::LifeLike(life) => life,
-        Rule::LargerThanLife(ltl) => match life_like_equivalent(&ltl) {
-            Some(life) => life,
-            None => return count_ltl(&ltl, &args),
-        },
+    let counted = Counted::new(&spec.rule);
+    let life = match counted {
+        Counted::LifeLike(life) => life,
+        Counted::LargerThanLife(ltl) => return count_ltl(&ltl, &counted, &args),
     };
-    let life = &life;
     let records = load_records(args.root.as_deref())?;
-    let mut rows = count::techniques(life, &records);
+    let mut rows = counted.rows(&records);
     if args.sass {
-        measure(life, &records, &mut rows)?;
+        measure(&life, &records, &mut rows)?;
     }
     print!("{}", render(&rows, &args));
     Ok(())
@@ -85,9 +74,9 @@ pub fn count(args: CountArgs) -> Result<()> {
 
 /// Larger than Life: CAT's tensor-core work beside lifegen's CPU and GPU stream programs;
 /// `--sass` assembles the GPU kernel.
-fn count_ltl(rule: &LargerThanLife, args: &CountArgs) -> Result<()> {
+fn count_ltl(rule: &LargerThanLife, counted: &Counted, args: &CountArgs) -> Result<()> {
     let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
-    let mut rows = count::ltl_techniques(rule, k);
+    let mut rows = counted.rows(&[]);
     if args.sass {
         let Some(tools) = CudaTools::find() else {
             bail!(

@@ -1,7 +1,6 @@
 //! `lifegen run`: set up a universe, advance it, report and write the result.
 
-use std::fs::File;
-use std::io::{BufReader, IsTerminal};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -10,8 +9,9 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
+use lifegen_runtime::pattern::{self, Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::rle;
-use lifegen_runtime::universe_file::UniverseFile;
+use lifegen_runtime::slices::Slices;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 use lifegen_runtime::{animation, macrocell, memory};
 
@@ -59,7 +59,8 @@ pub struct RunArgs {
     /// default: 80% of what is available). Less than the universe needs: it runs in bands.
     #[arg(long, value_name = "SIZE")]
     pub(crate) host_memory: Option<String>,
-    /// With a .npy --output on the GPU: the GPU memory the run may use (default: what is free).
+    /// With a .npy --output on the GPU: the memory each GPU may use (default: what is free),
+    /// 512 MiB of it kept for the driver and the kernels.
     #[arg(long, value_name = "SIZE")]
     pub(crate) gpu_memory: Option<String>,
     /// With a .npy --output, a universe held whole is written to it every this many seconds of
@@ -92,30 +93,9 @@ pub fn run(args: RunArgs) -> Result<()> {
     pool.install(|| run_in_pool(args))
 }
 
-/// The most worker threads `--threads` accepts. A fixed bound rather than a
-/// multiple of the available parallelism, so a command line is accepted or
-/// refused the same on every machine. 4096 is well above the hardware threads
-/// of any machine we run on (large servers have a few hundred), so it never
-/// gets in the way of a real run, yet it stays within process and memory
-/// limits: each rayon worker reserves a stack, and u64::MAX threads (or even
-/// 100000) never finished starting. Oversubscription is still slow, e.g.
-/// 4096 threads on 2 cores take about 30 s for 10 generations of 256x256.
-pub const MAX_THREADS: usize = 4096;
-
 /// The rayon pool for `--threads` (default: every core).
 pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    let threads = match threads {
-        Some(0) => bail!("--threads must be at least 1"),
-        Some(n) if n > MAX_THREADS => {
-            bail!("--threads {n} is above the limit of {MAX_THREADS}")
-        }
-        Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-    };
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("cannot start the worker threads")
+    Ok(lifegen_runtime::threads::pool(threads)?)
 }
 
 /// Parses `WxH` or `N`.
@@ -134,81 +114,6 @@ pub fn parse_size(text: &str) -> Result<(u64, u64)> {
     }
 }
 
-/// Whether `path` names a macrocell file: its extension is `mc`, in any case.
-pub fn is_macrocell(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("mc"))
-}
-
-/// Whether `path` names a universe file: its extension is `npy`, in any case.
-pub fn is_universe_file(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
-}
-
-/// An input pattern before its cells are placed.
-pub(crate) enum Pattern {
-    /// An RLE file read up to its header line; the cells are read later, straight into the
-    /// universe (see [`rle::Reader`]).
-    Rle(rle::Reader<BufReader<File>>),
-    /// A macrocell file's node table (see [`macrocell::Tree`]).
-    Macrocell(macrocell::Tree),
-    /// A universe file, its header and metadata checked.
-    Universe(UniverseFile),
-}
-
-impl Pattern {
-    fn rule(&self) -> Option<RuleSpec> {
-        match self {
-            Pattern::Rle(reader) => reader.header().rule,
-            Pattern::Macrocell(tree) => tree.rule(),
-            Pattern::Universe(file) => rule::parse(&file.metadata().rule).ok(),
-        }
-    }
-
-    /// The universe size the file asks for.
-    fn size(&self) -> (u64, u64) {
-        match self {
-            Pattern::Rle(reader) => (reader.header().width, reader.header().height),
-            Pattern::Macrocell(tree) => tree.size(),
-            Pattern::Universe(file) => (file.width(), file.height()),
-        }
-    }
-
-    /// Places the cells; refuses a pattern that does not fit `universe`.
-    pub(crate) fn read_into(self, universe: &mut Universe, path: &Path) -> Result<()> {
-        let cannot = || format!("cannot read {}", path.display());
-        match self {
-            Pattern::Rle(reader) => {
-                let header = reader.header();
-                universe.check_fits(header.width, header.height)?;
-                reader.read_into(universe).with_context(cannot)
-            }
-            Pattern::Macrocell(tree) => tree.read_into(universe).with_context(cannot),
-            Pattern::Universe(file) => {
-                *universe = file.read_verified()?;
-                Ok(())
-            }
-        }
-    }
-}
-
-/// The pattern file at `path`, RLE or macrocell by its extension.
-pub(crate) fn open_pattern(path: &PathBuf) -> Result<Pattern> {
-    let cannot = || format!("cannot read {}", path.display());
-    if is_universe_file(path) {
-        return Ok(Pattern::Universe(UniverseFile::open(path)?));
-    }
-    let file = File::open(path).with_context(cannot)?;
-    if is_macrocell(path) {
-        let tree = macrocell::read(BufReader::new(file)).with_context(cannot)?;
-        return Ok(Pattern::Macrocell(tree));
-    }
-    Ok(Pattern::Rle(
-        rle::Reader::new(BufReader::new(file)).with_context(cannot)?,
-    ))
-}
-
 /// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`. A `--size`
 /// that disagrees with the torus of a rule given on the command line (`rule_given`) is refused.
 pub fn universe_size(
@@ -218,18 +123,7 @@ pub fn universe_size(
     fallback: (u64, u64),
 ) -> Result<(u64, u64)> {
     let size = size.map(parse_size).transpose()?;
-    if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
-        && size != torus
-    {
-        bail!(
-            "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
-            size.0,
-            size.1,
-            torus.0,
-            torus.1
-        );
-    }
-    Ok(size.or(rule.torus).unwrap_or(fallback))
+    Ok(pattern::universe_size(size, rule, rule_given, fallback)?)
 }
 
 /// What can be checked before a universe is made: its sides, the memory for every copy of it
@@ -258,7 +152,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     if args.gpus.is_some() && matches!(args.backend, BackendKind::Cpu | BackendKind::Reference) {
         bail!("--gpus is for runs on the GPU; this run's backend is the CPU");
     }
-    let pattern = args.input.as_ref().map(open_pattern).transpose()?;
+    let pattern = args.input.as_deref().map(Pattern::open).transpose()?;
     let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(Pattern::rule)) {
         (Some(text), _) => rule::parse(text)?,
         (None, Some(from_file)) => from_file,
@@ -267,35 +161,16 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             torus: None,
         },
     };
-    let fallback = pattern
-        .as_ref()
-        .map_or((DEFAULT_SIDE, DEFAULT_SIDE), Pattern::size);
-    let (width, height) = universe_size(
-        args.size.as_deref(),
-        &rule_spec,
-        args.rule.is_some(),
-        fallback,
-    )?;
-    if let (Some(Pattern::Macrocell(_)), Some(path)) = (&pattern, &args.input)
-        && (width, height) == fallback
-        && fallback == (0, 0)
-    {
-        bail!(
-            "{} has no live cells and no :T torus in its #R rule to size the universe by (is it \
-             truncated?); give --size",
-            path.display()
-        );
-    }
-    if let (Some(Pattern::Universe(file)), Some(path)) = (&pattern, &args.input)
-        && (width, height) != (file.width(), file.height())
-    {
-        bail!(
-            "{} holds a {}x{} universe; --size or a :T torus cannot change it",
-            path.display(),
-            file.width(),
-            file.height()
-        );
-    }
+    let size = args.size.as_deref().map(parse_size).transpose()?;
+    let (width, height) = match &pattern {
+        Some(p) => p.universe_size(size, &rule_spec, args.rule.is_some())?,
+        None => pattern::universe_size(
+            size,
+            &rule_spec,
+            args.rule.is_some(),
+            (DEFAULT_SIDE, DEFAULT_SIDE),
+        )?,
+    };
     if args.output.as_deref().is_some_and(is_universe_file) {
         return crate::run_file::run(args, pattern, rule_spec.rule, (width, height));
     }
@@ -330,9 +205,9 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let (universe, origin) = match pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?;
-            let name = args.input.as_ref().expect("pattern came from --input");
-            p.read_into(&mut u, name)?;
-            (u, format!("pattern {}", name.display()))
+            let origin = format!("pattern {}", p.path().display());
+            p.read_into(&mut u)?;
+            (u, origin)
         }
         None => (
             Universe::random(width, height, args.density, args.seed)?,
@@ -420,36 +295,25 @@ fn advance_with_progress(
     );
     let start = Instant::now();
     let mut simulating = Duration::ZERO;
-    let mut done = 0;
-    let step = simulator.preferred_step();
-    let mut slice = step;
-    while done < gens {
-        let mut n = slice.min(gens - done);
-        if let Some((stride, _)) = &every {
-            n = n.min(stride - done % stride);
-        }
+    let mut slices = Slices::new(
+        gens,
+        simulator.preferred_step(),
+        every.as_ref().map(|(stride, _)| *stride),
+    );
+    while let Some(n) = slices.next() {
         let slice_start = Instant::now();
         simulator.advance(n)?;
-        done += n;
         let took = slice_start.elapsed();
         simulating += took;
-        if let Some((stride, call)) = &mut every
-            && done % *stride == 0
+        if slices.record(n, took)
+            && let Some((_, call)) = &mut every
         {
             call(simulator)?;
-        }
-        let took = took.as_secs_f64();
-        // Only a slice that was not cut short by `every` or the end says the slice is too short;
-        // a slice capped by `every` left alone would double past u64 and wrap to 0.
-        if took < 0.05 && n == slice {
-            slice = slice.saturating_mul(2);
-        } else if took > 0.2 && slice > step {
-            slice = (slice / 2).max(step);
         }
         if show_progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
             bar.set_draw_target(ProgressDrawTarget::stderr());
         }
-        bar.set_position(done);
+        bar.set_position(slices.done());
     }
     bar.finish_and_clear();
     Ok(simulating)

@@ -13,7 +13,9 @@ use lifegen_runtime::out_of_core::{self, Budget, Job, Progress, Source};
 use lifegen_runtime::universe_file::{RunRecord, UniverseFile};
 use lifegen_runtime::{BackendKind, Universe};
 
-use crate::run::{Pattern, RunArgs};
+use lifegen_runtime::pattern::Pattern;
+
+use crate::run::RunArgs;
 
 /// Parses a byte count: `4096`, `512MiB`, `8GiB`, `1.5G`, `2TB` (K, M, G, T are powers of 1024
 /// with or without `iB`; `KB`, `MB`, `GB`, `TB` powers of 1000).
@@ -135,25 +137,23 @@ pub fn run(
             0,
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
-        Some(Pattern::Universe(file)) => {
-            file.verify()?;
-            let generation = file.metadata().generation;
-            let name = format!(
-                "universe file {} at generation {generation}",
-                file.path().display()
-            );
-            (Source::File(file), generation, name)
-        }
-        Some(other) => {
-            let path = args.input.as_ref().expect("a pattern comes from --input");
-            let mut universe = Universe::new(width, height)?;
-            other.read_into(&mut universe, path)?;
-            (
-                Source::Memory(universe),
-                0,
-                format!("pattern {}", path.display()),
-            )
-        }
+        Some(pattern) => match pattern.into_universe_file() {
+            Ok(file) => {
+                file.verify()?;
+                let generation = file.metadata().generation;
+                let name = format!(
+                    "universe file {} at generation {generation}",
+                    file.path().display()
+                );
+                (Source::File(file), generation, name)
+            }
+            Err(pattern) => {
+                let origin = format!("pattern {}", pattern.path().display());
+                let mut universe = Universe::new(width, height)?;
+                pattern.read_into(&mut universe)?;
+                (Source::Memory(universe), 0, origin)
+            }
+        },
     };
     let target = start_generation
         .checked_add(args.gens)

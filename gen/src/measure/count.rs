@@ -286,56 +286,143 @@ pub fn render_markdown(rows: &[Technique]) -> String {
     out
 }
 
+/// A value of a row's JSON object.
+#[derive(Clone, Debug, PartialEq)]
+pub enum JsonValue {
+    Text(String),
+    Integer(u64),
+    /// A finite number (a non-finite one is [`JsonValue::Null`]).
+    Number(f64),
+    /// Named numbers (the SASS mix).
+    Object(Vec<(String, f64)>),
+    Null,
+}
+
+impl JsonValue {
+    fn number(x: f64) -> JsonValue {
+        if x.is_finite() {
+            JsonValue::Number(x)
+        } else {
+            JsonValue::Null
+        }
+    }
+
+    /// The value as JSON text. Full precision: `{}` of an f64 is the shortest text that reads
+    /// back as the same value (59/64 is 0.921875, not 0.9219), and whole numbers carry no
+    /// fraction. JSON has no NaN or infinity, so those become null.
+    pub fn render(&self) -> String {
+        let number = |x: f64| {
+            if x.is_finite() {
+                format!("{x}")
+            } else {
+                "null".to_string()
+            }
+        };
+        match self {
+            JsonValue::Text(text) => format!("{text:?}"),
+            JsonValue::Integer(n) => n.to_string(),
+            JsonValue::Number(x) => number(*x),
+            JsonValue::Object(fields) => {
+                let fields: Vec<String> = fields
+                    .iter()
+                    .map(|(c, n)| format!("{c:?}: {}", number(*n)))
+                    .collect();
+                format!("{{{}}}", fields.join(", "))
+            }
+            JsonValue::Null => "null".to_string(),
+        }
+    }
+}
+
+impl Technique {
+    /// The row's fields as `lifegen count --json` names them, in its order.
+    pub fn json_fields(&self) -> Vec<(&'static str, JsonValue)> {
+        let number = JsonValue::number;
+        let optional = |x: Option<f64>| x.map_or(JsonValue::Null, number);
+        let mix = if self.sass_mix.is_empty() {
+            JsonValue::Null
+        } else {
+            JsonValue::Object(self.sass_mix.clone())
+        };
+        vec![
+            ("technique", JsonValue::Text(self.technique.clone())),
+            ("basis", JsonValue::Text(self.basis.to_string())),
+            ("word_bits", JsonValue::Integer(self.word_bits.into())),
+            (
+                "cells_per_word",
+                JsonValue::Integer(self.cells_per_word.into()),
+            ),
+            ("lop3_per_word", number(self.lop3_per_word)),
+            ("gate2_per_word", number(self.gate2_per_word)),
+            ("arith_per_word", number(self.arith_per_word)),
+            ("logic_ops_per_word", number(self.logic_ops_per_word())),
+            ("shifts_per_word", number(self.shifts_per_word)),
+            ("shuffles_per_word", number(self.shuffles_per_word)),
+            (
+                "logic_ops_per_cell_gen",
+                number(self.logic_ops_per_cell_gen()),
+            ),
+            (
+                "published_ops",
+                self.published
+                    .map_or(JsonValue::Null, |p| JsonValue::Integer(p as u64)),
+            ),
+            (
+                "sass_instructions_per_cell_gen",
+                optional(self.sass_per_cell_gen),
+            ),
+            ("sass_mix_per_cell_gen", mix),
+        ]
+    }
+}
+
 /// The rows as a JSON array.
 pub fn render_json(rows: &[Technique]) -> String {
-    // Full precision: `{}` of an f64 is the shortest text that reads back as
-    // the same value (59/64 is 0.921875, not 0.9219), and whole numbers carry
-    // no fraction. JSON has no NaN or infinity, so those become null.
-    let number = |x: f64| {
-        if x.is_finite() {
-            format!("{x}")
-        } else {
-            "null".to_string()
-        }
-    };
-    let optional = |x: Option<f64>| x.map_or("null".to_string(), number);
-    let mix = |m: &[(String, f64)]| {
-        if m.is_empty() {
-            return "null".to_string();
-        }
-        let fields: Vec<String> = m
-            .iter()
-            .map(|(c, n)| format!("{c:?}: {}", number(*n)))
-            .collect();
-        format!("{{{}}}", fields.join(", "))
-    };
     let objects: Vec<String> = rows
         .iter()
         .map(|r| {
-            format!(
-                "  {{\"technique\": {:?}, \"basis\": {:?}, \"word_bits\": {}, \"cells_per_word\": {}, \
-                 \"lop3_per_word\": {}, \"gate2_per_word\": {}, \"arith_per_word\": {}, \
-                 \"logic_ops_per_word\": {}, \"shifts_per_word\": {}, \"shuffles_per_word\": {}, \
-                 \"logic_ops_per_cell_gen\": {}, \"published_ops\": {}, \"sass_instructions_per_cell_gen\": {}, \
-                 \"sass_mix_per_cell_gen\": {}}}",
-                r.technique,
-                r.basis,
-                r.word_bits,
-                r.cells_per_word,
-                number(r.lop3_per_word),
-                number(r.gate2_per_word),
-                number(r.arith_per_word),
-                number(r.logic_ops_per_word()),
-                number(r.shifts_per_word),
-                number(r.shuffles_per_word),
-                number(r.logic_ops_per_cell_gen()),
-                r.published.map_or("null".to_string(), |p| p.to_string()),
-                optional(r.sass_per_cell_gen),
-                mix(&r.sass_mix),
-            )
+            let fields: Vec<String> = r
+                .json_fields()
+                .iter()
+                .map(|(name, value)| format!("{name:?}: {}", value.render()))
+                .collect();
+            format!("  {{{}}}", fields.join(", "))
         })
         .collect();
     format!("[\n{}\n]\n", objects.join(",\n"))
+}
+
+/// What `lifegen count` counts a rule as: life-like, or Larger-than-Life that is not a life-like
+/// rule in disguise.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Counted {
+    LifeLike(LifeLike),
+    LargerThanLife(crate::rule::LargerThanLife),
+}
+
+impl Counted {
+    pub fn new(rule: &crate::rule::Rule) -> Counted {
+        match rule {
+            crate::rule::Rule::LifeLike(life) => Counted::LifeLike(*life),
+            crate::rule::Rule::LargerThanLife(ltl) => {
+                match crate::kernel::ltl::life_like_equivalent(ltl) {
+                    Some(life) => Counted::LifeLike(life),
+                    None => Counted::LargerThanLife(*ltl),
+                }
+            }
+        }
+    }
+
+    /// Every row of `lifegen count`, SASS figures left empty: [`techniques`] with `records` for
+    /// a life-like rule, [`ltl_techniques`] at the GPU's default words a lane otherwise.
+    pub fn rows(&self, records: &[SearchRecord]) -> Vec<Technique> {
+        match self {
+            Counted::LifeLike(life) => techniques(life, records),
+            Counted::LargerThanLife(ltl) => {
+                ltl_techniques(ltl, crate::emit::ptx_stream::DEFAULT_WORDS_PER_LANE)
+            }
+        }
+    }
 }
 
 const HEADERS: [&str; 10] = [

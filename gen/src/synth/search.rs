@@ -28,6 +28,17 @@ pub enum SizeAnswer {
     Timeout,
 }
 
+impl SizeAnswer {
+    /// "SAT", "UNSAT" or "timeout", as `lifegen search` prints it.
+    pub fn label(&self) -> &'static str {
+        match self {
+            SizeAnswer::Sat(_) => "SAT",
+            SizeAnswer::Unsat => "UNSAT",
+            SizeAnswer::Timeout => "timeout",
+        }
+    }
+}
+
 /// Why a spec cannot be searched.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SynthError {

@@ -1,0 +1,639 @@
+//! The `lifegen` Python module: universes as numpy arrays, pattern and universe files, runs on
+//! every backend with a progress callback, `count` and `search`. The work is the runtime's and
+//! the generator's; this file converts arguments and results and turns errors into exceptions
+//! with the command line's one-line messages.
+
+use std::error::Error;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use lifegen_gen::count::{Counted, JsonValue};
+use lifegen_gen::rule::{self, Rule, RuleSpec};
+use lifegen_gen::synth::request::{self, SearchArgs};
+use lifegen_runtime::pattern::{self, Pattern, PatternError, ReadError, SizeError};
+use lifegen_runtime::slices::Slices;
+use lifegen_runtime::universe::UniverseError;
+use lifegen_runtime::{BackendError, BackendKind, Universe, macrocell, memory, rle};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyMemoryError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+/// An error and its causes on one line, as the command line prints them (anyhow's `{:#}`).
+fn message(error: &dyn Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}
+
+fn value_error(error: impl Error) -> PyErr {
+    PyValueError::new_err(message(&error))
+}
+
+fn runtime_error(error: impl Error) -> PyErr {
+    PyRuntimeError::new_err(message(&error))
+}
+
+fn io_error(error: &std::io::Error, text: String) -> PyErr {
+    match error.kind() {
+        std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(text),
+        _ => PyOSError::new_err(text),
+    }
+}
+
+fn universe_error(error: UniverseError) -> PyErr {
+    match error {
+        UniverseError::OutOfMemory(_) => PyMemoryError::new_err(message(&error)),
+        _ => value_error(error),
+    }
+}
+
+fn backend_error(error: BackendError) -> PyErr {
+    match error {
+        BackendError::Universe(e) => universe_error(e),
+        other => runtime_error(other),
+    }
+}
+
+fn pattern_error(error: PatternError) -> PyErr {
+    match error {
+        PatternError::Universe(e) => universe_error(e),
+        PatternError::Read {
+            source: ReadError::Io(ref io),
+            ..
+        } => io_error(io, message(&error)),
+        other => value_error(other),
+    }
+}
+
+fn file_error(error: lifegen_runtime::universe_file::FileError) -> PyErr {
+    use lifegen_runtime::universe_file::FileError;
+    // Its Display already names the cause (`{path}: {source}`): no chain to add.
+    match error {
+        FileError::Io { ref source, .. } => io_error(source, error.to_string()),
+        FileError::Universe(e) => universe_error(e),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+fn parse_rule(text: &str) -> PyResult<RuleSpec> {
+    rule::parse(text).map_err(value_error)
+}
+
+/// A torus of cells: what `load` and `random` make and `run` advances. Cells are bit-packed
+/// (64 a `uint64` word, cell x in bit x % 64 of word x / 64); `to_numpy()` and `packed()` copy
+/// them out as arrays of shape (height, width) and (height, ceil(width / 64)). A universe may
+/// carry a rule (from its file, or the one it was run under) and a generation count.
+#[pyclass(name = "Universe", module = "lifegen", from_py_object)]
+#[derive(Clone)]
+struct PyUniverse {
+    cells: Universe,
+    rule: Option<RuleSpec>,
+    generation: u64,
+}
+
+impl PyUniverse {
+    fn new(cells: Universe, rule: Option<RuleSpec>) -> Self {
+        PyUniverse {
+            cells,
+            rule,
+            generation: 0,
+        }
+    }
+}
+
+fn optional_rule(rule: Option<&str>) -> PyResult<Option<RuleSpec>> {
+    rule.map(parse_rule).transpose()
+}
+
+/// A universe of `height` rows of `width` cells, cell (x, y) alive when `alive(y, x)`; the words
+/// are filled a word at a time.
+fn pack(height: usize, width: usize, alive: impl Fn(usize, usize) -> bool) -> PyResult<Universe> {
+    let mut universe = Universe::new(width as u64, height as u64).map_err(universe_error)?;
+    let words_per_row = universe.words_per_row();
+    for (y, row) in universe.words_mut().chunks_mut(words_per_row).enumerate() {
+        for (k, word) in row.iter_mut().enumerate() {
+            let cells = (width - 64 * k).min(64);
+            *word = (0..cells).fold(0, |w, b| w | u64::from(alive(y, 64 * k + b)) << b);
+        }
+    }
+    Ok(universe)
+}
+
+/// The cells of a 2-D array (uint8 or bool, any nonzero value alive), shape (height, width).
+fn cells_from_array(array: &Bound<'_, PyAny>) -> PyResult<Universe> {
+    if let Ok(a) = array.extract::<PyReadonlyArray2<'_, u8>>() {
+        let a = a.as_array();
+        let (h, w) = a.dim();
+        return pack(h, w, |y, x| a[[y, x]] != 0);
+    }
+    if let Ok(a) = array.extract::<PyReadonlyArray2<'_, bool>>() {
+        let a = a.as_array();
+        let (h, w) = a.dim();
+        return pack(h, w, |y, x| a[[y, x]]);
+    }
+    Err(PyTypeError::new_err(
+        "expected a lifegen.Universe or a 2-D numpy array of uint8 or bool, shape (height, width)",
+    ))
+}
+
+#[pymethods]
+impl PyUniverse {
+    /// An empty `width` x `height` universe.
+    #[new]
+    #[pyo3(signature = (width, height, rule = None))]
+    fn py_new(width: u64, height: u64, rule: Option<&str>) -> PyResult<Self> {
+        let cells = Universe::new(width, height).map_err(universe_error)?;
+        Ok(PyUniverse::new(cells, optional_rule(rule)?))
+    }
+
+    /// A universe from a 2-D array of shape (height, width), uint8 or bool; nonzero is alive.
+    #[staticmethod]
+    #[pyo3(signature = (cells, rule = None))]
+    fn from_numpy(cells: &Bound<'_, PyAny>, rule: Option<&str>) -> PyResult<Self> {
+        Ok(PyUniverse::new(
+            cells_from_array(cells)?,
+            optional_rule(rule)?,
+        ))
+    }
+
+    /// A universe from bit-packed rows: a uint64 array of shape (height, ceil(width / 64)), cell
+    /// x of a row in bit x % 64 of word x / 64. Bits past the width must be zero.
+    #[staticmethod]
+    #[pyo3(signature = (words, width, rule = None))]
+    fn from_packed(
+        words: PyReadonlyArray2<'_, u64>,
+        width: u64,
+        rule: Option<&str>,
+    ) -> PyResult<Self> {
+        let words = words.as_array();
+        let (height, words_per_row) = words.dim();
+        let mut cells = Universe::new(width, height as u64).map_err(universe_error)?;
+        if words_per_row != cells.words_per_row() {
+            return Err(PyValueError::new_err(format!(
+                "a width of {width} takes {} words a row; the array has {words_per_row}",
+                cells.words_per_row()
+            )));
+        }
+        let mask = cells.last_word_mask();
+        for (y, row) in words.outer_iter().enumerate() {
+            if row[words_per_row - 1] & !mask != 0 {
+                return Err(PyValueError::new_err(format!(
+                    "row {y} has bits set past the width {width}; they must be zero"
+                )));
+            }
+        }
+        for (word, &value) in cells.words_mut().iter_mut().zip(words.iter()) {
+            *word = value;
+        }
+        Ok(PyUniverse::new(cells, optional_rule(rule)?))
+    }
+
+    /// The cells as a uint8 array of shape (height, width): 1 alive, 0 dead.
+    fn to_numpy<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<u8>> {
+        let u = &self.cells;
+        let mut cells = Vec::with_capacity(u.width() * u.height());
+        for y in 0..u.height() {
+            for (k, &word) in u.row(y).iter().enumerate() {
+                let here = (u.width() - 64 * k).min(64);
+                cells.extend((0..here).map(|b| (word >> b & 1) as u8));
+            }
+        }
+        Array2::from_shape_vec((u.height(), u.width()), cells)
+            .expect("height rows of width cells")
+            .into_pyarray(py)
+    }
+
+    /// The bit-packed rows as a uint64 array of shape (height, ceil(width / 64)).
+    fn packed<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<u64>> {
+        let u = &self.cells;
+        let array = Array2::from_shape_vec((u.height(), u.words_per_row()), u.words().to_vec())
+            .expect("height rows of words_per_row words");
+        array.into_pyarray(py)
+    }
+
+    #[getter]
+    fn width(&self) -> usize {
+        self.cells.width()
+    }
+
+    #[getter]
+    fn height(&self) -> usize {
+        self.cells.height()
+    }
+
+    /// (height, width), as the shape of `to_numpy()`.
+    #[getter]
+    fn shape(&self) -> (usize, usize) {
+        (self.cells.height(), self.cells.width())
+    }
+
+    /// Live cells.
+    #[getter]
+    fn population(&self) -> u64 {
+        self.cells.population()
+    }
+
+    /// The universe's rule (its file's, or the one it was last run under), or None.
+    #[getter]
+    fn rule(&self) -> Option<String> {
+        self.rule.map(|r| r.to_string())
+    }
+
+    /// Generations run since the universe was made (a universe file records its own).
+    #[getter]
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether cell (x, y) is alive.
+    fn get(&self, x: usize, y: usize) -> PyResult<bool> {
+        self.check_cell(x, y)?;
+        Ok(self.cells.get(x, y))
+    }
+
+    /// Sets cell (x, y) alive or dead.
+    #[pyo3(signature = (x, y, alive = true))]
+    fn set(&mut self, x: usize, y: usize, alive: bool) -> PyResult<()> {
+        self.check_cell(x, y)?;
+        self.cells.set(x, y, alive);
+        Ok(())
+    }
+
+    /// The universe shifted by (dx, dy) on the torus.
+    fn translated(&self, dx: i64, dy: i64) -> Self {
+        PyUniverse {
+            cells: self.cells.translated(dx, dy),
+            ..self.clone()
+        }
+    }
+
+    fn copy(&self) -> Self {
+        self.clone()
+    }
+
+    /// Universes are equal when their cells are (rule and generation apart).
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyUniverse>()
+            .is_ok_and(|o| o.borrow().cells == self.cells)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "lifegen.Universe({}x{}, population {}, rule {}, generation {})",
+            self.cells.width(),
+            self.cells.height(),
+            self.cells.population(),
+            self.rule.map_or("None".to_string(), |r| r.to_string()),
+            self.generation
+        )
+    }
+}
+
+impl PyUniverse {
+    fn check_cell(&self, x: usize, y: usize) -> PyResult<()> {
+        if x >= self.cells.width() || y >= self.cells.height() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "cell ({x}, {y}) is outside the {}x{} universe",
+                self.cells.width(),
+                self.cells.height()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A universe or a 2-D array as a universe.
+fn universe_of(universe: &Bound<'_, PyAny>) -> PyResult<PyUniverse> {
+    if let Ok(u) = universe.cast::<PyUniverse>() {
+        return Ok(u.borrow().clone());
+    }
+    Ok(PyUniverse::new(cells_from_array(universe)?, None))
+}
+
+fn is_extension(path: &Path, extension: &str) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(extension))
+}
+
+/// Reads a pattern or universe file: RLE (.rle, or any other name), macrocell (.mc), or a
+/// lifegen universe file (.npy). The universe is `size` (width, height) when given, else the
+/// file rule's :T torus, else the pattern's own size (RLE: its x by y; macrocell: its live
+/// cells' bounding box); the pattern's corner is at (0, 0). The result carries the file's rule.
+#[pyfunction]
+#[pyo3(signature = (path, size = None))]
+fn load(py: Python<'_>, path: PathBuf, size: Option<(u64, u64)>) -> PyResult<PyUniverse> {
+    if is_extension(&path, "npy") {
+        if size.is_some() {
+            return Err(PyValueError::new_err(
+                "a universe file has its own size; leave size out",
+            ));
+        }
+        let (cells, metadata) = py
+            .detach(|| lifegen_runtime::universe_file::read(&path))
+            .map_err(file_error)?;
+        let rule = rule::parse(&metadata.rule).map_err(|e| {
+            PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
+        })?;
+        return Ok(PyUniverse {
+            cells,
+            rule: Some(rule),
+            generation: metadata.generation,
+        });
+    }
+    py.detach(|| {
+        let pattern = Pattern::open(&path).map_err(pattern_error)?;
+        let rule = pattern.rule();
+        let spec = rule.unwrap_or(RuleSpec {
+            rule: Rule::CONWAY,
+            torus: None,
+        });
+        let (width, height) = pattern
+            .universe_size(size, &spec, false)
+            .map_err(|e| match e {
+                SizeError::Unsized(path) => PyValueError::new_err(format!(
+                    "{} has no live cells and no :T torus in its #R rule to size the universe \
+                     by (is it truncated?); give size=(width, height)",
+                    path.display()
+                )),
+                other => value_error(other),
+            })?;
+        let mut cells = Universe::new(width, height).map_err(universe_error)?;
+        pattern.read_into(&mut cells).map_err(pattern_error)?;
+        Ok(PyUniverse::new(cells, rule))
+    })
+}
+
+/// The rule to run or write a universe under: `rule` when given, else the universe's own, else
+/// B3/S23.
+fn rule_for(universe: &PyUniverse, rule: Option<&str>) -> PyResult<RuleSpec> {
+    let Some(text) = rule else {
+        return Ok(universe.rule.unwrap_or(RuleSpec {
+            rule: Rule::CONWAY,
+            torus: None,
+        }));
+    };
+    let spec = parse_rule(text)?;
+    let size = (
+        universe.cells.width() as u64,
+        universe.cells.height() as u64,
+    );
+    pattern::universe_size(Some(size), &spec, true, size).map_err(value_error)?;
+    Ok(spec)
+}
+
+/// Writes a universe: RLE (.rle, or any other name), macrocell (.mc), a 1-bit PNG (.png), or a
+/// lifegen universe file (.npy, which also records the generation). The rule written is `rule`,
+/// else the universe's, else B3/S23.
+#[pyfunction]
+#[pyo3(signature = (path, universe, rule = None))]
+fn save(
+    py: Python<'_>,
+    path: PathBuf,
+    universe: &Bound<'_, PyAny>,
+    rule: Option<&str>,
+) -> PyResult<()> {
+    let universe = universe_of(universe)?;
+    let spec = rule_for(&universe, rule)?;
+    let cannot_write = |e: std::io::Error| {
+        let text = format!("cannot write {}: {}", path.display(), message(&e));
+        io_error(&e, text)
+    };
+    py.detach(|| {
+        if is_extension(&path, "npy") {
+            return lifegen_runtime::universe_file::write(
+                &path,
+                &universe.cells,
+                &spec.to_string(),
+                universe.generation,
+                None,
+            )
+            .map_err(file_error);
+        }
+        if is_extension(&path, "png") {
+            lifegen_runtime::png::check_size(universe.cells.width(), universe.cells.height())
+                .map_err(|e| {
+                    PyValueError::new_err(format!(
+                        "cannot write {}: {}",
+                        path.display(),
+                        message(&e)
+                    ))
+                })?;
+        }
+        let mut out = BufWriter::new(File::create(&path).map_err(cannot_write)?);
+        if is_extension(&path, "png") {
+            lifegen_runtime::png::write(&universe.cells, &mut out).map_err(|e| {
+                PyOSError::new_err(format!("cannot write {}: {}", path.display(), message(&e)))
+            })?;
+        } else if pattern::is_macrocell(&path) {
+            macrocell::write_to(&universe.cells, &spec.rule, &mut out).map_err(cannot_write)?;
+        } else {
+            rle::write_to(&universe.cells, &spec.rule, &mut out).map_err(cannot_write)?;
+        }
+        out.flush().map_err(cannot_write)
+    })
+}
+
+/// A random soup, the command line's for the same size, density and seed: each cell alive with
+/// probability `density`, whatever the number of threads.
+#[pyfunction]
+#[pyo3(signature = (width, height, density = 0.5, seed = 1, rule = None))]
+fn random(
+    py: Python<'_>,
+    width: u64,
+    height: u64,
+    density: f64,
+    seed: u64,
+    rule: Option<&str>,
+) -> PyResult<PyUniverse> {
+    let rule = optional_rule(rule)?;
+    let cells = py
+        .detach(|| Universe::random(width, height, density, seed))
+        .map_err(universe_error)?;
+    Ok(PyUniverse::new(cells, rule))
+}
+
+/// Advances a universe (or a 2-D array) `gens` generations and returns the result; the input
+/// is left as it was. `rule` defaults to the universe's, else B3/S23; `backend` is auto (the GPU
+/// when there is one and it runs the universe, else the CPU), gpu, cpu or reference; `threads`
+/// defaults to every core. `progress(done, total)` is called after each slice of about 0.1 s of
+/// simulation; Ctrl-C stops the run between slices.
+#[pyfunction]
+#[pyo3(signature = (universe, gens, rule = None, backend = "auto", threads = None, progress = None))]
+fn run(
+    py: Python<'_>,
+    universe: &Bound<'_, PyAny>,
+    gens: u64,
+    rule: Option<&str>,
+    backend: &str,
+    threads: Option<usize>,
+    progress: Option<Bound<'_, PyAny>>,
+) -> PyResult<PyUniverse> {
+    let start = universe_of(universe)?;
+    let spec = rule_for(&start, rule)?;
+    let kind: BackendKind = backend.parse().map_err(PyValueError::new_err)?;
+    let (width, height) = (start.cells.width() as u64, start.cells.height() as u64);
+    memory::check_universe(width, height, kind, &spec.rule)
+        .map_err(|e| PyMemoryError::new_err(message(&e)))?;
+    if matches!(kind, BackendKind::Auto | BackendKind::Cpu) {
+        lifegen_runtime::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;
+    }
+    let pool = lifegen_runtime::threads::pool(threads).map_err(|e| match e {
+        lifegen_runtime::threads::ThreadsError::Start(_) => runtime_error(e),
+        other => value_error(other),
+    })?;
+    let generation = start.generation;
+    let mut simulator = py
+        .detach(|| pool.install(|| lifegen_runtime::create(kind, &spec.rule, start.cells)))
+        .map_err(backend_error)?;
+    let mut slices = Slices::new(gens, simulator.preferred_step(), None);
+    while let Some(n) = slices.next() {
+        let started = Instant::now();
+        py.detach(|| pool.install(|| simulator.advance(n)))
+            .map_err(backend_error)?;
+        slices.record(n, started.elapsed());
+        if let Some(callback) = &progress {
+            callback.call1((slices.done(), gens))?;
+        }
+        py.check_signals()?;
+    }
+    let cells = py
+        .detach(|| pool.install(|| simulator.universe().cloned()))
+        .map_err(backend_error)?;
+    Ok(PyUniverse {
+        cells,
+        rule: Some(spec),
+        generation: generation + gens,
+    })
+}
+
+fn json_value<'py>(py: Python<'py>, value: &JsonValue) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        JsonValue::Text(text) => text.into_pyobject(py)?.into_any(),
+        JsonValue::Integer(n) => n.into_pyobject(py)?.into_any(),
+        JsonValue::Number(x) => x.into_pyobject(py)?.into_any(),
+        JsonValue::Object(fields) => {
+            let dict = PyDict::new(py);
+            for (name, x) in fields {
+                dict.set_item(name, x)?;
+            }
+            dict.into_any()
+        }
+        JsonValue::Null => py.None().into_bound(py),
+    })
+}
+
+/// The instruction cost of every technique for a rule, as `lifegen count --json` lists them: a
+/// list of dicts with the same keys (technique, basis, word_bits, lop3_per_word, ...), from the
+/// search records built into this package. No SASS figures (`lifegen count --sass` has them).
+#[pyfunction]
+#[pyo3(signature = (rule = "B3/S23"))]
+fn count<'py>(py: Python<'py>, rule: &str) -> PyResult<Bound<'py, PyList>> {
+    let spec = parse_rule(rule)?;
+    let counted = Counted::new(&spec.rule);
+    let rows = py.detach(|| -> PyResult<_> {
+        let records = match counted {
+            Counted::LifeLike(_) => lifegen_runtime::records::embedded().map_err(runtime_error)?,
+            Counted::LargerThanLife(_) => Vec::new(),
+        };
+        Ok(counted.rows(&records))
+    })?;
+    let list = PyList::empty(py);
+    for row in &rows {
+        let dict = PyDict::new(py);
+        for (name, value) in row.json_fields() {
+            dict.set_item(name, json_value(py, &value)?)?;
+        }
+        list.append(dict)?;
+    }
+    Ok(list)
+}
+
+/// `lifegen search`: the smallest network for a life-like rule's cell update in a kernel shape
+/// (monolithic, blog or row-shared), in a basis (lut3 or gate2), trying sizes min..=max within
+/// `timeout` seconds. With `root` (a lifegen repository) a stored blog network can bound the
+/// row-shared search. Returns a dict: rule, shape, basis, inputs, min, max, attempts (a list of
+/// {gates, answer: "SAT"/"UNSAT"/"timeout", seconds}), network (its text, or None), gates,
+/// fixed_ops_per_word, ops_per_word, proven_optimal, seconds, and header (the command line's
+/// first line).
+#[pyfunction]
+#[pyo3(signature = (rule = "B3/S23", shape = "monolithic", basis = "lut3", min = 1, max = 40,
+                    solver = "varisat", timeout = 60.0, root = None))]
+#[allow(clippy::too_many_arguments)]
+fn search<'py>(
+    py: Python<'py>,
+    rule: &str,
+    shape: &str,
+    basis: &str,
+    min: usize,
+    max: usize,
+    solver: &str,
+    timeout: f64,
+    root: Option<PathBuf>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let life = request::life_like(rule).map_err(value_error)?;
+    let args = SearchArgs {
+        shape,
+        basis,
+        min,
+        max,
+        solver,
+        timeout,
+    };
+    let prepared = request::prepare(life, &args, root.as_deref()).map_err(value_error)?;
+    let outcome = py.detach(|| prepared.run(|_| {})).map_err(runtime_error)?;
+    let result = &outcome.result;
+    let dict = PyDict::new(py);
+    dict.set_item("rule", prepared.rule.to_string())?;
+    dict.set_item("shape", prepared.shape.name())?;
+    dict.set_item("basis", prepared.basis.name())?;
+    dict.set_item("inputs", prepared.spec.num_inputs())?;
+    dict.set_item("min", min)?;
+    dict.set_item("max", max)?;
+    dict.set_item("header", prepared.header())?;
+    let attempts = PyList::empty(py);
+    for attempt in &result.attempts {
+        let a = PyDict::new(py);
+        a.set_item("gates", attempt.gates)?;
+        a.set_item("answer", attempt.answer.label())?;
+        a.set_item("seconds", attempt.time.as_secs_f64())?;
+        attempts.append(a)?;
+    }
+    dict.set_item("attempts", attempts)?;
+    let gates = result.best.as_ref().map(|n| n.gates().len());
+    let fixed = prepared.fixed_ops_per_word();
+    dict.set_item("network", result.best.as_ref().map(|n| n.to_string()))?;
+    dict.set_item("gates", gates)?;
+    dict.set_item("fixed_ops_per_word", fixed)?;
+    dict.set_item("ops_per_word", gates.map(|n| n + fixed))?;
+    dict.set_item("proven_optimal", result.proven_optimal)?;
+    dict.set_item("seconds", outcome.seconds)?;
+    Ok(dict)
+}
+
+/// lifegen: bit-parallel cellular automata (life-like and Larger-than-Life rules) on the CPU or
+/// an NVIDIA GPU. `load` and `save` pattern and universe files, `random` soups, `run` any rule on
+/// any backend, `Universe` to and from numpy arrays, `count` and `search` as dicts.
+#[pymodule]
+fn lifegen(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<PyUniverse>()?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(random, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(count, m)?)?;
+    m.add_function(wrap_pyfunction!(search, m)?)?;
+    Ok(())
+}

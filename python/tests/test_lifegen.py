@@ -1,0 +1,306 @@
+"""Tests of the lifegen Python package: run with `pytest python/tests` after `pip install ./python`."""
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import lifegen
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "tests" / "data"
+
+GLIDER = np.array([[0, 1, 0], [0, 0, 1], [1, 1, 1]], dtype=np.uint8)
+
+
+def glider_universe(width=16, height=16, at=(2, 3)):
+    cells = np.zeros((height, width), dtype=np.uint8)
+    x, y = at
+    cells[y : y + 3, x : x + 3] = GLIDER
+    return lifegen.Universe.from_numpy(cells)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference", "auto"])
+def test_glider_moves_one_cell_diagonally_in_four_generations(backend):
+    start = glider_universe()
+    after = lifegen.run(start, 4, backend=backend)
+    assert after == start.translated(1, 1)
+    assert after != start
+    assert after.population == 5
+    assert after.generation == 4
+    assert after.rule == "B3/S23"
+    # The input is left as it was.
+    assert start.generation == 0
+    assert np.array_equal(start.to_numpy()[3:6, 2:5], GLIDER)
+
+
+def test_a_numpy_array_runs_as_a_universe():
+    cells = glider_universe().to_numpy()
+    after = lifegen.run(cells, 8)
+    expected = np.roll(cells, (2, 2), axis=(0, 1))
+    assert np.array_equal(after.to_numpy(), expected)
+
+
+@pytest.mark.parametrize(
+    "rule,size", [("B3/S23", (200, 70)), ("B36/S23", (64, 64)), ("B2/S", (65, 33))]
+)
+def test_every_backend_here_agrees_on_a_random_torus(rule, size):
+    soup = lifegen.random(*size, density=0.4, seed=7)
+    results = {b: lifegen.run(soup, 37, rule=rule, backend=b) for b in ("cpu", "reference", "auto")}
+    assert results["cpu"] == results["reference"]
+    assert results["auto"] == results["reference"]
+    assert results["cpu"].population != soup.population
+
+
+def test_larger_than_life_runs_the_same_on_cpu_and_reference():
+    disc = lifegen.load(DATA / "ltl_disc.rle", size=(48, 40))
+    assert disc.rule == "R5,C0,M1,S34..58,B34..45,NM"
+    cpu = lifegen.run(disc, 12, backend="cpu")
+    reference = lifegen.run(disc, 12, backend="reference")
+    assert cpu == reference
+    assert cpu.population > 0
+    assert cpu != disc
+
+
+def test_random_is_the_command_lines_soup():
+    a = lifegen.random(100, 50, density=0.3, seed=42)
+    assert a == lifegen.random(100, 50, density=0.3, seed=42)
+    assert a != lifegen.random(100, 50, density=0.3, seed=43)
+    fraction = a.population / (100 * 50)
+    assert 0.25 < fraction < 0.35
+    half = lifegen.random(64, 64)
+    assert 0.45 < half.population / 4096 < 0.55
+
+
+def test_numpy_round_trips_and_bits_past_the_width_are_zero():
+    rng = np.random.default_rng(3)
+    cells = (rng.random((37, 130)) < 0.5).astype(np.uint8)
+    u = lifegen.Universe.from_numpy(cells)
+    assert (u.width, u.height, u.shape) == (130, 37, (37, 130))
+    out = u.to_numpy()
+    assert out.dtype == np.uint8 and out.shape == (37, 130)
+    assert np.array_equal(out, cells)
+    assert u.population == int(cells.sum())
+
+    words = u.packed()
+    assert words.dtype == np.uint64 and words.shape == (37, 3)
+    # Cell x in bit x % 64 of word x / 64; bits past the width (130 = 2 * 64 + 2) zero.
+    assert np.all(words[:, 2] >> np.uint64(2) == 0)
+    bits = np.unpackbits(words.view(np.uint8).reshape(37, 24), axis=1, bitorder="little")
+    assert np.array_equal(bits[:, :130], cells)
+    again = lifegen.Universe.from_packed(words, 130)
+    assert again == u
+    assert np.array_equal(again.to_numpy(), cells)
+
+    # bool arrays and nonzero values count as alive.
+    assert lifegen.Universe.from_numpy(cells.astype(bool)) == u
+    assert lifegen.Universe.from_numpy(cells * 7) == u
+
+
+def test_packed_rows_with_bits_past_the_width_are_refused():
+    words = np.zeros((4, 1), dtype=np.uint64)
+    words[2, 0] = np.uint64(1) << np.uint64(10)
+    with pytest.raises(ValueError, match="row 2 has bits set past the width 10"):
+        lifegen.Universe.from_packed(words, 10)
+    with pytest.raises(ValueError, match="takes 2 words a row"):
+        lifegen.Universe.from_packed(np.zeros((4, 1), dtype=np.uint64), 100)
+
+
+def test_rle_and_macrocell_files_load():
+    gun = lifegen.load(DATA / "gosper_glider_gun.rle")
+    assert (gun.width, gun.height, gun.population, gun.rule) == (36, 9, 36, "B3/S23")
+    big = lifegen.load(DATA / "gosper_glider_gun.rle", size=(100, 80))
+    assert big.shape == (80, 100)
+    assert np.array_equal(big.to_numpy()[:9, :36], gun.to_numpy())
+    # A period-30 gun adds a glider every 30 generations.
+    assert lifegen.run(big, 120).population > gun.population
+
+    mc = lifegen.load(DATA / "glider_and_block_level20.mc")
+    assert mc.population == 9
+    assert mc.rule == "B3/S23"
+
+
+def test_save_and_load_round_trip(tmp_path):
+    soup = lifegen.random(90, 40, density=0.3, seed=5, rule="B36/S23")
+    for name in ["soup.rle", "soup.mc"]:
+        soup_path = tmp_path / name
+        lifegen.save(soup_path, soup)
+        back = lifegen.load(soup_path)
+        assert back == soup, name
+        # The writers record the torus in the rule, which sizes the universe when read back.
+        assert back.rule == "B36/S23:T90,40"
+    lifegen.save(tmp_path / "soup.png", soup)
+    assert (tmp_path / "soup.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_universe_files_keep_cells_rule_and_generation(tmp_path):
+    soup = lifegen.random(200, 30, density=0.5, seed=9)
+    later = lifegen.run(soup, 10, rule="B36/S23")
+    path = tmp_path / "later.npy"
+    lifegen.save(path, later)
+    back = lifegen.load(path)
+    assert back == later
+    assert (back.rule, back.generation) == ("B36/S23", 10)
+    # numpy reads the rows as they are.
+    assert np.array_equal(np.load(path), later.packed())
+    # And a run from it goes on counting.
+    assert lifegen.run(back, 5).generation == 15
+    with pytest.raises(ValueError, match="own size"):
+        lifegen.load(path, size=(10, 10))
+
+
+def test_progress_is_called_with_increasing_counts_ending_at_the_total():
+    calls = []
+    lifegen.run(
+        lifegen.random(256, 256, seed=2),
+        3000,
+        backend="cpu",
+        progress=lambda done, total: calls.append((done, total)),
+    )
+    assert len(calls) > 1, calls
+    assert all(total == 3000 for _, total in calls)
+    done = [d for d, _ in calls]
+    assert done == sorted(set(done))
+    assert done[-1] == 3000
+
+
+def test_an_exception_in_progress_stops_the_run():
+    class Stop(Exception):
+        pass
+
+    def stop(done, total):
+        raise Stop(done)
+
+    with pytest.raises(Stop):
+        lifegen.run(lifegen.random(64, 64), 100000, progress=stop)
+
+
+def test_bad_input_raises_value_error_with_the_command_lines_message():
+    u = lifegen.random(32, 32)
+    with pytest.raises(ValueError, match="B3/S9"):
+        lifegen.run(u, 1, rule="B3/S9")
+    with pytest.raises(ValueError, match='unknown backend "warp"; use auto, gpu, cpu or reference'):
+        lifegen.run(u, 1, backend="warp")
+    with pytest.raises(ValueError, match="--threads must be at least 1"):
+        lifegen.run(u, 1, threads=0)
+    with pytest.raises(ValueError, match="disagrees with the rule's torus :T64,64"):
+        lifegen.run(u, 1, rule="B3/S23:T64,64")
+    with pytest.raises(ValueError, match="density 1.5 is outside 0..=1"):
+        lifegen.random(8, 8, density=1.5)
+    with pytest.raises(ValueError, match="has a zero side"):
+        lifegen.Universe(0, 8)
+    with pytest.raises(TypeError):
+        lifegen.run([[1, 0], [0, 1]], 1)
+    with pytest.raises(FileNotFoundError, match="cannot read .*no-such.rle"):
+        lifegen.load("no-such.rle")
+
+
+def test_a_malformed_rle_file_is_a_value_error(tmp_path):
+    bad = tmp_path / "bad.rle"
+    bad.write_text("x = 3, y = 3, rule = B3/S23\nbo$2bo$3q!\n")
+    with pytest.raises(ValueError, match=r"cannot read .*bad\.rle: RLE line 2"):
+        lifegen.load(bad)
+    small = tmp_path / "big.rle"
+    small.write_text("x = 30, y = 3\n30o!\n")
+    with pytest.raises(ValueError, match="larger than the 10x10 universe"):
+        lifegen.load(small, size=(10, 10))
+
+
+def test_the_gpu_backend_without_a_gpu_is_a_runtime_error_not_a_crash():
+    try:
+        lifegen.run(lifegen.random(64, 64), 4, backend="gpu")
+    except RuntimeError as e:
+        assert "\n" not in str(e)
+    # Else there is a GPU and the run worked.
+
+
+def test_count_gives_the_command_lines_rows():
+    rows = lifegen.count("B3/S23")
+    assert isinstance(rows, list) and all(isinstance(r, dict) for r in rows)
+    keys = list(rows[0])
+    assert keys[:4] == ["technique", "basis", "word_bits", "cells_per_word"]
+    assert "logic_ops_per_cell_gen" in keys and "sass_mix_per_cell_gen" in keys
+    by_name = {r["technique"]: r for r in rows}
+    blog = by_name["blog, 10 LOP3 by SAT"]
+    assert blog["published_ops"] == 10
+    assert blog["lop3_per_word"] == 10
+    assert blog["sass_instructions_per_cell_gen"] is None
+    assert any(name.startswith("lifegen GPU") for name in by_name)
+    assert any(name.startswith("lifegen CPU") for name in by_name)
+    # Larger-than-Life has its own rows.
+    ltl = lifegen.count("R5,C0,M1,S34..58,B34..45,NM")
+    assert any(r["technique"].startswith("CAT") for r in ltl)
+    with pytest.raises(ValueError):
+        lifegen.count("nonsense")
+
+
+def test_count_matches_lifegen_count_json():
+    import json
+
+    snapshot = (REPO / "tests" / "snapshots" / "count__count_b3s23_json.snap").read_text()
+    body = snapshot.split("---", 2)[2]
+    assert json.loads(body) == lifegen.count("B3/S23")
+
+
+def test_search_proves_the_blog_shape_needs_four_luts():
+    result = lifegen.search("B3/S23", shape="blog", basis="lut3", timeout=60)
+    assert result["gates"] == 4
+    assert result["proven_optimal"] is True
+    assert result["fixed_ops_per_word"] == 6 and result["ops_per_word"] == 10
+    answers = [(a["gates"], a["answer"]) for a in result["attempts"]]
+    assert (3, "UNSAT") in answers and (4, "SAT") in answers
+    assert result["network"].count("lop3.b32") == 4
+    assert result["header"].startswith("rule B3/S23, shape blog, basis lut3")
+
+
+def test_search_refuses_bad_arguments():
+    with pytest.raises(ValueError, match="life-like"):
+        lifegen.search("R2,C2,M0,S1..2,B1..1,NM")
+    with pytest.raises(ValueError, match="unknown shape"):
+        lifegen.search(shape="hexagonal")
+    with pytest.raises(ValueError, match="--timeout must be a positive number"):
+        lifegen.search(timeout=0)
+    with pytest.raises(ValueError, match="--min 5 is above --max 2"):
+        lifegen.search(min=5, max=2)
+
+
+def test_search_says_when_the_budget_runs_out():
+    result = lifegen.search(shape="monolithic", min=8, max=8, timeout=1)
+    assert result["attempts"][-1]["answer"] == "timeout"
+    assert result["gates"] == 12
+    assert result["proven_optimal"] is False
+
+
+def test_ctrl_c_stops_a_long_run_between_slices():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import lifegen, sys\n"
+        "print('started', flush=True)\n"
+        "try:\n"
+        "    lifegen.run(lifegen.random(256, 256), 10**12, backend='cpu')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == "started\n"
+    time.sleep(1)
+    child.send_signal(signal.SIGINT)
+    out, _ = child.communicate(timeout=30)
+    assert out == "interrupted\n"
+    assert child.returncode == 0
+
+
+def test_the_readme_tour_runs(monkeypatch, capsys):
+    readme = (REPO / "README.md").read_text()
+    section = readme.split("## Python\n", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    monkeypatch.chdir(REPO)
+    exec(compile(code, "README.md", "exec"), {})
+    out = capsys.readouterr().out
+    assert "lifegen.Universe(120x80, population 36, rule B3/S23, generation 0)" in out
+    assert "600/600 generations" in out
+    assert "4 gates, proven optimal" in out

@@ -1,0 +1,244 @@
+//! Pattern files, RLE, macrocell or universe files by their extension, and the size of the universe they are
+//! placed in: what `lifegen run` and the Python package share.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use lifegen_gen::rule::RuleSpec;
+
+use crate::macrocell::{self, McError};
+use crate::rle::{self, RleError};
+use crate::universe::{Universe, UniverseError};
+use crate::universe_file::{FileError, UniverseFile};
+
+/// Whether `path` names a macrocell file: its extension is `mc`, in any case.
+pub fn is_macrocell(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("mc"))
+}
+
+/// Whether `path` names a universe file: its extension is `npy`, in any case.
+pub fn is_universe_file(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
+}
+
+/// Why a pattern file cannot be read or placed.
+#[derive(Debug, thiserror::Error)]
+pub enum PatternError {
+    /// The file cannot be opened or is malformed; the cause is the error's source (anyhow's
+    /// `{:#}` prints it after a colon).
+    #[error("cannot read {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: ReadError,
+    },
+    /// The pattern does not fit the universe, or the universe cannot be made.
+    #[error(transparent)]
+    Universe(#[from] UniverseError),
+    /// A universe file that cannot be read (its messages name the file), or one whose size is
+    /// not the universe's.
+    #[error(transparent)]
+    UniverseFile(#[from] FileError),
+    #[error(transparent)]
+    Size(#[from] SizeError),
+}
+
+/// What went wrong in reading a pattern file.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Rle(#[from] RleError),
+    #[error(transparent)]
+    Macrocell(#[from] McError),
+}
+
+/// Why a universe size cannot be settled.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SizeError {
+    /// A size given beside a rule with a different `:T` torus.
+    #[error(
+        "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
+        size.0,
+        size.1,
+        torus.0,
+        torus.1
+    )]
+    Disagrees { size: (u64, u64), torus: (u64, u64) },
+    /// A universe file asked to be another size.
+    #[error(
+        "{} holds a {}x{} universe; --size or a :T torus cannot change it",
+        path.display(),
+        size.0,
+        size.1
+    )]
+    FixedSize { path: PathBuf, size: (u64, u64) },
+    /// A macrocell file with no live cells (so no bounding box) and no torus in its rule.
+    #[error(
+        "{} has no live cells and no :T torus in its #R rule to size the universe by (is it \
+         truncated?); give --size",
+        .0.display()
+    )]
+    Unsized(PathBuf),
+}
+
+/// The universe size: `size` when given, else the rule's `:T` torus, else `fallback`. A `size`
+/// that disagrees with the torus of a rule the user gave (`rule_given`) is refused.
+pub fn universe_size(
+    size: Option<(u64, u64)>,
+    rule: &RuleSpec,
+    rule_given: bool,
+    fallback: (u64, u64),
+) -> Result<(u64, u64), SizeError> {
+    if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
+        && size != torus
+    {
+        return Err(SizeError::Disagrees { size, torus });
+    }
+    Ok(size.or(rule.torus).unwrap_or(fallback))
+}
+
+/// A pattern file before its cells are placed.
+pub struct Pattern {
+    path: PathBuf,
+    contents: Contents,
+}
+
+enum Contents {
+    /// An RLE file read up to its header line; the cells are read later, straight into the
+    /// universe (see [`rle::Reader`]).
+    Rle(rle::Reader<BufReader<File>>),
+    /// A macrocell file's node table (see [`macrocell::Tree`]).
+    Macrocell(macrocell::Tree),
+    /// A universe file, its header and metadata checked.
+    Universe(UniverseFile),
+}
+
+impl Pattern {
+    /// The pattern file at `path`, RLE or macrocell by its extension.
+    pub fn open(path: &Path) -> Result<Pattern, PatternError> {
+        let cannot = |source: ReadError| PatternError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        if is_universe_file(path) {
+            return Ok(Pattern {
+                path: path.to_path_buf(),
+                contents: Contents::Universe(UniverseFile::open(path)?),
+            });
+        }
+        let file = File::open(path).map_err(|e| cannot(e.into()))?;
+        let contents = if is_macrocell(path) {
+            Contents::Macrocell(
+                macrocell::read(BufReader::new(file)).map_err(|e| cannot(e.into()))?,
+            )
+        } else {
+            Contents::Rle(rle::Reader::new(BufReader::new(file)).map_err(|e| cannot(e.into()))?)
+        };
+        Ok(Pattern {
+            path: path.to_path_buf(),
+            contents,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The rule the file names, if any.
+    pub fn rule(&self) -> Option<RuleSpec> {
+        match &self.contents {
+            Contents::Rle(reader) => reader.header().rule,
+            Contents::Macrocell(tree) => tree.rule(),
+            Contents::Universe(file) => lifegen_gen::rule::parse(&file.metadata().rule).ok(),
+        }
+    }
+
+    /// The universe size the file asks for (RLE: its x by y; macrocell: its live cells'
+    /// bounding box, or its rule's torus).
+    pub fn size(&self) -> (u64, u64) {
+        match &self.contents {
+            Contents::Rle(reader) => (reader.header().width, reader.header().height),
+            Contents::Macrocell(tree) => tree.size(),
+            Contents::Universe(file) => (file.width(), file.height()),
+        }
+    }
+
+    /// The universe file this is, if it is one.
+    pub fn universe_file(&self) -> Option<&UniverseFile> {
+        match &self.contents {
+            Contents::Universe(file) => Some(file),
+            _ => None,
+        }
+    }
+
+    /// The universe file this is, or the pattern back.
+    pub fn into_universe_file(self) -> Result<UniverseFile, Pattern> {
+        match self.contents {
+            Contents::Universe(file) => Ok(file),
+            contents => Err(Pattern {
+                path: self.path,
+                contents,
+            }),
+        }
+    }
+
+    /// The universe size for this pattern under `rule`: as [`universe_size`] with the pattern's
+    /// own size as the fallback; a macrocell file with nothing to size the universe by is refused.
+    pub fn universe_size(
+        &self,
+        size: Option<(u64, u64)>,
+        rule: &RuleSpec,
+        rule_given: bool,
+    ) -> Result<(u64, u64), SizeError> {
+        let fallback = self.size();
+        let chosen = universe_size(size, rule, rule_given, fallback)?;
+        if matches!(self.contents, Contents::Universe(_)) && chosen != fallback {
+            return Err(SizeError::FixedSize {
+                path: self.path.clone(),
+                size: fallback,
+            });
+        }
+        if matches!(self.contents, Contents::Macrocell(_))
+            && chosen == fallback
+            && fallback == (0, 0)
+        {
+            return Err(SizeError::Unsized(self.path.clone()));
+        }
+        Ok(chosen)
+    }
+
+    /// Places the cells with the pattern's corner at (0, 0); refuses a pattern that does not fit
+    /// `universe`.
+    pub fn read_into(self, universe: &mut Universe) -> Result<(), PatternError> {
+        let path = self.path;
+        let cannot = |source: ReadError| PatternError::Read {
+            path: path.clone(),
+            source,
+        };
+        match self.contents {
+            Contents::Rle(reader) => {
+                let header = reader.header();
+                universe.check_fits(header.width, header.height)?;
+                reader.read_into(universe).map_err(|e| cannot(e.into()))
+            }
+            Contents::Macrocell(tree) => tree.read_into(universe).map_err(|e| cannot(e.into())),
+            Contents::Universe(file) => {
+                let (width, height) = (file.width(), file.height());
+                if (universe.width() as u64, universe.height() as u64) != (width, height) {
+                    return Err(SizeError::FixedSize {
+                        path,
+                        size: (width, height),
+                    }
+                    .into());
+                }
+                *universe = file.read_verified()?;
+                Ok(())
+            }
+        }
+    }
+}
