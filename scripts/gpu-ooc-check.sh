@@ -4,9 +4,10 @@
 # in GPU memory), and the out-of-core benchmark (393216^2, 4096 generations, from a soup file on
 # disk) with the disk's rates measured beside it.
 # Expects the release binary in .gpu/ (scripts/gpu-build.sh); writes ${OUT:-.}/gpu-ooc-check.log.
-# Parts: PARTS="small kill forced big" (default all). SCRATCH picks the directory for the files.
+# Parts: PARTS="small multi kill forced big" (default all); multi: several bands on one GPU
+# (LIFEGEN_BANDS_PER_GPU), the multi-GPU code path with its halo exchange. SCRATCH picks the directory for the files.
 set -u
-parts=${PARTS:-small kill forced big}
+parts=${PARTS:-small multi kill forced big}
 log=${OUT:-.}/gpu-ooc-check.log
 exec > >(tee "$log") 2>&1
 L=$PWD/.gpu/lifegen
@@ -36,6 +37,27 @@ R5,C0,M1,S34..58,B34..45,NM 2048x1500 41 512.5MiB
 R16,C0,M1,S170..296,B170..300,NN 1024x1200 7 512.25MiB
 EOF
   rm -f "$D"/*.npy
+fi
+
+if want multi; then
+  step "several bands on one GPU (the multi-GPU path): held whole and out of core = one band"
+  while read -r rule size gens; do
+    $L run --rule "$rule" --size "$size" --gens "$gens" --backend gpu --output "$D/one.npy" | grep -E 'population|error'
+    for k in 2 3; do
+      LIFEGEN_BANDS_PER_GPU=$k $L run --rule "$rule" --size "$size" --gens "$gens" --backend gpu --output "$D/k.npy" | grep -E 'backend|population|error'
+      same "$D/one.npy" "$D/k.npy" "$rule $size x $gens: $k bands on one GPU vs one"
+      LIFEGEN_BANDS_PER_GPU=$k $L run --rule "$rule" --size "$size" --gens "$gens" --backend gpu --gpu-memory 514MiB --output "$D/k.npy" | grep -E 'layout|population|error'
+      same "$D/one.npy" "$D/k.npy" "$rule $size x $gens: $k workers on one GPU, out of core, vs one"
+    done
+  done <<'EOF'
+B3/S23 4096x3000 300
+R5,C0,M1,S34..58,B34..45,NM 2048x1500 41
+EOF
+  rm -f "$D"/*.npy
+  step "the cost of the exchange: 32768^2 x 4000, one band against 2 and 4 bands on one GPU"
+  for k in 1 2 4; do
+    LIFEGEN_BANDS_PER_GPU=$k $L run --size 32768 --gens 4000 --backend gpu | grep -E 'backend|generations|cell updates'
+  done
 fi
 
 if want kill; then
