@@ -275,6 +275,8 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
         }
         if let Some(comment) = text.strip_prefix('#') {
             if let Some(rule) = comment.strip_prefix('R') {
+                // Golly takes the first word after `#R` and ignores the rest of the line.
+                let rule = rule.split_ascii_whitespace().next().unwrap_or("");
                 tree.rule = Some(rule::parse(rule).map_err(|e| fail(e.to_string()))?);
             }
             continue;
@@ -292,9 +294,11 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
     Ok(tree)
 }
 
-/// A leaf line: `.` and `*` cells, `$` ending a row.
+/// A leaf line: `.` and `*` cells, `$` ending a row. As Golly's reader, the leaf ends at the
+/// first space or control character; the rest of the line is ignored.
 fn leaf(text: &str) -> Result<Node, String> {
     let (mut x, mut y, mut cells) = (0u32, 0u32, 0u64);
+    let text = text.split(|c: char| c <= ' ').next().unwrap_or("");
     for c in text.chars() {
         match c {
             '.' => x += 1,
@@ -343,6 +347,7 @@ fn leaf_bbox(cells: u64) -> Option<[u64; 4]> {
 }
 
 /// A node line `<level> <nw> <ne> <sw> <se>`, its children among `nodes` (the ones before it).
+/// As Golly's reader (`sscanf` of five numbers), words after the fifth are ignored.
 fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
     let fields: Vec<&str> = text.split_ascii_whitespace().collect();
     let bad = || {
@@ -352,10 +357,10 @@ fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
             quote(text)
         )
     };
-    if fields.len() != 5 {
+    if fields.len() < 5 {
         return Err(bad());
     }
-    let numbers: Vec<u64> = fields
+    let numbers: Vec<u64> = fields[..5]
         .iter()
         .map(|f| f.parse::<u64>())
         .collect::<Result<_, _>>()
@@ -862,7 +867,6 @@ mod tests {
             ("[M2]\n*$\n4 1 0 0 0\n5 1 0 0 0\n", 4, "child 1 of level 3"),
             ("[M2]\n*$\n4 1 0 0 0\n4 2 0 0 0\n", 4, "child 2 of level 4"),
             ("[M2]\n*$\n4 1 0 0\n", 3, "expected a leaf"),
-            ("[M2]\n*$\n4 1 0 0 0 0\n", 3, "expected a leaf"),
             ("[M2]\n*$\n4 1 0 -1 0\n", 3, "expected a leaf"),
             ("[M2]\n*$\n4 1 0 0 x\n", 3, "expected a leaf"),
             (
@@ -889,6 +893,23 @@ mod tests {
             assert!(message.contains(needle), "{text:?}: {message}");
             assert!(!message.contains('\n'), "{message:?}");
         }
+    }
+
+    #[test]
+    fn what_golly_ignores_is_ignored() {
+        // Golly's readmacrocell (gollybase/hlifealgo.cpp) reads the first word after `#R`, a
+        // leaf up to its first space, and five numbers of a node line (`sscanf`), and skips
+        // lines of spaces; it reads this file as a glider at (0, 0) .. (2, 2).
+        let text = "[M2] (golly 5.1b1)\n#R B3/S23  a note\n  \n\
+                    .*$..*$***$ \t the leaf ends at the space\n4 1 0 0 0 7 words more\n";
+        let tree = parse(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tree.rule().unwrap().to_string(), "B3/S23");
+        let u = tree.to_universe().unwrap();
+        let mut glider = Universe::new(3, 3).unwrap();
+        for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+            glider.set(x, y, true);
+        }
+        assert_eq!(u, glider);
     }
 
     #[test]
