@@ -1,5 +1,6 @@
 //! Golly macrocell files through the library and the command line: round trips against RLE, a
-//! hand-written file, and malformed files refused in one line.
+//! hand-written file, files Golly saved (read as Golly reads them, and written as Golly writes
+//! them), and malformed files refused in one line.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -168,7 +169,7 @@ fn the_command_line_reads_and_writes_macrocell() {
 
 #[test]
 fn a_hand_written_deep_file_opens_at_the_corner() {
-    // A block at Golly's (-2, -2) and a glider at (0, 0) in a level-20 tree.
+    // A block at Golly's (-2, -1) and a glider from (0, 1) in a level-20 tree.
     let out_path = scratch("deep.rle");
     let out = lifegen(&[
         "run",
@@ -273,4 +274,167 @@ fn malformed_files_get_one_line_errors() {
         ]),
         "the pattern is 5x5, larger than the 4x4 universe",
     );
+}
+
+/// Files saved by Golly, in `tests/data/golly/`:
+/// - `totalperiodic.mc`, `gotts-dots.mc`, `catacryst.mc`: Golly's own `Patterns/HashLife/
+///   Eventful/` files (saved by Golly 2.7, 2.0 and 2.0; CR LF line ends as in Golly's
+///   repository, the GitHub mirror AlephAlpha/golly at commit 34de86c7ae41).
+/// - `<name>.rle`: the same patterns as Golly 5.1b1 writes them, `bgolly -h -m 0 -o <name>.rle
+///   <name>.mc` (bgolly built from that commit, writing XRLE so that `#CXRLE Pos=` gives the
+///   top-left live cell in Golly's coordinates).
+/// - `totalperiodic_t64.rle` (the pattern at Pos=-32,-32 on :T64,64, written by hand) and
+///   `totalperiodic_t64.mc`, what Golly 5.1b1 writes for it (`bgolly -h -m 0 -o`).
+///
+/// Each entry: the file's stem, the population (the comments of gotts-dots and catacryst give
+/// it: "41 ON cells", "a 58-cell ... pattern"; totalperiodic's is counted from its RLE), and
+/// the bounding box's size.
+const GOLLY_FILES: [(&str, u64, (u64, u64)); 3] = [
+    ("totalperiodic", 196, (56, 60)),
+    ("gotts-dots", 41, (187, 39)),
+    ("catacryst", 58, (2555, 1772)),
+];
+
+/// The live cells of a macrocell file in Golly's coordinates, decoded here apart from lifegen's
+/// reader (a cell list per node; enough for the few cells of these files). Golly's (0, 0) is
+/// column 2^(k-1), row 2^(k-1) - 1 of a root of level k (hlifealgo::getcell).
+fn golly_cells(text: &str) -> Vec<(i64, i64)> {
+    let mut nodes: Vec<(u32, Vec<(i64, i64)>)> = vec![];
+    for line in text.lines().skip(1) {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if line.starts_with(['.', '*', '$']) {
+            let (mut x, mut y, mut cells) = (0, 0, vec![]);
+            for c in line.chars() {
+                match c {
+                    '*' => {
+                        cells.push((x, y));
+                        x += 1;
+                    }
+                    '.' => x += 1,
+                    '$' => (x, y) = (0, y + 1),
+                    _ => panic!("{line}"),
+                }
+            }
+            nodes.push((3, cells));
+        } else {
+            let n: Vec<usize> = line.split(' ').map(|f| f.parse().unwrap()).collect();
+            let half = 1i64 << (n[0] - 1);
+            let mut cells = vec![];
+            for (k, &child) in n[1..5].iter().enumerate() {
+                if child > 0 {
+                    let (dx, dy) = (half * (k as i64 % 2), half * (k as i64 / 2));
+                    cells.extend(nodes[child - 1].1.iter().map(|&(x, y)| (x + dx, y + dy)));
+                }
+            }
+            nodes.push((n[0] as u32, cells));
+        }
+    }
+    let (level, cells) = nodes.pop().unwrap();
+    let half = 1i64 << (level - 1);
+    let mut cells: Vec<(i64, i64)> = cells
+        .iter()
+        .map(|&(x, y)| (x - half, y - half + 1))
+        .collect();
+    cells.sort_unstable_by_key(|&(x, y)| (y, x));
+    cells
+}
+
+/// The universe's live cells, in reading order.
+fn live_cells(u: &Universe) -> Vec<(i64, i64)> {
+    (0..u.height())
+        .flat_map(|y| (0..u.width()).map(move |x| (x, y)))
+        .filter(|&(x, y)| u.get(x, y))
+        .map(|(x, y)| (x as i64, y as i64))
+        .collect()
+}
+
+/// The `#CXRLE Pos=x,y` of an RLE file Golly wrote.
+fn golly_pos(rle_text: &str) -> (i64, i64) {
+    let pos = rle_text
+        .lines()
+        .next()
+        .unwrap()
+        .strip_prefix("#CXRLE Pos=")
+        .unwrap();
+    let (x, y) = pos.split_once(',').unwrap();
+    (x.parse().unwrap(), y.parse().unwrap())
+}
+
+#[test]
+fn golly_saved_files_read_as_golly_reads_them() {
+    for (name, population, size) in GOLLY_FILES {
+        let mc = std::fs::read_to_string(format!("tests/data/golly/{name}.mc")).unwrap();
+        let rle_text = std::fs::read_to_string(format!("tests/data/golly/{name}.rle")).unwrap();
+        let tree = macrocell::parse(&mc).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(tree.population(), u128::from(population), "{name}");
+        assert_eq!(tree.populated_size(), size, "{name}");
+        assert_eq!(tree.size(), size, "{name}");
+        assert_eq!(
+            tree.rule().map_or(lifegen_gen::Rule::CONWAY, |r| r.rule),
+            lifegen_gen::Rule::CONWAY
+        );
+        let u = tree.to_universe().unwrap();
+        assert_eq!(u.population(), population, "{name}");
+        // The same cells as Golly's RLE of the file, both with the bounding box at (0, 0).
+        let from_rle = rle::to_universe(&rle::parse(&rle_text).unwrap()).unwrap();
+        assert_eq!(u, from_rle, "{name}");
+        // Decoded apart: the same cells, and the top-left corner where Golly puts it.
+        let cells = golly_cells(&mc);
+        assert_eq!(cells.len() as u64, population, "{name}");
+        let left = cells.iter().map(|c| c.0).min().unwrap();
+        let top = cells.iter().map(|c| c.1).min().unwrap();
+        assert_eq!((left, top), golly_pos(&rle_text), "{name}");
+        let moved: Vec<(i64, i64)> = cells.iter().map(|&(x, y)| (x - left, y - top)).collect();
+        assert_eq!(live_cells(&u), moved, "{name}");
+        // Written by lifegen and read back: the same universe.
+        assert_eq!(
+            through_macrocell(&u, &lifegen_gen::Rule::CONWAY),
+            u,
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_golly_saved_torus_lands_on_the_grid_golly_has() {
+    // Golly's grid :T64,64 spans (-32, -32) to (31, 31); the pattern's top-left cell is at
+    // Pos=-32,-32, so at the universe's (0, 0) in both files.
+    let mc = std::fs::read_to_string("tests/data/golly/totalperiodic_t64.mc").unwrap();
+    let tree = macrocell::parse(&mc).unwrap();
+    assert_eq!(tree.size(), (64, 64));
+    let u = tree.to_universe().unwrap();
+    let rle_text = std::fs::read_to_string("tests/data/golly/totalperiodic_t64.rle").unwrap();
+    assert_eq!(golly_pos(&rle_text), (-32, -32));
+    let pattern = rle::parse(&rle_text).unwrap();
+    let mut expected = Universe::new(64, 64).unwrap();
+    expected
+        .place(pattern.width, pattern.height, &pattern.runs)
+        .unwrap();
+    assert_eq!(u, expected);
+    let cells = golly_cells(&mc);
+    let moved: Vec<(i64, i64)> = cells.iter().map(|&(x, y)| (x + 32, y + 32)).collect();
+    assert_eq!(live_cells(&u), moved);
+}
+
+#[test]
+fn lifegen_writes_what_golly_writes() {
+    // The universe of Golly's :T64,64 file, written by lifegen: Golly's lines after the first
+    // (`[M2] (golly 5.1b1)` there, `[M2] (lifegen <version>)` here), byte for byte: `#R` with
+    // the torus, the leaves and nodes numbered from 1 depth first (nw, ne, sw, se), each
+    // written once before the first node that uses it, the root last.
+    let mc = std::fs::read_to_string("tests/data/golly/totalperiodic_t64.mc").unwrap();
+    let u = macrocell::parse(&mc).unwrap().to_universe().unwrap();
+    let written = macrocell::write(&u, &lifegen_gen::Rule::CONWAY);
+    let (head, body) = written.split_once('\n').unwrap();
+    assert_eq!(
+        head,
+        format!("[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))
+    );
+    let (golly_head, golly_body) = mc.split_once('\n').unwrap();
+    assert_eq!(golly_head, "[M2] (golly 5.1b1)");
+    assert_eq!(body, golly_body);
+    assert!(body.starts_with("#R B3/S23:T64,64\n"));
 }

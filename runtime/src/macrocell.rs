@@ -8,8 +8,12 @@
 //! <se>`, its four quadrants, each one level down; a node of level k covers 2^k x 2^k cells. The
 //! last node is the root.
 //!
-//! Golly keeps the root centred on its origin and a bounded grid `:T<w>,<h>` at
-//! (-(w/2), -(h/2)) from there. So a file whose `#R` rule has a torus is read as that torus:
+//! Golly's cell (0, 0) is the cell just right of and above the root's centre: column 2^(k-1)
+//! and row 2^(k-1) - 1 from the top-left corner of a root of level k (`hlifealgo::getcell` in
+//! Golly's `gollybase/hlifealgo.cpp` flips y and walks the tree with x >= 0 east and -y >= 0
+//! north, so row 0 is the lowest row of the north half). A bounded grid `:T<w>,<h>` spans
+//! x from -(w/2) and y from -(h/2) (`lifealgo::setgridsize`). So a file whose `#R` rule has a
+//! torus is read as that torus:
 //! the grid's top-left corner lands at (0, 0) of the universe, and the universe defaults to the
 //! grid's size (this is what [`write`] writes, so a written universe reads back as itself).
 //! Without a torus the live cells' bounding box goes to (0, 0) and is the default size, as for
@@ -109,8 +113,11 @@ impl Tree {
     fn origin(&self) -> (i128, i128) {
         match (self.torus(), self.level(), self.bbox()) {
             (Some((w, h)), Some(level), _) => {
-                let centre = 1i128 << (level - 1);
-                (centre - i128::from(w / 2), centre - i128::from(h / 2))
+                let (x, y) = golly_origin(level);
+                (
+                    i128::from(x) - i128::from(w / 2),
+                    i128::from(y) - i128::from(h / 2),
+                )
             }
             (None, _, Some([x0, y0, ..])) => (i128::from(x0), i128::from(y0)),
             _ => (0, 0),
@@ -219,6 +226,13 @@ impl Tree {
     }
 }
 
+/// Where Golly's cell (0, 0) lies in a root of `level`, from its top-left corner: the column
+/// right of the centre and the row above it (see the module's notes).
+fn golly_origin(level: u32) -> (u64, u64) {
+    let half = 1u64 << (level - 1);
+    (half, half - 1)
+}
+
 /// The start of a line, quoted for a message.
 fn echo(bytes: &[u8]) -> String {
     quote(&String::from_utf8_lossy(&bytes[..bytes.len().min(256)]))
@@ -261,6 +275,8 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
         }
         if let Some(comment) = text.strip_prefix('#') {
             if let Some(rule) = comment.strip_prefix('R') {
+                // Golly takes the first word after `#R` and ignores the rest of the line.
+                let rule = rule.split_ascii_whitespace().next().unwrap_or("");
                 tree.rule = Some(rule::parse(rule).map_err(|e| fail(e.to_string()))?);
             }
             continue;
@@ -278,9 +294,11 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
     Ok(tree)
 }
 
-/// A leaf line: `.` and `*` cells, `$` ending a row.
+/// A leaf line: `.` and `*` cells, `$` ending a row. As Golly's reader, the leaf ends at the
+/// first space or control character; the rest of the line is ignored.
 fn leaf(text: &str) -> Result<Node, String> {
     let (mut x, mut y, mut cells) = (0u32, 0u32, 0u64);
+    let text = text.split(|c: char| c <= ' ').next().unwrap_or("");
     for c in text.chars() {
         match c {
             '.' => x += 1,
@@ -329,6 +347,7 @@ fn leaf_bbox(cells: u64) -> Option<[u64; 4]> {
 }
 
 /// A node line `<level> <nw> <ne> <sw> <se>`, its children among `nodes` (the ones before it).
+/// As Golly's reader (`sscanf` of five numbers), words after the fifth are ignored.
 fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
     let fields: Vec<&str> = text.split_ascii_whitespace().collect();
     let bad = || {
@@ -338,10 +357,10 @@ fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
             quote(text)
         )
     };
-    if fields.len() != 5 {
+    if fields.len() < 5 {
         return Err(bad());
     }
-    let numbers: Vec<u64> = fields
+    let numbers: Vec<u64> = fields[..5]
         .iter()
         .map(|f| f.parse::<u64>())
         .collect::<Result<_, _>>()
@@ -511,8 +530,9 @@ fn row_byte(row: &[u64], x: i64, width: i64) -> u8 {
 
 /// As [`write`], streamed into `sink` a node at a time; the distinct nodes are held in a hash
 /// map (a soup has about one per 64 cells, a sparse or regular pattern far fewer). Golly's
-/// layout: the root is centred on the origin and the universe, as the torus of the `#R` rule,
-/// sits at (-(w/2), -(h/2)) from it. Every error of `sink` is returned; the caller flushes it.
+/// layout: the universe, as the torus of the `#R` rule, spans Golly's cells from
+/// (-(w/2), -(h/2)), Golly's (0, 0) being where [`golly_origin`] puts it in the root. Every
+/// error of `sink` is returned; the caller flushes it.
 pub fn write_to(
     universe: &Universe,
     rule: &lifegen_gen::Rule,
@@ -521,15 +541,17 @@ pub fn write_to(
     let (w, h) = (universe.width() as u64, universe.height() as u64);
     writeln!(sink, "[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))?;
     writeln!(sink, "#R {rule}:T{w},{h}")?;
-    // The smallest root, no leaf, whose half side holds the larger half of each side.
+    // The smallest root, no leaf, that holds the grid: w / 2 columns left of Golly's x = 0 and
+    // w - w / 2 from it on; h / 2 rows above Golly's y = 0 and h - h / 2 from it on, where
+    // the row of y = 0 is the last of the north half.
     let mut level = LEAF_LEVEL + 1;
-    while (1u64 << (level - 1)) < w.max(h).div_ceil(2) {
+    while (1u64 << (level - 1)) < w.div_ceil(2).max(h / 2 + 1) {
         level += 1;
     }
-    let centre = 1i64 << (level - 1);
+    let (x0, y0) = golly_origin(level);
     let mut writer = Writer {
         universe,
-        origin: (centre - (w / 2) as i64, centre - (h / 2) as i64),
+        origin: (x0 as i64 - (w / 2) as i64, y0 as i64 - (h / 2) as i64),
         numbers: HashMap::new(),
         sink,
         line: Vec::new(),
@@ -563,6 +585,11 @@ impl From<LineError> for McError {
 mod tests {
     use super::*;
     use crate::universe::SplitMix64;
+
+    /// Golly 5.1's file (bgolly -h -o) for `#CXRLE Pos=-2,-2` / `x = 3, y = 3, rule =
+    /// B3/S23:T4,4` / `bo$2bo$3o!`: a glider one cell right of the grid's top-left corner.
+    const GOLLY_GLIDER_T4: &str = "[M2] (golly 5.1b1)\n#R B3/S23:T4,4\n\
+                                   $$$$$.......*$$......**$\n$$$$$$*$*$\n4 1 2 0 0\n";
 
     fn round_trip(universe: &Universe) -> Universe {
         let text = write(universe, &lifegen_gen::Rule::CONWAY);
@@ -610,7 +637,9 @@ mod tests {
 
     #[test]
     fn identical_nodes_are_written_once() {
-        // A 256x256 grid of blocks, one every 8 cells: one leaf, one node per level.
+        // A 256x256 grid of blocks, one every 8 cells: one leaf, one node per level. The grid
+        // spans Golly's rows -128 to 127, so the root is of level 9 (the row of Golly's y = 0
+        // ends its north half), the grid's four quarters in the inner corners of its quadrants.
         let mut u = Universe::new(256, 256).unwrap();
         for y in (0..256).step_by(8) {
             for x in (0..256).step_by(8) {
@@ -624,32 +653,59 @@ mod tests {
         assert_eq!(
             nodes,
             [
-                "$.**$.**$",
+                ".**$.**$",
                 "4 1 1 1 1",
                 "5 2 2 2 2",
                 "6 3 3 3 3",
                 "7 4 4 4 4",
-                "8 5 5 5 5"
+                "8 0 0 0 5",
+                "8 0 0 5 0",
+                "8 0 5 0 0",
+                "8 5 0 0 0",
+                "9 6 7 8 9"
             ]
         );
         assert_eq!(round_trip(&u), u);
     }
 
     #[test]
-    fn a_glider_is_written_where_golly_puts_it() {
-        // A 3x3 torus is Golly's grid from (-1, -1): cells (1, 0) .. (2, 2) of the universe are
-        // tree cells (8, 7) .. (9, 9) of a level-4 root centred on (8, 8), in three leaves.
+    fn a_glider_is_written_as_golly_writes_it() {
+        // A 3x3 torus is Golly's grid from (-1, -1); Golly's (0, 0) is tree cell (8, 7) of a
+        // level-4 root, so the universe's (1, 0) .. (2, 2) are tree cells (8, 6) .. (9, 8).
+        // The node lines are those Golly 5.1 (bgolly -h -o glider.mc) writes for the glider
+        // `x = 3, y = 3, rule = B3/S23:T3,3` / `bo$2bo$3o!`, byte for byte.
         let mut u = Universe::new(3, 3).unwrap();
         for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
             u.set(x, y, true);
         }
         let text = write(&u, &lifegen_gen::Rule::CONWAY);
         let expected = format!(
-            "[M2] (lifegen {})\n#R B3/S23:T3,3\n$$$$$$$*$\n$.......*$\n.*$**$\n4 0 1 2 3\n",
+            "[M2] (lifegen {})\n#R B3/S23:T3,3\n$$$$$$*$.*$\n.......*$\n**$\n4 0 1 2 3\n",
             env!("CARGO_PKG_VERSION")
         );
         assert_eq!(text, expected);
         assert_eq!(round_trip(&u), u);
+    }
+
+    #[test]
+    fn golly_origin_is_right_of_and_above_the_centre() {
+        // Golly 5.1 (bgolly) reads these roots, each with one live cell, and writes the cell
+        // at #CXRLE Pos=-8,-7, 0,1 and -4,-3: Golly's (0, 0) is tree cell (half, half - 1).
+        for (text, (x, y)) in [
+            ("*$\n4 1 0 0 0\n", (-8i64, -7i64)),
+            ("*$\n4 0 0 0 1\n", (0, 1)),
+            ("*$\n", (-4, -3)),
+        ] {
+            let tree = parse(&format!("[M2]\n#R B3/S23\n{text}")).unwrap();
+            let level = tree.level().unwrap();
+            let [x0, y0, ..] = tree.bbox().unwrap();
+            let (ox, oy) = golly_origin(level);
+            assert_eq!(
+                (x0 as i64 - ox as i64, y0 as i64 - oy as i64),
+                (x, y),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]
@@ -711,35 +767,67 @@ mod tests {
 
     #[test]
     fn a_torus_places_the_grid_as_golly_does() {
-        // A level-5 root, centre (16, 16), with live cells at tree (15, 15) and (16, 16): the
-        // se corner of the nw quadrant's se leaf and the nw corner of the se quadrant's nw leaf.
+        // A level-5 root, Golly's (0, 0) at tree (16, 15), with live cells at tree (15, 15)
+        // and (16, 16): Golly's (-1, 0) and (0, 1), which Golly 5.1 reads as `#CXRLE
+        // Pos=-1,0` and `o$bo!` whatever the torus.
         let nodes = "$$$$$$$.......*$\n*$\n4 0 0 0 1\n4 2 0 0 0\n5 3 0 0 4\n";
         let read = |torus: &str| parse(&format!("[M2]\n#R B3/S23{torus}\n{nodes}"));
-        // :T4,4 is the grid from (14, 14): the cells land at (1, 1) and (2, 2).
+        // :T4,4 is Golly's grid from (-2, -2): the cells land at (1, 2) and (2, 3).
         let u = read(":T4,4").unwrap().to_universe().unwrap();
         assert_eq!((u.width(), u.height(), u.population()), (4, 4, 2));
+        assert!(u.get(1, 2) && u.get(2, 3));
+        // :T3,3 starts at (-1, -1).
+        let u = read(":T3,3").unwrap().to_universe().unwrap();
+        assert_eq!(u.population(), 2);
+        assert!(u.get(0, 1) && u.get(1, 2));
+        // :T5,3 is (-2, -1) to (2, 1).
+        let u = read(":T5,3").unwrap().to_universe().unwrap();
+        assert_eq!((u.width(), u.height()), (5, 3));
         assert!(u.get(1, 1) && u.get(2, 2));
-        // :T3,3 and :T2,2 start at (15, 15).
-        for torus in [":T3,3", ":T2,2"] {
-            let u = read(torus).unwrap().to_universe().unwrap();
-            assert_eq!(u.population(), 2, "{torus}");
-            assert!(u.get(0, 0) && u.get(1, 1), "{torus}");
-        }
-        // :T1,1 is the cell (16, 16) alone: (15, 15) lies outside it.
+        // :T1,1 is the cell (0, 0) alone: (-1, 0) lies left of it.
         let err = read(":T1,1")
             .unwrap()
             .to_universe()
             .unwrap_err()
             .to_string();
         assert!(err.contains("left of or above its torus :T1,1"), "{err}");
-        // :T5,3 is (14, 15) to (18, 17).
-        let u = read(":T5,3").unwrap().to_universe().unwrap();
-        assert_eq!((u.width(), u.height()), (5, 3));
-        assert!(u.get(1, 0) && u.get(2, 1));
-        // Without a torus the box's corner (15, 15) goes to (0, 0).
+        // :T2,2 is (-1, -1) to (0, 0): (0, 1) lies below it.
+        let err = read(":T2,2").unwrap().to_universe().unwrap_err();
+        assert!(matches!(err, McError::Universe(_)), "{err}");
+        // Without a torus the box's corner goes to (0, 0).
         let u = read("").unwrap().to_universe().unwrap();
         assert_eq!((u.width(), u.height()), (2, 2));
         assert!(u.get(0, 0) && u.get(1, 1) && u.population() == 2);
+    }
+
+    #[test]
+    fn a_golly_written_torus_reads_back_in_place() {
+        // Golly 5.1's own file for the glider `bo$2bo$3o!` on :T3,3 (bgolly -h -o), and a
+        // :T4,4 with the glider's top-left at Golly's (-2, -2) (written by bgolly from
+        // `#CXRLE Pos=-2,-2`).
+        let u =
+            parse("[M2] (golly 5.1b1)\n#R B3/S23:T3,3\n$$$$$$*$.*$\n.......*$\n**$\n4 0 1 2 3\n")
+                .unwrap()
+                .to_universe()
+                .unwrap();
+        let mut glider = Universe::new(3, 3).unwrap();
+        for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+            glider.set(x, y, true);
+        }
+        assert_eq!(u, glider);
+        let u = parse(GOLLY_GLIDER_T4).unwrap().to_universe().unwrap();
+        let mut expected = Universe::new(4, 4).unwrap();
+        for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+            expected.set(x, y, true);
+        }
+        assert_eq!(u, expected);
+        assert_eq!(
+            write(&u, &lifegen_gen::Rule::CONWAY)
+                .split_once('\n')
+                .unwrap()
+                .1,
+            GOLLY_GLIDER_T4.split_once('\n').unwrap().1
+        );
     }
 
     #[test]
@@ -779,7 +867,6 @@ mod tests {
             ("[M2]\n*$\n4 1 0 0 0\n5 1 0 0 0\n", 4, "child 1 of level 3"),
             ("[M2]\n*$\n4 1 0 0 0\n4 2 0 0 0\n", 4, "child 2 of level 4"),
             ("[M2]\n*$\n4 1 0 0\n", 3, "expected a leaf"),
-            ("[M2]\n*$\n4 1 0 0 0 0\n", 3, "expected a leaf"),
             ("[M2]\n*$\n4 1 0 -1 0\n", 3, "expected a leaf"),
             ("[M2]\n*$\n4 1 0 0 x\n", 3, "expected a leaf"),
             (
@@ -806,6 +893,23 @@ mod tests {
             assert!(message.contains(needle), "{text:?}: {message}");
             assert!(!message.contains('\n'), "{message:?}");
         }
+    }
+
+    #[test]
+    fn what_golly_ignores_is_ignored() {
+        // Golly's readmacrocell (gollybase/hlifealgo.cpp) reads the first word after `#R`, a
+        // leaf up to its first space, and five numbers of a node line (`sscanf`), and skips
+        // lines of spaces; it reads this file as a glider at (0, 0) .. (2, 2).
+        let text = "[M2] (golly 5.1b1)\n#R B3/S23  a note\n  \n\
+                    .*$..*$***$ \t the leaf ends at the space\n4 1 0 0 0 7 words more\n";
+        let tree = parse(text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(tree.rule().unwrap().to_string(), "B3/S23");
+        let u = tree.to_universe().unwrap();
+        let mut glider = Universe::new(3, 3).unwrap();
+        for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+            glider.set(x, y, true);
+        }
+        assert_eq!(u, glider);
     }
 
     #[test]
