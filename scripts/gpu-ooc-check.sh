@@ -32,6 +32,7 @@ if want small; then
     same "$D/cpu.npy" "$D/band.npy" "$rule $size x $gens: gpu bands ($budget) vs cpu"
   done <<'EOF'
 B3/S23 4096x3000 300 514MiB
+B3/S23 4000x2000 200 513MiB
 B36/S23 8192x4100 97 516MiB
 R5,C0,M1,S34..58,B34..45,NM 2048x1500 41 512.5MiB
 R16,C0,M1,S170..296,B170..300,NN 1024x1200 7 512.25MiB
@@ -54,9 +55,11 @@ B3/S23 4096x3000 300
 R5,C0,M1,S34..58,B34..45,NM 2048x1500 41
 EOF
   rm -f "$D"/*.npy
-  step "the cost of the exchange: 32768^2 x 4000, one band against 2 and 4 bands on one GPU"
-  for k in 1 2 4; do
-    LIFEGEN_BANDS_PER_GPU=$k $L run --size 32768 --gens 4000 --backend gpu | grep -E 'backend|generations|cell updates'
+  for size in 32768 65536; do
+    step "the cost of the exchange: ${size}^2 x 4000, one band against 2 and 4 bands on one GPU"
+    for k in 1 2 4; do
+      LIFEGEN_BANDS_PER_GPU=$k $L run --size $size --gens 4000 --backend gpu | grep -E 'backend|generations|cell updates'
+    done
   done
 fi
 

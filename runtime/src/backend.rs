@@ -51,6 +51,8 @@ pub enum BackendError {
     UnsupportedIsa(#[from] UnsupportedIsa),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    #[error("{0}")]
+    Bands(String),
     #[error(
         "internal error: the generated Larger-than-Life program failed its check ({0}); please report it"
     )]
@@ -370,7 +372,7 @@ pub fn create_on_gpus(
         rule,
         universe,
         &devices,
-        crate::bands::DEFAULT_EXCHANGE_GENS,
+        crate::bands::MAX_EXCHANGE_GENS,
     )?))
 }
 

@@ -16,7 +16,17 @@ use crate::out_of_core::radius;
 use crate::universe::Universe;
 
 /// Generations between halo exchanges, at most.
-pub const DEFAULT_EXCHANGE_GENS: u64 = 128;
+pub const MAX_EXCHANGE_GENS: u64 = 512;
+
+/// Generations between halo exchanges for `count` bands of a `height`-row universe: at most
+/// `most`, halos of at most 1/40 of a band on each side (5% more work) down to 16 generations,
+/// and never a halo thicker than the thinnest band (it is filled from one neighbour).
+pub fn exchange_gens(height: usize, count: usize, radius: usize, most: u64) -> u64 {
+    let thinnest = height / count.clamp(1, height);
+    let by_work = (thinnest / (40 * radius)) as u64;
+    most.min(by_work.max(16))
+        .clamp(1, (thinnest / radius).max(1) as u64)
+}
 
 struct Worker {
     sim: Box<dyn Simulator>,
@@ -40,25 +50,27 @@ pub struct BandedSimulator {
 
 impl BandedSimulator {
     /// `universe` cut into one band for each entry of `devices` (the GPU each band runs on),
-    /// simulated by `kind` for `rule`, halos refreshed every `exchange_gens` generations at most
-    /// (fewer where the bands are thin).
+    /// simulated by `kind` for `rule`, halos refreshed every [`exchange_gens`] generations (at
+    /// most `most_gens`).
     pub fn new(
         kind: BackendKind,
         rule: &Rule,
         universe: Universe,
         devices: &[usize],
-        exchange_gens: u64,
+        most_gens: u64,
     ) -> Result<BandedSimulator, BackendError> {
         let height = universe.height();
         let count = devices.len().clamp(1, height);
         let r = radius(rule) as usize;
         let thinnest = height / count;
-        let exchange_gens = exchange_gens.clamp(1, (thinnest / r).max(1) as u64);
+        let exchange_gens = exchange_gens(height, count, r, most_gens);
         let halo = exchange_gens as usize * r;
-        assert!(
-            halo <= thinnest,
-            "a {height}-row universe cannot be cut into {count} bands of at least {r} rows"
-        );
+        if halo > thinnest {
+            return Err(BackendError::Bands(format!(
+                "a {height}-row universe cannot be cut into {count} bands of at least {r} rows \
+                 (the rule's radius); use fewer GPUs"
+            )));
+        }
         let made: Vec<Result<Worker, BackendError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = (0..count)
                 .map(|i| {
@@ -236,6 +248,17 @@ mod tests {
     }
 
     #[test]
+    fn exchanges_keep_halos_small_and_inside_the_bands() {
+        // 2 bands of 16384 rows: 409 generations (halos of 2.5%).
+        assert_eq!(exchange_gens(32768, 2, 1, MAX_EXCHANGE_GENS), 409);
+        assert_eq!(exchange_gens(1 << 20, 2, 1, MAX_EXCHANGE_GENS), 512);
+        // Thin bands: at least 16 generations while a halo fits in a band, else what fits.
+        assert_eq!(exchange_gens(1500, 2, 5, MAX_EXCHANGE_GENS), 16);
+        assert_eq!(exchange_gens(31, 5, 1, MAX_EXCHANGE_GENS), 6);
+        assert_eq!(exchange_gens(40, 2, 100, MAX_EXCHANGE_GENS), 1);
+    }
+
+    #[test]
     fn bands_with_halo_exchanges_match_the_reference() {
         check("B3/S23", 100, 90, 3, 7, 40);
         check("B36/S23", 64, 31, 5, 128, 23);
@@ -243,5 +266,20 @@ mod tests {
         check("R2,C0,M0,S3..5,B3..4,NN", 128, 40, 2, 100, 9);
         // One band: its halos come from itself, round the torus.
         check("B3/S23", 64, 64, 1, 10, 25);
+    }
+
+    #[test]
+    fn bands_thinner_than_the_radius_are_an_error() {
+        let rule = lifegen_gen::rule::parse("R3,C0,M1,S10..20,B11..16,NM")
+            .unwrap()
+            .rule;
+        let start = Universe::random(64, 8, 0.4, 7).unwrap();
+        let Err(error) = BandedSimulator::new(BackendKind::Cpu, &rule, start, &[0; 4], 10) else {
+            panic!("4 bands of 2 rows at radius 3 were accepted");
+        };
+        assert!(
+            error.to_string().contains("cannot be cut into 4 bands"),
+            "{error}"
+        );
     }
 }

@@ -328,7 +328,16 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     // Held whole: on one simulator, or spread over the GPUs with halos exchanged between them.
     let whole_rows = match workers {
         1 => height,
-        n => height.div_ceil(n) + 2 * bands::DEFAULT_EXCHANGE_GENS * radius(&job.rule),
+        n => {
+            let r = radius(&job.rule);
+            let gens = bands::exchange_gens(
+                height as usize,
+                n as usize,
+                r as usize,
+                bands::MAX_EXCHANGE_GENS,
+            );
+            height.div_ceil(n) + 2 * gens * r
+        }
     };
     let whole = max_band_rows(&job.budget, backend, &job.rule, width, (1, per_gpu));
     if whole >= whole_rows && job.gens > 0 {
@@ -388,7 +397,7 @@ fn run_whole(
             &job.rule,
             universe,
             &job.devices,
-            bands::DEFAULT_EXCHANGE_GENS,
+            bands::MAX_EXCHANGE_GENS,
         )?)
     } else {
         create(backend, &job.rule, universe)?
