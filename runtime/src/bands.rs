@@ -96,6 +96,14 @@ impl BandedSimulator {
                 .collect()
         });
         let workers = made.into_iter().collect::<Result<Vec<_>, _>>()?;
+        // Whole launches between exchanges where they fit: a GPU simulator builds (and checks) a
+        // kernel for every other generation count. A halo thicker than needed stays exact.
+        let step = workers[0].sim.preferred_step();
+        let exchange_gens = if exchange_gens >= step {
+            exchange_gens / step * step
+        } else {
+            exchange_gens
+        };
         Ok(BandedSimulator {
             workers,
             halo,
