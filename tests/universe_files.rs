@@ -19,6 +19,15 @@ fn run_ok(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Two text files (RLE) are the same.
+fn assert_same_text(a: &str, b: &str) {
+    assert_eq!(
+        std::fs::read_to_string(a).unwrap(),
+        std::fs::read_to_string(b).unwrap(),
+        "{a} and {b} differ"
+    );
+}
+
 fn path(dir: &Path, name: &str) -> String {
     dir.join(name).to_str().unwrap().to_string()
 }
@@ -115,10 +124,7 @@ fn a_soup_streams_into_a_file_and_a_file_continues_where_it_stopped() {
     run_ok(&[
         "run", "--input", &soup, "--gens", "0", "--output", &from_file,
     ]);
-    assert_eq!(
-        std::fs::read_to_string(&direct).unwrap(),
-        std::fs::read_to_string(&from_file).unwrap()
-    );
+    assert_same_text(&direct, &from_file);
     // 7 + 5 generations from the file are 12 from the soup, and the file says generation 12.
     let seven = path(dir.path(), "seven.npy");
     let twelve = path(dir.path(), "twelve.npy");
@@ -133,10 +139,7 @@ fn a_soup_streams_into_a_file_and_a_file_continues_where_it_stopped() {
     run_ok(&[
         "run", "--input", &twelve, "--gens", "0", "--output", &in_two,
     ]);
-    assert_eq!(
-        std::fs::read_to_string(&at_once).unwrap(),
-        std::fs::read_to_string(&in_two).unwrap()
-    );
+    assert_same_text(&at_once, &in_two);
     // The same command again finds its run finished.
     let log = run_ok(&["run", "--input", &seven, "--gens", "5", "--output", &twelve]);
     assert!(log.contains("already holds generation 12"), "{log}");
