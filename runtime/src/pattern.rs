@@ -177,13 +177,13 @@ impl Pattern {
     }
 
     /// The universe file this is, or the pattern back.
-    pub fn into_universe_file(self) -> Result<UniverseFile, Pattern> {
+    pub fn into_universe_file(self) -> Result<UniverseFile, Box<Pattern>> {
         match self.contents {
             Contents::Universe(file) => Ok(file),
-            contents => Err(Pattern {
+            contents => Err(Box::new(Pattern {
                 path: self.path,
                 contents,
-            }),
+            })),
         }
     }
 
