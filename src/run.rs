@@ -64,9 +64,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SIZE")]
     pub(crate) gpu_memory: Option<String>,
     /// With a .npy --output, a universe held whole is written to it every this many seconds of
-    /// the run (a run in bands writes it after every pass).
-    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
-    pub(crate) checkpoint_every: u64,
+    /// the run (default 600; a run in bands writes it after every pass).
+    #[arg(long, value_name = "SECONDS")]
+    pub(crate) checkpoint_every: Option<u64>,
     /// With a .npy --output, generations a pass when the universe runs in bands (default:
     /// chosen from the measured disk and simulation rates).
     #[arg(long, value_name = "N")]
@@ -173,6 +173,16 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     };
     if args.output.as_deref().is_some_and(is_universe_file) {
         return crate::run_file::run(args, pattern, rule_spec.rule, (width, height));
+    }
+    for (flag, given) in [
+        ("--host-memory", args.host_memory.is_some()),
+        ("--gpu-memory", args.gpu_memory.is_some()),
+        ("--checkpoint-every", args.checkpoint_every.is_some()),
+        ("--gens-per-pass", args.gens_per_pass.is_some()),
+    ] {
+        if given {
+            bail!("{flag} is for runs into a universe file; give --output FILE.npy");
+        }
     }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;

@@ -213,7 +213,7 @@ pub fn run(
         output: output.clone(),
         run: record,
         budget,
-        checkpoint_every: Duration::from_secs(args.checkpoint_every),
+        checkpoint_every: Duration::from_secs(args.checkpoint_every.unwrap_or(600)),
         gens_per_pass: args.gens_per_pass,
         devices,
     };
@@ -307,7 +307,7 @@ fn budget(args: &RunArgs, backend: BackendKind) -> Result<Budget> {
         })
     } else {
         if args.gpu_memory.is_some() {
-            bail!("--gpu-memory is for runs on the GPU; this run is on {backend:?}");
+            bail!("--gpu-memory is for runs on the GPU; this run is on the CPU");
         }
         None
     };

@@ -380,4 +380,28 @@ fn input_and_output_as_one_file_and_images_with_a_universe_file_are_refused() {
         "500",
     ]);
     assert_one_line_error(&tiny, &["memory budget", "a band needs at least 3"]);
+    let stray = lifegen(&[
+        "run",
+        "--size",
+        "64",
+        "--gens",
+        "1",
+        "--host-memory",
+        "1GiB",
+    ]);
+    assert_one_line_error(&stray, &["--host-memory is for runs into a universe file"]);
+    let cpu = lifegen(&[
+        "run",
+        "--size",
+        "64",
+        "--gens",
+        "1",
+        "--backend",
+        "cpu",
+        "--output",
+        &file,
+        "--gpu-memory",
+        "1GiB",
+    ]);
+    assert_one_line_error(&cpu, &["--gpu-memory is for runs on the GPU"]);
 }
