@@ -343,65 +343,61 @@ fn a_full_disk_leaves_the_last_checkpoint_and_no_partial_file() {
 fn input_and_output_as_one_file_and_images_with_a_universe_file_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let file = path(dir.path(), "u.npy");
+    let png = path(dir.path(), "x.png");
     run_ok(&["run", "--size", "64", "--gens", "0", "--output", &file]);
-    let out = lifegen(&["run", "--input", &file, "--output", &file]);
-    assert_one_line_error(&out, &["same file"]);
-    let out = lifegen(&[
-        "run",
-        "--size",
-        "64",
-        "--output",
-        &file,
-        "--png",
-        &path(dir.path(), "x.png"),
-    ]);
-    assert_one_line_error(&out, &["--png cannot go with a universe-file --output"]);
-    let out = lifegen(&[
-        "run",
-        "--size",
-        "64",
-        "--output",
-        &file,
-        "--host-memory",
-        "10 parsecs",
-    ]);
-    assert_one_line_error(&out, &["--host-memory", "unit"]);
-    let tiny = lifegen(&[
-        "run",
-        "--size",
-        "640x640",
-        "--gens",
-        "5",
-        "--backend",
-        "cpu",
-        "--output",
-        &file,
-        "--host-memory",
-        "500",
-    ]);
-    assert_one_line_error(&tiny, &["memory budget", "a band needs at least 3"]);
-    let stray = lifegen(&[
-        "run",
-        "--size",
-        "64",
-        "--gens",
-        "1",
-        "--host-memory",
-        "1GiB",
-    ]);
-    assert_one_line_error(&stray, &["--host-memory is for runs into a universe file"]);
-    let cpu = lifegen(&[
-        "run",
-        "--size",
-        "64",
-        "--gens",
-        "1",
-        "--backend",
-        "cpu",
-        "--output",
-        &file,
-        "--gpu-memory",
-        "1GiB",
-    ]);
-    assert_one_line_error(&cpu, &["--gpu-memory is for runs on the GPU"]);
+    // (the arguments after `run --size S`, what the one-line error says)
+    let refused: [(&str, Vec<&str>, &[&str]); 6] = [
+        (
+            "64",
+            vec!["--input", &file, "--output", &file],
+            &["same file"],
+        ),
+        (
+            "64",
+            vec!["--output", &file, "--png", &png],
+            &["--png cannot go with a universe-file --output"],
+        ),
+        (
+            "64",
+            vec!["--output", &file, "--host-memory", "10 parsecs"],
+            &["--host-memory", "unit"],
+        ),
+        (
+            "640x640",
+            vec![
+                "--gens",
+                "5",
+                "--backend",
+                "cpu",
+                "--output",
+                &file,
+                "--host-memory",
+                "500",
+            ],
+            &["memory budget", "a band needs at least 3"],
+        ),
+        (
+            "64",
+            vec!["--gens", "1", "--host-memory", "1GiB"],
+            &["--host-memory is for runs into a universe file"],
+        ),
+        (
+            "64",
+            vec![
+                "--gens",
+                "1",
+                "--backend",
+                "cpu",
+                "--output",
+                &file,
+                "--gpu-memory",
+                "1GiB",
+            ],
+            &["--gpu-memory is for runs on the GPU"],
+        ),
+    ];
+    for (size, rest, needles) in refused {
+        let args = [&["run", "--size", size][..], &rest].concat();
+        assert_one_line_error(&lifegen(&args), needles);
+    }
 }
