@@ -139,7 +139,7 @@ pub fn run(
         ),
         Some(pattern) => match pattern.into_universe_file() {
             Ok(file) => {
-                file.verify()?;
+                // Its rows are checked as the run reads them.
                 let generation = file.metadata().generation;
                 let name = format!(
                     "universe file {} at generation {generation}",
@@ -187,7 +187,7 @@ pub fn run(
         }
         None => (source, start_generation),
     };
-    let backend = out_of_core::resolve(args.backend, width);
+    let backend = lifegen_runtime::backend::resolve(args.backend, width);
     let devices = if backend == BackendKind::Gpu {
         lifegen_runtime::backend::gpu_devices(args.gpus)?
     } else {

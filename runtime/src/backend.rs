@@ -244,59 +244,41 @@ impl HostStepper for StreamStepper {
     }
 }
 
-impl Simulator for StreamGpuSimulator {
-    fn describe(&self) -> String {
-        StreamGpuSimulator::describe(self)
-    }
-    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
-        Ok(StreamGpuSimulator::advance(self, gens)?)
-    }
-    fn universe(&mut self) -> Result<&Universe, BackendError> {
-        Ok(StreamGpuSimulator::universe(self)?)
-    }
-    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
-        Ok(StreamGpuSimulator::replace(self, universe)?)
-    }
-    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
-        Ok(self.device().read_rows(y, rows)?)
-    }
-    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
-        Ok(self.device_mut().write_rows(y, words)?)
-    }
-    fn kernel_seconds(&self) -> Option<f64> {
-        Some(self.last_kernel_ms() / 1e3)
-    }
-    fn preferred_step(&self) -> u64 {
-        self.gens_per_launch()
-    }
+/// The two GPU simulators (life-like kernels, stream programs) have the same methods; their
+/// universe is a [`crate::gpu_universe::DeviceUniverse`].
+macro_rules! gpu_simulator {
+    ($simulator:ty) => {
+        impl Simulator for $simulator {
+            fn describe(&self) -> String {
+                <$simulator>::describe(self)
+            }
+            fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+                Ok(<$simulator>::advance(self, gens)?)
+            }
+            fn universe(&mut self) -> Result<&Universe, BackendError> {
+                Ok(self.device_mut().universe()?)
+            }
+            fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
+                Ok(self.device_mut().replace(universe)?)
+            }
+            fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
+                Ok(self.device_mut().read_rows(y, rows)?)
+            }
+            fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
+                Ok(self.device_mut().write_rows(y, words)?)
+            }
+            fn kernel_seconds(&self) -> Option<f64> {
+                Some(self.last_kernel_ms() / 1e3)
+            }
+            fn preferred_step(&self) -> u64 {
+                self.gens_per_launch()
+            }
+        }
+    };
 }
 
-impl Simulator for GpuSimulator {
-    fn describe(&self) -> String {
-        GpuSimulator::describe(self)
-    }
-    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
-        Ok(GpuSimulator::advance(self, gens)?)
-    }
-    fn universe(&mut self) -> Result<&Universe, BackendError> {
-        Ok(GpuSimulator::universe(self)?)
-    }
-    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
-        Ok(GpuSimulator::replace(self, universe)?)
-    }
-    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
-        Ok(self.device().read_rows(y, rows)?)
-    }
-    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
-        Ok(self.device_mut().write_rows(y, words)?)
-    }
-    fn kernel_seconds(&self) -> Option<f64> {
-        Some(self.last_kernel_ms() / 1e3)
-    }
-    fn preferred_step(&self) -> u64 {
-        self.gens_per_launch()
-    }
-}
+gpu_simulator!(StreamGpuSimulator);
+gpu_simulator!(GpuSimulator);
 
 fn resident(stepper: impl HostStepper + 'static, universe: Universe) -> Box<dyn Simulator> {
     Box::new(Resident { stepper, universe })
@@ -310,6 +292,18 @@ pub fn create(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let plan: GpuPlan = DEFAULT_PLAN.parse().expect("the default plan parses");
     create_with_plan(kind, rule, universe, plan)
+}
+
+/// The backend a run will use, `auto` resolved: the GPU when there is one and the width suits
+/// its kernels, else the CPU.
+pub fn resolve(backend: BackendKind, width: u64) -> BackendKind {
+    match backend {
+        BackendKind::Auto if width.is_multiple_of(32) && crate::gpu::open_device().is_ok() => {
+            BackendKind::Gpu
+        }
+        BackendKind::Auto => BackendKind::Cpu,
+        other => other,
+    }
 }
 
 /// Environment variable for tests: bands a GPU holds when a universe is spread over GPUs (1), so
@@ -350,11 +344,7 @@ pub fn create_on_gpus(
     universe: Universe,
     gpus: Option<usize>,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let on_gpu = kind == BackendKind::Gpu
-        || kind == BackendKind::Auto
-            && universe.width().is_multiple_of(32)
-            && crate::gpu::open_device().is_ok();
-    if !on_gpu {
+    if resolve(kind, universe.width() as u64) != BackendKind::Gpu {
         if gpus.is_some() && kind == BackendKind::Auto {
             return Err(GpuError::NoDevice(
                 "--gpus was given, but there is no GPU to run on".into(),

@@ -338,16 +338,8 @@ impl GpuSimulator {
         self.device.universe()
     }
 
-    pub(crate) fn device(&self) -> &DeviceUniverse {
-        &self.device
-    }
     pub(crate) fn device_mut(&mut self) -> &mut DeviceUniverse {
         &mut self.device
-    }
-
-    /// Holds `universe` (of the same size) instead; returns the one held, as it is now.
-    pub fn replace(&mut self, universe: Universe) -> Result<Universe, GpuError> {
-        self.device.replace(universe)
     }
 
     /// Advances `gens` generations on the GPU; the kernel time is [`Self::last_kernel_ms`].

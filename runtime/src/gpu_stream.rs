@@ -165,16 +165,8 @@ impl StreamGpuSimulator {
         self.device.universe()
     }
 
-    pub(crate) fn device(&self) -> &DeviceUniverse {
-        &self.device
-    }
     pub(crate) fn device_mut(&mut self) -> &mut DeviceUniverse {
         &mut self.device
-    }
-
-    /// Holds `universe` (of the same size) instead; returns the one held, as it is now.
-    pub fn replace(&mut self, universe: Universe) -> Result<Universe, GpuError> {
-        self.device.replace(universe)
     }
 
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {

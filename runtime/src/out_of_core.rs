@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 
 use lifegen_gen::Rule;
 
-use crate::backend::{BackendError, BackendKind, Simulator, create};
+use crate::backend::{BackendError, BackendKind, Simulator, create, resolve};
 use crate::bands::{self, BandedSimulator};
 use crate::gpu::on_device;
 use crate::gpu::{GpuError, open_device};
 use crate::memory::{human_bytes, universe_copies};
+use crate::slices::Slices;
 use crate::universe::{Universe, fill_random_rows, words_per_row};
 use crate::universe_file::{self, FileError, RunRecord, UniverseFile};
 
@@ -189,16 +190,6 @@ pub fn radius(rule: &Rule) -> u64 {
     match rule {
         Rule::LifeLike(_) => 1,
         Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
-    }
-}
-
-/// The backend a run will use, `auto` resolved: the GPU when there is one and the width suits
-/// its kernels.
-pub fn resolve(backend: BackendKind, width: u64) -> BackendKind {
-    match backend {
-        BackendKind::Auto if width.is_multiple_of(32) && open_device().is_ok() => BackendKind::Gpu,
-        BackendKind::Auto => BackendKind::Cpu,
-        other => other,
     }
 }
 
@@ -424,25 +415,18 @@ fn run_whole(
         times.write += writing.elapsed().as_secs_f64();
         Ok::<_, RunError>(universe.population())
     };
-    let mut done = 0;
     let mut passes = 0;
     let mut kernel = 0.0;
     let mut since_checkpoint = Instant::now();
-    let step = sim.preferred_step();
-    let mut slice = step;
-    while done < job.gens {
-        let n = slice.min(job.gens - done);
+    let mut slices = Slices::new(job.gens, sim.preferred_step(), None);
+    while let Some(n) = slices.next() {
         let simulating = Instant::now();
         sim.advance(n)?;
         let took = simulating.elapsed();
         times.simulate += took.as_secs_f64();
         kernel += sim.kernel_seconds().unwrap_or(0.0);
-        done += n;
-        if took < Duration::from_millis(50) && n == slice {
-            slice = slice.saturating_mul(2);
-        } else if took > Duration::from_millis(200) && slice > step {
-            slice = (slice / 2).max(step);
-        }
+        slices.record(n, took);
+        let done = slices.done();
         if done < job.gens && since_checkpoint.elapsed() >= job.checkpoint_every {
             let generation = job.start_generation + done;
             write(&mut sim, generation, &mut times)?;
@@ -491,6 +475,13 @@ fn run_banded(
         .unwrap_or_else(|| (max_rows / (16 * r)).max(1))
         .min(job.gens);
     let mut times = Times::default();
+    // A pass reads the source's rows unchecked: check a file's blocks once, first. (Held whole,
+    // the rows are checked as they are read.)
+    if let Source::File(file) = &job.source {
+        let checking = Instant::now();
+        file.verify()?;
+        times.read += checking.elapsed().as_secs_f64();
+    }
     let mut kernel = None;
     // One simulator slot a worker (a band at a time on each), kept from pass to pass.
     let mut held: Vec<Option<Held>> = job.devices.iter().map(|_| None).collect();
