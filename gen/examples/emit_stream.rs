@@ -1,7 +1,7 @@
 //! Prints the GPU stream kernel (PTX) of a rule: `cargo run -p lifegen-gen --example emit_stream
 //! -- R16,C0,M0,S170..296,B170..300,NM paired` (LtL history: delay, recompute or paired), or
-//! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane.
-use lifegen_gen::emit::ptx_stream::{ShiftForm, emit};
+//! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane, `WARPS=4` warps a block.
+use lifegen_gen::emit::ptx_stream::{ShiftForm, emit, emit_in_blocks};
 use lifegen_gen::kernel::ltl::{History, LtlKernel};
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::rule::Rule;
@@ -39,5 +39,9 @@ fn main() {
     if std::env::var_os("LISTING").is_some() {
         eprint!("{program}");
     }
-    print!("{}", emit(&program, ShiftForm::Funnel, k).unwrap().text);
+    let ptx = match std::env::var("WARPS").ok().and_then(|w| w.parse().ok()) {
+        Some(warps) => emit_in_blocks(&program, ShiftForm::Funnel, k, warps),
+        None => emit(&program, ShiftForm::Funnel, k),
+    };
+    print!("{}", ptx.unwrap().text);
 }

@@ -15,6 +15,10 @@ use crate::universe::Universe;
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
 
+/// Environment variable for experiments: warps a block (1 to 32), in place of the emitter's
+/// choice.
+pub const BLOCK_WARPS_VARIABLE: &str = "LIFEGEN_GPU_STREAM_BLOCK_WARPS";
+
 /// Environment variable that picks how shifts are written: `funnel` or `multiply`.
 pub const SHIFTS_VARIABLE: &str = "LIFEGEN_GPU_LTL_SHIFTS";
 /// Measured on the H100: `multiply` ran 4-10% slower than `funnel` at r = 4, 8 and 16.
@@ -133,7 +137,7 @@ impl StreamGpuSimulator {
     pub fn describe(&self) -> String {
         let kernel = &self.main.kernel;
         format!(
-            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM, {} warps over segments of {} rows, {} of {} words written per strip)",
+            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM in blocks of {}, {} warps over segments of {} rows, {} of {} words written per strip)",
             self.device_name,
             kernel.entry,
             kernel
@@ -144,6 +148,7 @@ impl StreamGpuSimulator {
                 .trim_start_matches("// "),
             self.main.registers,
             self.main.warps_per_sm,
+            kernel.warps_per_block,
             self.main.tasks,
             self.main.segment,
             kernel.output_words,
@@ -218,15 +223,24 @@ impl Pass {
         k: u32,
         rule: &str,
     ) -> Result<Pass, GpuError> {
-        let kernel = ptx_stream::emit(program, shifts, k).map_err(|e| GpuError::Rule {
+        let block_warps = std::env::var(BLOCK_WARPS_VARIABLE)
+            .ok()
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|w| (1..=32).contains(w));
+        let kernel = match block_warps {
+            Some(warps) => ptx_stream::emit_in_blocks(program, shifts, k, warps),
+            None => ptx_stream::emit(program, shifts, k),
+        }
+        .map_err(|e| GpuError::Rule {
             rule: rule.to_string(),
             why: e.to_string(),
         })?;
         let function = load(ctx, &kernel)?;
         let warps_per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(32, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(32 * kernel.warps_per_block, 0, None)
             .map_err(driver("read the kernel's occupancy"))?
-            .max(1);
+            .max(1)
+            * kernel.warps_per_block;
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver("read the multiprocessor count"))? as u64;
@@ -255,9 +269,10 @@ impl Pass {
         dst: &mut cudarc::driver::CudaSlice<u32>,
         (words, rows): (u32, u32),
     ) -> Result<(), GpuError> {
+        let warps = self.kernel.warps_per_block;
         let config = LaunchConfig {
-            grid_dim: (self.tasks, 1, 1),
-            block_dim: (32, 1, 1),
+            grid_dim: (self.tasks.div_ceil(warps), 1, 1),
+            block_dim: (32, warps, 1),
             shared_mem_bytes: 0,
         };
         let mut launch = stream.launch_builder(&self.function);

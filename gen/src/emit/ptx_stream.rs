@@ -17,7 +17,8 @@
 //!
 //! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
-//! rows. Launch one block of 32 threads per task.
+//! rows. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
+//! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
 
 use crate::kernel::ir::{Instr, Program};
 
@@ -31,14 +32,27 @@ pub const DEFAULT_WORDS_PER_LANE: u32 = 2;
 /// The longest ring kept in registers, in rows (a delay of at most this less one row).
 pub const REGISTER_RING_ROWS: u32 = 3;
 
-/// Iterations between an input row's load and its first use, where rows come through a ring.
-pub const PREFETCH_ROWS: u32 = 2;
+/// Iterations between an input row's load and the iteration that reads it, where rows come
+/// through a ring. The load comes first in its iteration, into a slot no read of that iteration
+/// touches. Measured on the H100 (B3/S23 k2-t10, 65536^2): 1 with the L2 prefetch below 4.16e13;
+/// 2 (a ring slot more, the loop unrolled twice as far) slower.
+pub const PREFETCH_ROWS: u32 = 1;
+
+/// Rows ahead of the loads that a `prefetch.global.L2` asks for. Without it the loads waited
+/// on memory (Nsight Compute: 23% of warp stalls on the long scoreboard; ptxas does not hoist a
+/// load into a ring register far ahead at 236 registers); with it B3/S23 k2-t10 at 65536^2 ran
+/// 4.16e13 instead of 3.57e13 (3 rows 4.15e13, 12 rows 4.16e13, 24 rows 4.11e13).
+pub const L2_PREFETCH_ROWS: u32 = 6;
 
 /// The most loop iterations unrolled to give every register-ring slot its own register.
 const MAX_UNROLL: u32 = 12;
 
 /// Shared memory a block may declare statically.
 pub const MAX_SHARED_BYTES: usize = 48 * 1024;
+
+/// Warps a block holds unless its rings do not fit: one warp of each block lands on each of an
+/// SM's four schedulers.
+pub const DEFAULT_WARPS_PER_BLOCK: u32 = 4;
 
 /// A stream kernel's PTX and what its launcher needs to know.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +64,8 @@ pub struct StreamPtx {
     /// Words a strip writes: `32 * words_per_lane - 2 * halo_words`.
     pub output_words: u32,
     pub words_per_lane: u32,
+    /// Warps a block: launch blocks of `(32, warps_per_block, 1)` threads.
+    pub warps_per_block: u32,
     pub warmup: u32,
     /// Loop iterations a trip: a segment runs a whole number of trips.
     pub unroll: u32,
@@ -106,6 +122,8 @@ struct Layout {
     rings: Vec<Option<Ring>>,
     /// Slots of the ring of loaded rows, when input rows come through one.
     load_ring: Option<u32>,
+    /// Iterations between a row's load and the iteration that first reads it.
+    prefetch: u32,
     unroll: u32,
     shared: usize,
     /// The order instructions are emitted in.
@@ -133,9 +151,12 @@ impl Layout {
                 _ => None,
             })
             .max();
+        let prefetch = PREFETCH_ROWS;
+        // One slot a row from the one loaded `prefetch` iterations early to the oldest read,
+        // and one more for the row this iteration loads.
         let load_ring = max_back
             .filter(|&back| back < REGISTER_RING_ROWS)
-            .map(|back| back + PREFETCH_ROWS);
+            .map(|back| back + prefetch + 1);
         // A ring in registers for a short delay of a computed value (the builder folds a
         // delayed load or delay into one load or delay, which a register cannot alias).
         let short = |v: usize, d: u32| {
@@ -169,6 +190,7 @@ impl Layout {
         Layout {
             rings,
             load_ring: load_ring.filter(|_| registers),
+            prefetch,
             unroll: if registers { unroll } else { 1 },
             shared,
             order: if registers { order } else { (0..n).collect() },
@@ -264,13 +286,29 @@ fn topological_by(edges: &[Vec<usize>], priority: impl Fn(usize) -> usize) -> Op
     (order.len() == edges.len()).then_some(order)
 }
 
-/// Emits the kernel, `words_per_lane` (1, 2 or 4) adjacent words a lane. Deterministic: the
-/// same program and shape give the same bytes.
+/// Emits the kernel, `words_per_lane` (1, 2 or 4) adjacent words a lane, in blocks of
+/// [`DEFAULT_WARPS_PER_BLOCK`] warps where their rings fit in a block's shared memory, else of
+/// one. Deterministic: the same program and shape give the same bytes.
 pub fn emit(
     program: &Program,
     shifts: ShiftForm,
     words_per_lane: u32,
 ) -> Result<StreamPtx, StreamPtxError> {
+    let one = emit_in_blocks(program, shifts, words_per_lane, 1)?;
+    if one.shared_bytes * DEFAULT_WARPS_PER_BLOCK as usize > MAX_SHARED_BYTES {
+        return Ok(one);
+    }
+    emit_in_blocks(program, shifts, words_per_lane, DEFAULT_WARPS_PER_BLOCK)
+}
+
+/// [`emit`] with `warps_per_block` (1 to 32) warps a block.
+pub fn emit_in_blocks(
+    program: &Program,
+    shifts: ShiftForm,
+    words_per_lane: u32,
+    warps_per_block: u32,
+) -> Result<StreamPtx, StreamPtxError> {
+    assert!((1..=32).contains(&warps_per_block), "1 to 32 warps a block");
     assert!(
         matches!(words_per_lane, 1 | 2 | 4),
         "1, 2 or 4 words a lane"
@@ -289,7 +327,7 @@ pub fn emit(
     }
     let output_words = 32 * k - 2 * halo_words;
     let layout = Layout::new(program, k);
-    if layout.shared > MAX_SHARED_BYTES {
+    if layout.shared * warps_per_block as usize > MAX_SHARED_BYTES {
         return Err(StreamPtxError::TooDeep {
             bytes: layout.shared,
         });
@@ -303,6 +341,7 @@ pub fn emit(
         out: String::new(),
         shifts,
         k,
+        warps: warps_per_block,
         neighbours: 0,
     };
     e.header(program, &entry, halo_words, &layout);
@@ -314,6 +353,7 @@ pub fn emit(
         halo_words,
         output_words,
         words_per_lane: k,
+        warps_per_block,
         warmup: program.warmup,
         unroll: layout.unroll,
         shared_bytes: layout.shared,
@@ -325,6 +365,8 @@ struct Emitter {
     shifts: ShiftForm,
     /// Words a lane.
     k: u32,
+    /// Warps a block.
+    warps: u32,
     /// Shuffle registers handed out so far.
     neighbours: usize,
 }
@@ -362,10 +404,11 @@ impl Emitter {
         self.line("\t.param .u32 p_tasks,");
         self.line("\t.param .u32 p_segment");
         self.line(")");
-        self.line(".maxntid 32, 1, 1");
+        self.line(format!(".reqntid 32, {}, 1", self.warps));
         self.line("{");
         if layout.shared > 0 {
-            self.line(format!("\t.shared .align 16 .b8 ring[{}];", layout.shared));
+            let bytes = layout.shared * self.warps as usize;
+            self.line(format!("\t.shared .align 16 .b8 ring[{bytes}];"));
         }
         let n = program.instrs.len() + 1;
         let k = self.k as usize;
@@ -424,8 +467,14 @@ impl Emitter {
         self.line("\tld.param.u64 %rd2, [p_dst];");
         self.line("\tcvta.to.global.u64 %rd1, %rd1;");
         self.line("\tcvta.to.global.u64 %rd2, %rd2;");
+        // Lane %r6, warp within the block %r9 (the block's y: ptxas then knows it is the same
+        // for the whole warp, so the row loop stays converged), task %r7 = block * warps + warp.
         self.line("\tmov.u32 %r6, %tid.x;");
+        self.line("\tmov.u32 %r9, %tid.y;");
         self.line("\tmov.u32 %r7, %ctaid.x;");
+        if self.warps > 1 {
+            self.line(format!("\tmad.lo.u32 %r7, %r7, {}, %r9;", self.warps));
+        }
         self.line("\tsetp.ge.u32 %p2, %r7, %r4;");
         self.line("\t@%p2 bra DONE;");
         self.line("\trem.u32 %r8, %r7, %r3;");
@@ -485,6 +534,7 @@ impl Emitter {
         self.line("\tmov.u32 %r20, 0;");
         if layout.shared > 0 {
             self.line("\tmov.u32 %r20, ring;");
+            self.line(format!("\tmad.lo.u32 %r20, %r9, {}, %r20;", layout.shared));
             self.line("\tmad.lo.u32 %r20, %r6, 4, %r20;");
             self.line("\tmov.u32 %r22, 0;");
             self.line("ZERO:");
@@ -498,14 +548,25 @@ impl Emitter {
         // rows of iterations 0 .. PREFETCH_ROWS are loaded here (%r28 is the row cursor).
         if let Some(len) = layout.load_ring {
             self.line("\tmov.u32 %r28, %r13;");
-            for p in 0..PREFETCH_ROWS {
-                self.load_ring_row((len + p - PREFETCH_ROWS) % len);
+            // %r30: rows the L2 prefetch runs ahead, fewer on a torus of few rows.
+            self.line("\tsub.u32 %r30, %r2, 1;");
+            self.line(format!("\tmin.u32 %r30, %r30, {L2_PREFETCH_ROWS};"));
+            for p in 0..layout.prefetch {
+                self.load_ring_row((len + p - layout.prefetch) % len);
             }
         }
     }
 
     /// Loads row %r28 into slot `slot` of the load ring and steps %r28 to the next row.
     fn load_ring_row(&mut self, slot: u32) {
+        // An L2 prefetch of the row loaded L2_PREFETCH_ROWS iterations from now: no register
+        // waits for it, and the load then finds the row in L2.
+        self.line("\tadd.u32 %r29, %r28, %r30;");
+        self.line("\tsetp.ge.u32 %p5, %r29, %r2;");
+        self.line("\t@%p5 sub.u32 %r29, %r29, %r2;");
+        self.line("\tmul.wide.u32 %rd8, %r29, %r27;");
+        self.line("\tadd.s64 %rd9, %rb0, %rd8;");
+        self.line("\tprefetch.global.L2 [%rd9];");
         self.line("\tmul.wide.u32 %rd7, %r28, %r27;");
         for j in 0..self.k {
             self.line(format!("\tadd.s64 %rd4, %rb{j}, %rd7;"));
@@ -581,6 +642,11 @@ impl Emitter {
                 if layout.unroll > 1 {
                     self.line(format!("\t// iteration {u} of {}", layout.unroll));
                 }
+                // The row a later iteration reads, first: its slot is not read in this one, so
+                // ptxas may hoist the load as far as it likes.
+                if let Some(len) = layout.load_ring {
+                    self.load_ring_row(u % len);
+                }
                 // Byte offsets of each cursor's row.
                 for (r, &back) in rows.iter().enumerate() {
                     self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
@@ -589,12 +655,9 @@ impl Emitter {
                     }
                 }
                 self.neighbours = 0;
-                for &index in &layout.order {
+                for (index, j) in word_order(program, &layout.order, live, k) {
                     let instr = &program.instrs[index];
-                    if !live[index] {
-                        continue;
-                    }
-                    for j in 0..k {
+                    {
                         let v = name(program, layout, index as u32, j, u);
                         match *instr {
                             Instr::Load { .. } | Instr::Delay { .. }
@@ -671,9 +734,6 @@ impl Emitter {
                         }
                     }
                 }
-                if let Some(len) = layout.load_ring {
-                    self.load_ring_row(u % len);
-                }
                 // Next row: every cursor steps and wraps.
                 for r in 0..rows.len() {
                     self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
@@ -740,6 +800,33 @@ impl Emitter {
     }
 }
 
+/// The order a lane computes its words in: each shift for all its words where it comes in
+/// `order`, and between two shifts the instructions word by word, so that each word's chain
+/// of logic runs through before the next word's starts (as a hand-written kernel would). A
+/// word's instructions keep their order, so every ring is read before it is overwritten, and a
+/// shift reads its source's words only once all of them are computed.
+fn word_order(program: &Program, order: &[usize], live: &[bool], k: u32) -> Vec<(usize, u32)> {
+    let mut pairs = Vec::new();
+    let mut run: Vec<usize> = Vec::new();
+    let flush = |run: &mut Vec<usize>, pairs: &mut Vec<(usize, u32)>| {
+        for j in 0..k {
+            pairs.extend(run.iter().map(|&i| (i, j)));
+        }
+        run.clear();
+    };
+    for &index in order.iter().filter(|&&i| live[i]) {
+        let shift = matches!(program.instrs[index], Instr::Shift { .. });
+        if shift {
+            flush(&mut run, &mut pairs);
+            pairs.extend((0..k).map(|j| (index, j)));
+        } else {
+            run.push(index);
+        }
+    }
+    flush(&mut run, &mut pairs);
+    pairs
+}
+
 /// The instructions whose values a later iteration reads: the carried state, the values rings
 /// keep, and what they are computed from. The stored value alone is not among them.
 fn needed_later(program: &Program, layout: &Layout) -> Vec<bool> {
@@ -776,7 +863,7 @@ fn name(program: &Program, layout: &Layout, v: u32, j: u32, u: u32) -> String {
     let slot = |len: u32, back: u32| (u + len * (back / len + 1) - back) % len;
     match program.instrs[v as usize] {
         Instr::Load { back } if let Some(len) = layout.load_ring => {
-            format!("%ld{j}_{}", slot(len, back + PREFETCH_ROWS))
+            format!("%ld{j}_{}", slot(len, back + layout.prefetch))
         }
         Instr::Delay { src, rows }
             if let Some(Ring::Registers { len }) = layout.rings[src as usize] =>
