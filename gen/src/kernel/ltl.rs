@@ -7,8 +7,9 @@
 //! row enters the stream, and reused by every row whose window holds it:
 //! - Moore (every row of the window as wide): a running sum, `V += H(entering) - H(leaving)`,
 //!   the leaving row's `H` kept by a `Delay` of `2r+1` rows;
-//! - other shapes (von Neumann, circular): the rows' window counts of each width, delayed, summed
-//!   by an adder tree.
+//! - other shapes (von Neumann, circular): a running sum too, by columns: each column of the
+//!   shape gains the cell entering its bottom and loses the one leaving its top, the `2(2r+1)`
+//!   cells and the carried count summed by one carry-save reduction.
 //!
 //! The count includes the centre cell; `M0` moves the survival bounds up by one instead. The
 //! rule compares the count with bounds that are run-time parameters (`lo <= count < hi`, the
@@ -18,7 +19,8 @@
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
-    AND_NOT, Bit, Num, add, add_difference, add_with_carry, gate, select_range, width_for,
+    AND_NOT, Bit, Literal, Num, add, add_difference, add_with_carry, compress, gate, select_range,
+    width_for,
 };
 use crate::network::{LUT3_A, LUT3_B};
 use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
@@ -35,14 +37,16 @@ pub struct LtlKernel {
     pub bound_bits: usize,
 }
 
-/// How a kernel has the window counts of rows that entered the stream earlier.
+/// How a Moore kernel has the window counts of rows that entered the stream earlier. Other
+/// shapes keep no counts of older rows (they read the cells leaving their columns), so every
+/// history gives them the same program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum History {
     /// Kept from when the row entered, in a ring of rows (`Delay`): least work, most memory.
     Delay,
     /// Computed again from the input row (`Load` of an older row): no ring, more logic.
     Recompute,
-    /// Moore only (other shapes recompute): the entering row `a` and the leaving row `b` share
+    /// The entering row `a` and the leaving row `b` share
     /// one ladder over the digits `a + !b` (0..=2), whose window sum is `H(a) - H(b) + width`.
     /// No ring, and about half the logic and shifts of recomputing.
     Paired,
@@ -161,17 +165,17 @@ fn build(
     params: Vec<String>,
     bounds: impl FnOnce(&mut ProgramBuilder) -> Vec<Vec<Bit<Val>>>,
 ) -> Program {
-    let suffix = match history {
-        History::Delay => "",
-        History::Recompute => "_recompute",
-        History::Paired => "_paired",
+    let suffix = match (neighbourhood, history) {
+        (Neighbourhood::Moore, History::Recompute) => "_recompute",
+        (Neighbourhood::Moore, History::Paired) => "_paired",
+        _ => "",
     };
     let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
     let mut b = ProgramBuilder::new(name, params);
     let r = radius;
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
-        _ => stacked_count(&mut b, r, neighbourhood, history),
+        _ => column_count(&mut b, r, neighbourhood),
     };
     let alive = Bit::Wire(b.load(r));
     let bounds = bounds(&mut b);
@@ -382,50 +386,54 @@ fn running_sum(b: &mut ProgramBuilder, full: u64, plus: &Num<Val>, minus: &Num<V
     next
 }
 
-/// Any stack of centred rows: each row's windows of every half-width the shape uses, delayed to
-/// their row of the window and summed.
-fn stacked_count(
-    b: &mut ProgramBuilder,
-    r: u32,
-    neighbourhood: Neighbourhood,
-    history: History,
-) -> Num<Val> {
+/// Half-height of column `dx` of the shape: the farthest row whose window reaches it.
+fn column_half_height(r: u32, neighbourhood: Neighbourhood, dx: i64) -> u32 {
+    (0..=i64::from(r))
+        .rev()
+        .find(|&dy| {
+            neighbourhood
+                .row_half_width(r, dy)
+                .is_some_and(|half| i64::from(half) >= dx.abs())
+        })
+        .expect("the centre row spans the radius") as u32
+}
+
+/// Any shape whose columns are runs centred on the cell's row (von Neumann, circular): the
+/// count is carried from row to row, and column `dx`, of half-height `h`, changes by the cell
+/// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`. Those `2(2r+1)` cells,
+/// the leaving ones complemented (`-c = !c - 1`), and the carried count go through one
+/// carry-save reduction modulo the count's width: no row's window is restacked and no older
+/// row is kept, whatever the shape.
+fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+    let full = full_size(r, neighbourhood);
+    let width = width_for(full);
+    let slots: Vec<(u16, Val)> = (0..width).map(|_| b.new_state()).collect();
+    let mut columns: Vec<Vec<Literal<Val>>> = slots
+        .iter()
+        .map(|&(_, v)| vec![(Bit::Wire(v), false)])
+        .collect();
     let ri = i64::from(r);
-    let entering = b.load(0);
-    let widest = 2 * u64::from(r) + 1;
-    let newest_ladder = ladder(b, entering, widest);
-    let mut rows: Vec<Num<Val>> = Vec::new();
-    for dy in -ri..=ri {
-        let Some(half) = neighbourhood.row_half_width(r, dy) else {
-            continue;
-        };
-        let width = 2 * u64::from(half) + 1;
-        // The entering row is the window's bottom row (dy = +r) for the centre `r` rows up.
-        let back = (ri - dy) as u32;
-        rows.push(match history {
-            History::Delay => {
-                let h = window(b, &newest_ladder, -(half as i32), width);
-                Num {
-                    bits: h.bits.iter().map(|&bit| b.delay_bit(bit, back)).collect(),
-                    max: h.max,
-                }
-            }
-            History::Recompute | History::Paired => {
-                let row = b.load(back);
-                let start = b.shift(row, -(half as i32));
-                let own = ladder(b, start, width);
-                window(b, &own, 0, width)
-            }
-        });
+    for dx in -ri..=ri {
+        let h = column_half_height(r, neighbourhood, dx);
+        // The newest row is `dy = r`.
+        let entering = b.load(r - h);
+        let leaving = b.load(r + 1 + h);
+        columns[0].push((Bit::Wire(b.shift(entering, dx as i32)), false));
+        columns[0].push((Bit::Wire(b.shift(leaving, dx as i32)), true));
     }
-    // Balanced adder tree: always add the two smallest.
-    while rows.len() > 1 {
-        rows.sort_by_key(|n| std::cmp::Reverse(n.max));
-        let x = rows.pop().unwrap();
-        let y = rows.pop().unwrap();
-        rows.push(add(b, &x, &y));
+    // Each complemented leaving cell counts one more than it takes away.
+    let correction = (1u64 << width) - (2 * ri as u64 + 1) % (1u64 << width);
+    for (i, column) in columns.iter_mut().enumerate() {
+        if correction >> i & 1 == 1 {
+            column.push((Bit::One, false));
+        }
     }
-    rows.pop().unwrap()
+    let bits = compress(b, columns, width);
+    for (&(slot, _), &bit) in slots.iter().zip(&bits) {
+        let wire = b.materialize(bit);
+        b.carry(slot, wire);
+    }
+    Num { bits, max: full }
 }
 
 /// One generation of `rule` on `torus`, cell by cell: what every LtL program must compute.
@@ -529,6 +537,16 @@ mod tests {
             "R5,C0,M1,S34..58,B34..45,NM",
             "R4,C0,M1,S10..30,B10..20,NN",
             "R7,C0,M0,S0..100,B60..120,NM",
+            "R1,C0,M0,S1..2,B1..3,NC",
+            "R2,C0,M1,S3..9,B4..8,NC",
+            "R3,C0,M0,S0..12,B5..14,NN",
+            "R5,C0,M0,S20..50,B24..40,NC",
+            "R6,C0,M1,S30..60,B0..45,NN",
+            "R8,C0,M0,S70..150,B80..120,NC",
+            "R9,C0,M1,S60..120,B70..100,NN",
+            "R11,C0,M0,S150..250,B160..220,NC",
+            "R16,C0,M0,S170..296,B170..300,NN",
+            "R16,C0,M1,S300..600,B350..500,NC",
         ] {
             let rule = ltl(text);
             let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
@@ -554,7 +572,11 @@ mod tests {
     fn radius_one_count_is_exhaustively_right() {
         // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
         // each block's centre sees exactly its own block. Every count against every bound.
-        for shape in [Neighbourhood::Moore, Neighbourhood::VonNeumann] {
+        for shape in [
+            Neighbourhood::Moore,
+            Neighbourhood::VonNeumann,
+            Neighbourhood::Circular,
+        ] {
             let kernel = LtlKernel::new(1, shape);
             let mut torus = Torus::new(3 * 512, 3);
             for k in 0..512 {

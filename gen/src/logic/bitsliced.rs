@@ -198,6 +198,92 @@ pub fn add_difference<S: Lut3Sink>(
     Num { bits, max: v.max }
 }
 
+/// A bit-plane that may be read complemented: `(bit, true)` reads `!bit`.
+pub type Literal<W> = (Bit<W>, bool);
+
+/// [`gate`] on literals: a complemented input is folded into the table.
+fn gate_literals<S: Lut3Sink>(
+    sink: &mut S,
+    table: u8,
+    inputs: [Literal<S::Wire>; 3],
+) -> Bit<S::Wire> {
+    let mut flipped = 0u8;
+    for row in 0..8u8 {
+        let mut source = row;
+        for (k, &(_, complemented)) in inputs.iter().enumerate() {
+            if complemented {
+                source ^= 4 >> k;
+            }
+        }
+        flipped |= (table >> source & 1) << row;
+    }
+    gate(sink, flipped, inputs[0].0, inputs[1].0, inputs[2].0)
+}
+
+/// `sum over i of 2^i * (the literals of column i)`, modulo `2^width`: a carry-save
+/// reduction, each column's literals taken three at a time by full adders (two gates each,
+/// one literal fewer) and a last pair by a half adder. Constants are summed first and enter
+/// as at most one bit a column; carries out of the top column are dropped, not computed.
+pub fn compress<S: Lut3Sink>(
+    sink: &mut S,
+    mut columns: Vec<Vec<Literal<S::Wire>>>,
+    width: usize,
+) -> Vec<Bit<S::Wire>> {
+    assert!(width < 64, "a count of {width} bits");
+    columns.resize(width.max(columns.len()), Vec::new());
+    columns.truncate(width);
+    let mut constant = 0u64;
+    for (i, column) in columns.iter_mut().enumerate() {
+        column.retain(|&(bit, complemented)| match bit {
+            Bit::Wire(_) => true,
+            Bit::Zero | Bit::One => {
+                if (bit == Bit::One) != complemented {
+                    constant = constant.wrapping_add(1u64 << i);
+                }
+                false
+            }
+        });
+    }
+    for (i, column) in columns.iter_mut().enumerate() {
+        if constant >> i & 1 == 1 {
+            column.push((Bit::One, false));
+        }
+    }
+    let zero = (Bit::Zero, false);
+    let mut bits = Vec::with_capacity(width);
+    for i in 0..width {
+        let mut column: std::collections::VecDeque<Literal<S::Wire>> =
+            std::mem::take(&mut columns[i]).into();
+        let top = i + 1 == width;
+        let mut carry_out = |sink: &mut S, inputs: [Literal<S::Wire>; 3]| {
+            if !top {
+                let carry = gate_literals(sink, lut3::MAJ, inputs);
+                columns[i + 1].push((carry, false));
+            }
+        };
+        while column.len() >= 3 {
+            let inputs = [
+                column.pop_front().unwrap(),
+                column.pop_front().unwrap(),
+                column.pop_front().unwrap(),
+            ];
+            carry_out(sink, inputs);
+            column.push_back((gate_literals(sink, lut3::XOR3, inputs), false));
+        }
+        let bit = match column.len() {
+            0 => Bit::Zero,
+            1 => gate_literals(sink, lut3::XOR3, [column[0], zero, zero]),
+            _ => {
+                let inputs = [column[0], column[1], zero];
+                carry_out(sink, inputs);
+                gate_literals(sink, lut3::XOR3, inputs)
+            }
+        };
+        bits.push(bit);
+    }
+    bits
+}
+
 /// `x >= c`, where `c` is given bit by bit (wires: run-time constants or per-cell values).
 /// Where two adjacent bits of `c` are known constants, one gate takes both bits of `x`.
 pub fn at_least<S: Lut3Sink>(sink: &mut S, x: &Num<S::Wire>, c: &[Bit<S::Wire>]) -> Bit<S::Wire> {
