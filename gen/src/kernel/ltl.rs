@@ -19,8 +19,7 @@
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
-    AND_NOT, Bit, Literal, Num, add, add_difference, add_with_carry, compress, gate, select_range,
-    width_for,
+    AND_NOT, Bit, Num, add, add_difference, add_with_carry, compress, gate, select_range, width_for,
 };
 use crate::network::{LUT3_A, LUT3_B};
 use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
@@ -37,9 +36,9 @@ pub struct LtlKernel {
     pub bound_bits: usize,
 }
 
-/// How a Moore kernel has the window counts of rows that entered the stream earlier. Other
-/// shapes keep no counts of older rows (they read the cells leaving their columns), so every
-/// history gives them the same program.
+/// How a kernel has the counts of rows that entered the stream earlier. Von Neumann keeps its
+/// diagonal lines with `Delay` and otherwise reads the cells entering and leaving each column;
+/// circular always reads its columns' cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum History {
     /// Kept from when the row entered, in a ring of rows (`Delay`): least work, most memory.
@@ -168,6 +167,7 @@ fn build(
     let suffix = match (neighbourhood, history) {
         (Neighbourhood::Moore, History::Recompute) => "_recompute",
         (Neighbourhood::Moore, History::Paired) => "_paired",
+        (Neighbourhood::VonNeumann, History::Recompute | History::Paired) => "_columns",
         _ => "",
     };
     let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
@@ -175,6 +175,7 @@ fn build(
     let r = radius;
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
+        Neighbourhood::VonNeumann if history == History::Delay => diagonal_count(&mut b, r),
         _ => column_count(&mut b, r, neighbourhood),
     };
     let alive = Bit::Wire(b.load(r));
@@ -400,40 +401,131 @@ fn column_half_height(r: u32, neighbourhood: Neighbourhood, dx: i64) -> u32 {
 
 /// Any shape whose columns are runs centred on the cell's row (von Neumann, circular): the
 /// count is carried from row to row, and column `dx`, of half-height `h`, changes by the cell
-/// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`. Those `2(2r+1)` cells,
-/// the leaving ones complemented (`-c = !c - 1`), and the carried count go through one
-/// carry-save reduction modulo the count's width: no row's window is restacked and no older
-/// row is kept, whatever the shape.
+/// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`: the `2r + 1` entering
+/// and the `2r + 1` leaving cells are counted by carry-save reductions. No row's window is
+/// restacked and no older row is kept, whatever the shape.
 fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
-    let full = full_size(r, neighbourhood);
-    let width = width_for(full);
-    let slots: Vec<(u16, Val)> = (0..width).map(|_| b.new_state()).collect();
-    let mut columns: Vec<Vec<Literal<Val>>> = slots
-        .iter()
-        .map(|&(_, v)| vec![(Bit::Wire(v), false)])
-        .collect();
     let ri = i64::from(r);
+    let mut entering = Vec::new();
+    let mut leaving = Vec::new();
     for dx in -ri..=ri {
         let h = column_half_height(r, neighbourhood, dx);
         // The newest row is `dy = r`.
-        let entering = b.load(r - h);
-        let leaving = b.load(r + 1 + h);
-        columns[0].push((Bit::Wire(b.shift(entering, dx as i32)), false));
-        columns[0].push((Bit::Wire(b.shift(leaving, dx as i32)), true));
+        let cell = |b: &mut ProgramBuilder, back: u32| {
+            let row = b.load(back);
+            Bit::Wire(b.shift(row, dx as i32))
+        };
+        entering.push(cell(b, r - h));
+        leaving.push(cell(b, r + 1 + h));
     }
-    // Each complemented leaving cell counts one more than it takes away.
-    let correction = (1u64 << width) - (2 * ri as u64 + 1) % (1u64 << width);
-    for (i, column) in columns.iter_mut().enumerate() {
-        if correction >> i & 1 == 1 {
-            column.push((Bit::One, false));
+    let (plus, minus) = (count_cells(b, &entering), count_cells(b, &leaving));
+    running_sum(b, full_size(r, neighbourhood), &plus, &minus)
+}
+
+/// The number of cells set among `cells`: one carry-save reduction.
+fn count_cells(b: &mut ProgramBuilder, cells: &[Bit<Val>]) -> Num<Val> {
+    let max = cells.len() as u64;
+    let width = width_for(max);
+    Num {
+        bits: compress(b, vec![cells.to_vec()], width),
+        max,
+    }
+}
+
+/// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the
+/// edges above its top) each row, each the sum of two diagonal lines of `r + 1` and `r` cells.
+/// The lines come from doubling ladders along the diagonals (`L[k+1] = L[k]` plus `L[k]` of
+/// `2^k` rows and cells before), as a row's window comes from its ladder; the `Λ` is the `V`'s
+/// lines at other offsets, summed when they are new and kept `r + 1` rows.
+fn diagonal_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
+    let entering = b.load(0);
+    // Towards the upper left (`\`) and the upper right (`/`).
+    let up_left = diagonal_ladder(b, entering, -1, u64::from(r) + 1);
+    let up_right = diagonal_ladder(b, entering, 1, u64::from(r) + 1);
+    let left_line = diagonal_line(b, &up_left, -1, u64::from(r) + 1);
+    let right_line = diagonal_line(b, &up_right, 1, u64::from(r));
+    let ri = r as i32;
+    // V: the left line from the centre of the newest row, the right one from the cell up right.
+    let right_above = delay_num(b, &right_line, 1);
+    let v_right = shift_num(b, &right_above, 1);
+    // Λ: the left line ending r cells right and r + 1 rows up, the right one r cells left.
+    let shifted_left = shift_num(b, &left_line, ri);
+    let shifted_right = shift_num(b, &right_line, -ri);
+    let lambda = add(b, &shifted_left, &shifted_right);
+    let lambda = delay_num(b, &lambda, r + 1);
+    let v = add(b, &left_line, &v_right);
+    running_sum(b, full_size(r, Neighbourhood::VonNeumann), &v, &lambda)
+}
+
+/// The doubling ladder of a row along a diagonal: `L[k]` = the `2^k` cells from `x` that step
+/// one row up and `step` cells across each time, for `2^k <= length`.
+fn diagonal_ladder(b: &mut ProgramBuilder, row: Val, step: i32, length: u64) -> Vec<Num<Val>> {
+    let mut ladder = vec![Num::cell(Bit::Wire(row))];
+    while 2u64 << (ladder.len() - 1) <= length {
+        let last = ladder.last().unwrap().clone();
+        let span = 1u32 << (ladder.len() - 1);
+        let older = delay_num(b, &last, span);
+        let older = shift_num(b, &older, step * span as i32);
+        ladder.push(add(b, &last, &older));
+    }
+    ladder
+}
+
+/// The first `length` cells of the diagonal a [`diagonal_ladder`] steps along, largest pieces
+/// first; a lone last cell enters the first add as its carry.
+fn diagonal_line(b: &mut ProgramBuilder, ladder: &[Num<Val>], step: i32, length: u64) -> Num<Val> {
+    let (pieces_length, mut carry) = if length > 1 && length & 1 == 1 {
+        let last = (length - 1) as u32;
+        let cell = b.delay_bit(ladder[0].bits[0], last);
+        (length - 1, b.shift_bit(cell, step * last as i32))
+    } else {
+        (length, Bit::Zero)
+    };
+    let mut total: Option<Num<Val>> = None;
+    let mut offset = 0u32;
+    for k in (0..ladder.len()).rev() {
+        if pieces_length >> k & 1 == 0 {
+            continue;
         }
+        let piece = delay_num(b, &ladder[k], offset);
+        let piece = shift_num(b, &piece, step * offset as i32);
+        total = Some(match total {
+            None if carry != Bit::Zero && k > 0 => {
+                // A lone piece is split in two halves so that the carry enters an add.
+                let half = 1u32 << (k - 1);
+                let upper = delay_num(b, &ladder[k - 1], offset + half);
+                let upper = shift_num(b, &upper, step * (offset + half) as i32);
+                let lower = delay_num(b, &ladder[k - 1], offset);
+                let lower = shift_num(b, &lower, step * offset as i32);
+                let sum = add_with_carry(b, &lower, &upper, carry);
+                carry = Bit::Zero;
+                sum
+            }
+            None => piece,
+            Some(total) => {
+                let sum = add_with_carry(b, &total, &piece, carry);
+                carry = Bit::Zero;
+                sum
+            }
+        });
+        offset += 1 << k;
     }
-    let bits = compress(b, columns, width);
-    for (&(slot, _), &bit) in slots.iter().zip(&bits) {
-        let wire = b.materialize(bit);
-        b.carry(slot, wire);
+    let total = total.expect("a line holds at least one cell");
+    if carry != Bit::Zero {
+        let nothing = Num {
+            bits: vec![],
+            max: 0,
+        };
+        return add_with_carry(b, &total, &nothing, carry);
     }
-    Num { bits, max: full }
+    total
+}
+
+fn delay_num(b: &mut ProgramBuilder, n: &Num<Val>, rows: u32) -> Num<Val> {
+    Num {
+        bits: n.bits.iter().map(|&bit| b.delay_bit(bit, rows)).collect(),
+        max: n.max,
+    }
 }
 
 /// One generation of `rule` on `torus`, cell by cell: what every LtL program must compute.
@@ -621,5 +713,28 @@ mod tests {
         // Doubling (5 levels + 1) with 17 shifts, the running sum, the folded comparators.
         assert!(counts.alu() <= 140, "{counts:?}");
         assert_eq!(counts.shift, 17, "{counts:?}");
+    }
+
+    #[test]
+    fn von_neumann_and_circular_cost_per_word_at_radius_16() {
+        let moore = ltl("R16,C0,M0,S170..296,B170..300,NM");
+        let alu = |rule: &LargerThanLife, history| {
+            let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
+            kernel.verify(rule).unwrap();
+            kernel.for_rule(rule).counts().alu()
+        };
+        for text in [
+            "R16,C0,M0,S170..296,B170..300,NN",
+            "R16,C0,M0,S170..296,B170..300,NC",
+        ] {
+            let rule = ltl(text);
+            // The columns' cells, two carry-save counts and the running sum (the restacked
+            // windows took 665 at NN and 651 at NC).
+            assert!(alu(&rule, History::Paired) <= 240, "{text}");
+        }
+        // With its diagonal lines kept in rings, the diamond is within 1.5x of the box.
+        let diamond = ltl("R16,C0,M0,S170..296,B170..300,NN");
+        let (n, m) = (alu(&diamond, History::Delay), alu(&moore, History::Delay));
+        assert!(2 * n <= 3 * m, "NN {n}, NM {m}");
     }
 }

@@ -198,67 +198,25 @@ pub fn add_difference<S: Lut3Sink>(
     Num { bits, max: v.max }
 }
 
-/// A bit-plane that may be read complemented: `(bit, true)` reads `!bit`.
-pub type Literal<W> = (Bit<W>, bool);
-
-/// [`gate`] on literals: a complemented input is folded into the table.
-fn gate_literals<S: Lut3Sink>(
-    sink: &mut S,
-    table: u8,
-    inputs: [Literal<S::Wire>; 3],
-) -> Bit<S::Wire> {
-    let mut flipped = 0u8;
-    for row in 0..8u8 {
-        let mut source = row;
-        for (k, &(_, complemented)) in inputs.iter().enumerate() {
-            if complemented {
-                source ^= 4 >> k;
-            }
-        }
-        flipped |= (table >> source & 1) << row;
-    }
-    gate(sink, flipped, inputs[0].0, inputs[1].0, inputs[2].0)
-}
-
-/// `sum over i of 2^i * (the literals of column i)`, modulo `2^width`: a carry-save
-/// reduction, each column's literals taken three at a time by full adders (two gates each,
-/// one literal fewer) and a last pair by a half adder. Constants are summed first and enter
-/// as at most one bit a column; carries out of the top column are dropped, not computed.
+/// `sum over i of 2^i * (the bits of column i)`, modulo `2^width`: a carry-save reduction,
+/// each column's bits taken three at a time by full adders (two gates each, one bit fewer)
+/// and a last pair by a half adder. Carries out of the top column are dropped, not computed.
 pub fn compress<S: Lut3Sink>(
     sink: &mut S,
-    mut columns: Vec<Vec<Literal<S::Wire>>>,
+    mut columns: Vec<Vec<Bit<S::Wire>>>,
     width: usize,
 ) -> Vec<Bit<S::Wire>> {
-    assert!(width < 64, "a count of {width} bits");
     columns.resize(width.max(columns.len()), Vec::new());
     columns.truncate(width);
-    let mut constant = 0u64;
-    for (i, column) in columns.iter_mut().enumerate() {
-        column.retain(|&(bit, complemented)| match bit {
-            Bit::Wire(_) => true,
-            Bit::Zero | Bit::One => {
-                if (bit == Bit::One) != complemented {
-                    constant = constant.wrapping_add(1u64 << i);
-                }
-                false
-            }
-        });
-    }
-    for (i, column) in columns.iter_mut().enumerate() {
-        if constant >> i & 1 == 1 {
-            column.push((Bit::One, false));
-        }
-    }
-    let zero = (Bit::Zero, false);
     let mut bits = Vec::with_capacity(width);
     for i in 0..width {
-        let mut column: std::collections::VecDeque<Literal<S::Wire>> =
+        let mut column: std::collections::VecDeque<Bit<S::Wire>> =
             std::mem::take(&mut columns[i]).into();
         let top = i + 1 == width;
-        let mut carry_out = |sink: &mut S, inputs: [Literal<S::Wire>; 3]| {
+        let mut carry_out = |sink: &mut S, [a, b, c]: [Bit<S::Wire>; 3]| {
             if !top {
-                let carry = gate_literals(sink, lut3::MAJ, inputs);
-                columns[i + 1].push((carry, false));
+                let carry = gate(sink, lut3::MAJ, a, b, c);
+                columns[i + 1].push(carry);
             }
         };
         while column.len() >= 3 {
@@ -268,15 +226,16 @@ pub fn compress<S: Lut3Sink>(
                 column.pop_front().unwrap(),
             ];
             carry_out(sink, inputs);
-            column.push_back((gate_literals(sink, lut3::XOR3, inputs), false));
+            let [a, b, c] = inputs;
+            column.push_back(gate(sink, lut3::XOR3, a, b, c));
         }
         let bit = match column.len() {
             0 => Bit::Zero,
-            1 => gate_literals(sink, lut3::XOR3, [column[0], zero, zero]),
+            1 => column[0],
             _ => {
-                let inputs = [column[0], column[1], zero];
-                carry_out(sink, inputs);
-                gate_literals(sink, lut3::XOR3, inputs)
+                let (a, b) = (column[0], column[1]);
+                carry_out(sink, [a, b, Bit::Zero]);
+                gate(sink, lut3::XOR3, a, b, Bit::Zero)
             }
         };
         bits.push(bit);
@@ -471,6 +430,55 @@ mod tests {
                 let s =
                     (row & ((1 << wa) - 1)) + (row >> wa & ((1 << wb) - 1)) + (row >> (wa + wb));
                 (0..sum.width()).map(|i| Some(s >> i & 1 == 1)).collect()
+            });
+            verify(&network, &spec).unwrap();
+        }
+    }
+
+    #[test]
+    fn compress_sums_weighted_columns_modulo_its_width() {
+        // Each case: the inputs (or a constant one) of each column; every input value against
+        // the weighted sum modulo 2^width.
+        let cases: Vec<(usize, Vec<Vec<Option<usize>>>)> = vec![
+            // Nine cells in one column: the count of a run, carries into every column.
+            (4, vec![(0..9).map(Some).collect()]),
+            // Too narrow for the count: the carries out of the top are dropped.
+            (2, vec![(0..9).map(Some).collect()]),
+            // Bits of several weights and a constant, wider than the sum needs.
+            (
+                6,
+                vec![
+                    vec![Some(0), Some(1), Some(2), None],
+                    vec![Some(3)],
+                    vec![Some(4), Some(5), Some(6)],
+                    vec![],
+                    vec![Some(7), Some(8)],
+                ],
+            ),
+        ];
+        for (width, spec_columns) in cases {
+            let n = 9;
+            let mut b = NetworkBuilder::new(names(n));
+            let columns: Vec<Vec<Bit<Wire>>> = spec_columns
+                .iter()
+                .map(|column| {
+                    column
+                        .iter()
+                        .map(|input| input.map_or(Bit::One, |i| Bit::Wire(b.input(i))))
+                        .collect()
+                })
+                .collect();
+            let sum = compress(&mut b, columns, width);
+            let out = outputs(&mut b, &sum);
+            let network = b.finish("compress", out);
+            let spec = Spec::from_fn(names(n), width, |row| {
+                let mut total = 0usize;
+                for (i, column) in spec_columns.iter().enumerate() {
+                    for input in column {
+                        total += input.map_or(1, |k| row >> k & 1) << i;
+                    }
+                }
+                (0..width).map(|i| Some(total >> i & 1 == 1)).collect()
             });
             verify(&network, &spec).unwrap();
         }
