@@ -571,11 +571,17 @@ pub struct LtlMismatch {
 impl LtlKernel {
     /// Runs the parameterised program for `rule`, and the one with the bounds built in, against
     /// [`reference_step`] on random tori of a few shapes (widths not multiples of 64, some
-    /// narrower than a word).
+    /// narrower than a word, heights of 1 and 2).
     pub fn verify(&self, rule: &LargerThanLife) -> Result<(), LtlMismatch> {
         let params = self.param_values(rule);
         let span = 2 * self.radius as usize + 1;
-        let shapes = [(span + 37, span + 3), (61, 5), (130, 2 * span + 1)];
+        let shapes = [
+            (span + 37, span + 3),
+            (61, 5),
+            (130, 2 * span + 1),
+            (span + 6, 1),
+            (67, 2),
+        ];
         let built_in = self.for_rule(rule);
         for (seed, &(width, height)) in shapes.iter().enumerate() {
             for density in [0.5, 0.15] {
@@ -641,22 +647,25 @@ mod tests {
             "R16,C0,M1,S300..600,B350..500,NC",
         ] {
             let rule = ltl(text);
-            let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
-            kernel
-                .verify(&rule)
-                .unwrap_or_else(|e| panic!("{text}: {e}"));
-            // The folded program computes the same.
-            let folded = kernel.for_rule(&rule);
-            let torus = Torus::random(75, 2 * rule.radius as usize + 4, 0.4, 9);
-            assert_eq!(
-                run(&folded, &[], &torus),
-                reference_step(&rule, &torus),
-                "{text} folded"
-            );
-            assert!(
-                folded.counts().lut3 < kernel.program.counts().lut3,
-                "{text}"
-            );
+            // Every history: Moore's three, von Neumann's diagonal lines and columns.
+            for history in [History::Delay, History::Recompute, History::Paired] {
+                let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
+                kernel
+                    .verify(&rule)
+                    .unwrap_or_else(|e| panic!("{text} {history:?}: {e}"));
+                // The folded program computes the same.
+                let folded = kernel.for_rule(&rule);
+                let torus = Torus::random(75, 2 * rule.radius as usize + 4, 0.4, 9);
+                assert_eq!(
+                    run(&folded, &[], &torus),
+                    reference_step(&rule, &torus),
+                    "{text} {history:?} folded"
+                );
+                assert!(
+                    folded.counts().lut3 < kernel.program.counts().lut3,
+                    "{text} {history:?}"
+                );
+            }
         }
     }
 
@@ -669,34 +678,36 @@ mod tests {
             Neighbourhood::VonNeumann,
             Neighbourhood::Circular,
         ] {
-            let kernel = LtlKernel::new(1, shape);
-            let mut torus = Torus::new(3 * 512, 3);
-            for k in 0..512 {
-                for cell in 0..9 {
-                    torus.set(3 * k + cell % 3, cell / 3, k >> cell & 1 == 1);
+            for history in [History::Delay, History::Paired] {
+                let kernel = LtlKernel::with_history(1, shape, history);
+                let mut torus = Torus::new(3 * 512, 3);
+                for k in 0..512 {
+                    for cell in 0..9 {
+                        torus.set(3 * k + cell % 3, cell / 3, k >> cell & 1 == 1);
+                    }
                 }
-            }
-            let full = full_size(1, shape) as u32;
-            for include_centre in [false, true] {
-                for low in 0..=full {
-                    for high in low..=full {
-                        let rule = LargerThanLife {
-                            survival: (
-                                low.saturating_sub(u32::from(!include_centre)),
-                                high.saturating_sub(u32::from(!include_centre)),
-                            ),
-                            birth: (low, high),
-                            include_centre,
-                            ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape_letter(shape)))
-                        };
-                        let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
-                        let want = reference_step(&rule, &torus);
-                        for k in 0..512 {
-                            assert_eq!(
-                                got.get(3 * k + 1, 1),
-                                want.get(3 * k + 1, 1),
-                                "{rule} block {k}"
-                            );
+                let full = full_size(1, shape) as u32;
+                for include_centre in [false, true] {
+                    for low in 0..=full {
+                        for high in low..=full {
+                            let rule = LargerThanLife {
+                                survival: (
+                                    low.saturating_sub(u32::from(!include_centre)),
+                                    high.saturating_sub(u32::from(!include_centre)),
+                                ),
+                                birth: (low, high),
+                                include_centre,
+                                ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape_letter(shape)))
+                            };
+                            let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
+                            let want = reference_step(&rule, &torus);
+                            for k in 0..512 {
+                                assert_eq!(
+                                    got.get(3 * k + 1, 1),
+                                    want.get(3 * k + 1, 1),
+                                    "{rule} block {k}"
+                                );
+                            }
                         }
                     }
                 }
