@@ -19,7 +19,7 @@
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
-    AND_NOT, Bit, Num, add, add_difference, add_with_carry, compress, gate, select_range, width_for,
+    AND_NOT, Bit, Counter, Num, add, add_difference, add_with_carry, gate, select_range, width_for,
 };
 use crate::network::{LUT3_A, LUT3_B};
 use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
@@ -402,34 +402,29 @@ fn column_half_height(r: u32, neighbourhood: Neighbourhood, dx: i64) -> u32 {
 /// Any shape whose columns are runs centred on the cell's row (von Neumann, circular): the
 /// count is carried from row to row, and column `dx`, of half-height `h`, changes by the cell
 /// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`: the `2r + 1` entering
-/// and the `2r + 1` leaving cells are counted by carry-save reductions. No row's window is
-/// restacked and no older row is kept, whatever the shape.
+/// and the `2r + 1` leaving cells are counted by carry-save reductions ([`Counter`]). No
+/// row's window is restacked and no older row is kept, whatever the shape.
 fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
     let ri = i64::from(r);
-    let mut entering = Vec::new();
-    let mut leaving = Vec::new();
+    let cells = 2 * ri as u64 + 1;
+    // Each cell is made just before its counter takes it, so that few are live at once.
+    let mut entering = Counter::new(width_for(cells));
+    let mut leaving = Counter::new(width_for(cells));
     for dx in -ri..=ri {
         let h = column_half_height(r, neighbourhood, dx);
         // The newest row is `dy = r`.
-        let cell = |b: &mut ProgramBuilder, back: u32| {
+        for (counter, back) in [(&mut entering, r - h), (&mut leaving, r + 1 + h)] {
             let row = b.load(back);
-            Bit::Wire(b.shift(row, dx as i32))
-        };
-        entering.push(cell(b, r - h));
-        leaving.push(cell(b, r + 1 + h));
+            let cell = Bit::Wire(b.shift(row, dx as i32));
+            counter.add(b, 0, cell);
+        }
     }
-    let (plus, minus) = (count_cells(b, &entering), count_cells(b, &leaving));
+    let count = |b: &mut ProgramBuilder, counter: Counter<Val>| Num {
+        bits: counter.finish(b),
+        max: cells,
+    };
+    let (plus, minus) = (count(b, entering), count(b, leaving));
     running_sum(b, full_size(r, neighbourhood), &plus, &minus)
-}
-
-/// The number of cells set among `cells`: one carry-save reduction.
-fn count_cells(b: &mut ProgramBuilder, cells: &[Bit<Val>]) -> Num<Val> {
-    let max = cells.len() as u64;
-    let width = width_for(max);
-    Num {
-        bits: compress(b, vec![cells.to_vec()], width),
-        max,
-    }
 }
 
 /// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the

@@ -198,49 +198,59 @@ pub fn add_difference<S: Lut3Sink>(
     Num { bits, max: v.max }
 }
 
-/// `sum over i of 2^i * (the bits of column i)`, modulo `2^width`: a carry-save reduction,
-/// each column's bits taken three at a time by full adders (two gates each, one bit fewer)
-/// and a last pair by a half adder. Carries out of the top column are dropped, not computed.
-pub fn compress<S: Lut3Sink>(
-    sink: &mut S,
-    mut columns: Vec<Vec<Bit<S::Wire>>>,
-    width: usize,
-) -> Vec<Bit<S::Wire>> {
-    columns.resize(width.max(columns.len()), Vec::new());
-    columns.truncate(width);
-    let mut bits = Vec::with_capacity(width);
-    for i in 0..width {
-        let mut column: std::collections::VecDeque<Bit<S::Wire>> =
-            std::mem::take(&mut columns[i]).into();
-        let top = i + 1 == width;
-        let mut carry_out = |sink: &mut S, [a, b, c]: [Bit<S::Wire>; 3]| {
-            if !top {
-                let carry = gate(sink, lut3::MAJ, a, b, c);
-                columns[i + 1].push(carry);
-            }
-        };
-        while column.len() >= 3 {
-            let inputs = [
-                column.pop_front().unwrap(),
-                column.pop_front().unwrap(),
-                column.pop_front().unwrap(),
-            ];
-            carry_out(sink, inputs);
-            let [a, b, c] = inputs;
-            column.push_back(gate(sink, lut3::XOR3, a, b, c));
+/// A sum of bits of any weights, modulo `2^width`, reduced as the bits arrive: a column that
+/// holds three bits takes a full adder (two gates, one bit fewer: the sum stays, the carry
+/// moves up a column), and [`Counter::finish`] takes a half adder for a last pair. Each bit is
+/// used soon after it is added, so a caller that makes its bits one at a time keeps few live;
+/// carries out of the top column are dropped, not computed.
+pub struct Counter<W> {
+    columns: Vec<Vec<Bit<W>>>,
+}
+
+impl<W: Copy + Eq> Counter<W> {
+    pub fn new(width: usize) -> Self {
+        Counter {
+            columns: vec![Vec::new(); width],
         }
-        let bit = match column.len() {
-            0 => Bit::Zero,
-            1 => column[0],
-            _ => {
-                let (a, b) = (column[0], column[1]);
-                carry_out(sink, [a, b, Bit::Zero]);
-                gate(sink, lut3::XOR3, a, b, Bit::Zero)
-            }
-        };
-        bits.push(bit);
     }
-    bits
+
+    /// Adds `2^column * bit`.
+    pub fn add<S: Lut3Sink<Wire = W>>(&mut self, sink: &mut S, column: usize, bit: Bit<W>) {
+        if column >= self.columns.len() {
+            return;
+        }
+        self.columns[column].push(bit);
+        if let [a, b, c] = self.columns[column][..] {
+            let sum = gate(sink, lut3::XOR3, a, b, c);
+            self.columns[column] = vec![sum];
+            if column + 1 < self.columns.len() {
+                let carry = gate(sink, lut3::MAJ, a, b, c);
+                self.add(sink, column + 1, carry);
+            }
+        }
+    }
+
+    /// The sum's bits, least significant first.
+    pub fn finish<S: Lut3Sink<Wire = W>>(mut self, sink: &mut S) -> Vec<Bit<W>> {
+        let width = self.columns.len();
+        let mut bits = Vec::with_capacity(width);
+        for i in 0..width {
+            let bit = match self.columns[i][..] {
+                [] => Bit::Zero,
+                [a] => a,
+                [a, b] => {
+                    if i + 1 < width {
+                        let carry = gate(sink, lut3::MAJ, a, b, Bit::Zero);
+                        self.add(sink, i + 1, carry);
+                    }
+                    gate(sink, lut3::XOR3, a, b, Bit::Zero)
+                }
+                _ => unreachable!("a column is reduced when it reaches three bits"),
+            };
+            bits.push(bit);
+        }
+        bits
+    }
 }
 
 /// `x >= c`, where `c` is given bit by bit (wires: run-time constants or per-cell values).
@@ -436,7 +446,7 @@ mod tests {
     }
 
     #[test]
-    fn compress_sums_weighted_columns_modulo_its_width() {
+    fn counter_sums_weighted_columns_modulo_its_width() {
         // Each case: the inputs (or a constant one) of each column; every input value against
         // the weighted sum modulo 2^width.
         let cases: Vec<(usize, Vec<Vec<Option<usize>>>)> = vec![
@@ -468,9 +478,15 @@ mod tests {
                         .collect()
                 })
                 .collect();
-            let sum = compress(&mut b, columns, width);
+            let mut counter = Counter::new(width);
+            for (i, column) in columns.into_iter().enumerate() {
+                for bit in column {
+                    counter.add(&mut b, i, bit);
+                }
+            }
+            let sum = counter.finish(&mut b);
             let out = outputs(&mut b, &sum);
-            let network = b.finish("compress", out);
+            let network = b.finish("counter", out);
             let spec = Spec::from_fn(names(n), width, |row| {
                 let mut total = 0usize;
                 for (i, column) in spec_columns.iter().enumerate() {
