@@ -259,28 +259,40 @@ fn shift_num(b: &mut ProgramBuilder, n: &Num<Val>, cells: i32) -> Num<Val> {
 /// cell (odd widths) enters the first add as its carry, so `2^k + 1` cells cost one add of two
 /// `2^(k-1)` pieces, as `2^k` would.
 fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -> Num<Val> {
-    if width > 1 && width & 1 == 1 {
-        let lone = b.shift_bit(ladder[0].bits[0], start + width as i32 - 1);
-        sum_pieces(b, ladder, start, width - 1, lone)
+    line(b, ladder, width, &mut |b, piece, at| {
+        shift_num(b, piece, start + at)
+    })
+}
+
+/// Where a ladder's piece goes when it starts `at` cells along the line being summed.
+type Place<'a> = dyn FnMut(&mut ProgramBuilder, &Num<Val>, i32) -> Num<Val> + 'a;
+
+/// The first `length` cells along a line a ladder was built on (a row, a diagonal), each piece
+/// put in its place by `place`.
+fn line(b: &mut ProgramBuilder, ladder: &[Num<Val>], length: u64, place: &mut Place) -> Num<Val> {
+    if length > 1 && length & 1 == 1 {
+        let cell = Num::cell(ladder[0].bits[0]);
+        let lone = place(b, &cell, length as i32 - 1).bits[0];
+        sum_pieces(b, ladder, length - 1, lone, place)
     } else {
-        sum_pieces(b, ladder, start, width, Bit::Zero)
+        sum_pieces(b, ladder, length, Bit::Zero, place)
     }
 }
 
-/// `carry` plus cells `x + start .. x + start + width` of the ladder's row: a shifted ladder
-/// piece for each set bit of `width`, a lone piece split in two halves so that `carry` enters
-/// an add for free.
+/// `carry` plus the first `length` cells along the ladder's line: a placed ladder piece for
+/// each set bit of `length`, a lone piece split in two halves so that `carry` enters an add
+/// for free.
 fn sum_pieces(
     b: &mut ProgramBuilder,
     ladder: &[Num<Val>],
-    start: i32,
-    width: u64,
+    length: u64,
     mut carry: Bit<Val>,
+    place: &mut Place,
 ) -> Num<Val> {
     let mut pieces: Vec<(usize, i32)> = Vec::new();
-    let mut offset = start;
+    let mut offset = 0;
     for k in (0..ladder.len()).rev() {
-        if width >> k & 1 == 1 {
+        if length >> k & 1 == 1 {
             pieces.push((k, offset));
             offset += 1 << k;
         }
@@ -293,7 +305,7 @@ fn sum_pieces(
     }
     let nums: Vec<Num<Val>> = pieces
         .iter()
-        .map(|&(k, at)| shift_num(b, &ladder[k], at))
+        .map(|&(k, at)| place(b, &ladder[k], at))
         .collect();
     let mut nums = nums.into_iter();
     let mut total = nums.next().expect("a window holds at least one cell");
@@ -361,7 +373,9 @@ fn paired_counts(b: &mut ProgramBuilder, r: u32) -> (Num<Val>, Num<Val>) {
     let ladder = ladder_of(b, digits, rest);
     let last = rest as i32;
     let carry = b.shift_bit(a, last);
-    let total = sum_pieces(b, &ladder, 0, rest, carry);
+    let total = sum_pieces(b, &ladder, rest, carry, &mut |b, piece, at| {
+        shift_num(b, piece, at)
+    });
     let old_last = b.shift_bit(old, last);
     let mut minus_bits = vec![old_last];
     minus_bits.extend((1..width_for(rest)).map(|i| Bit::constant(rest >> i & 1 == 1)));
@@ -466,54 +480,12 @@ fn diagonal_ladder(b: &mut ProgramBuilder, row: Val, step: i32, length: u64) -> 
     ladder
 }
 
-/// The first `length` cells of the diagonal a [`diagonal_ladder`] steps along, largest pieces
-/// first; a lone last cell enters the first add as its carry.
+/// The first `length` cells of the diagonal a [`diagonal_ladder`] steps along.
 fn diagonal_line(b: &mut ProgramBuilder, ladder: &[Num<Val>], step: i32, length: u64) -> Num<Val> {
-    let (pieces_length, mut carry) = if length > 1 && length & 1 == 1 {
-        let last = (length - 1) as u32;
-        let cell = b.delay_bit(ladder[0].bits[0], last);
-        (length - 1, b.shift_bit(cell, step * last as i32))
-    } else {
-        (length, Bit::Zero)
-    };
-    let mut total: Option<Num<Val>> = None;
-    let mut offset = 0u32;
-    for k in (0..ladder.len()).rev() {
-        if pieces_length >> k & 1 == 0 {
-            continue;
-        }
-        let piece = delay_num(b, &ladder[k], offset);
-        let piece = shift_num(b, &piece, step * offset as i32);
-        total = Some(match total {
-            None if carry != Bit::Zero && k > 0 => {
-                // A lone piece is split in two halves so that the carry enters an add.
-                let half = 1u32 << (k - 1);
-                let upper = delay_num(b, &ladder[k - 1], offset + half);
-                let upper = shift_num(b, &upper, step * (offset + half) as i32);
-                let lower = delay_num(b, &ladder[k - 1], offset);
-                let lower = shift_num(b, &lower, step * offset as i32);
-                let sum = add_with_carry(b, &lower, &upper, carry);
-                carry = Bit::Zero;
-                sum
-            }
-            None => piece,
-            Some(total) => {
-                let sum = add_with_carry(b, &total, &piece, carry);
-                carry = Bit::Zero;
-                sum
-            }
-        });
-        offset += 1 << k;
-    }
-    let total = total.expect("a line holds at least one cell");
-    if carry != Bit::Zero {
-        let nothing = Num {
-            bits: vec![],
-            max: 0,
-        };
-        return add_with_carry(b, &total, &nothing, carry);
-    }
-    total
+    line(b, ladder, length, &mut |b, piece, at| {
+        let older = delay_num(b, piece, at as u32);
+        shift_num(b, &older, step * at)
+    })
 }
 
 fn delay_num(b: &mut ProgramBuilder, n: &Num<Val>, rows: u32) -> Num<Val> {
