@@ -8,8 +8,9 @@
 //! - Moore (every row of the window as wide): a running sum, `V += H(entering) - H(leaving)`,
 //!   the leaving row's `H` kept by a `Delay` of `2r+1` rows;
 //! - other shapes (von Neumann, circular): a running sum too, by columns: each column of the
-//!   shape gains the cell entering its bottom and loses the one leaving its top, the `2(2r+1)`
-//!   cells and the carried count summed by one carry-save reduction.
+//!   shape gains the cell entering its bottom and loses the one leaving its top, each side's
+//!   `2r+1` cells counted by carry-save adders; von Neumann with rings gains a `V` and loses a
+//!   `Λ` of diagonal lines instead, each line from a doubling ladder along its diagonal.
 //!
 //! The count includes the centre cell; `M0` moves the survival bounds up by one instead. The
 //! rule compares the count with bounds that are run-time parameters (`lo <= count < hi`, the
@@ -45,8 +46,8 @@ pub enum History {
     Delay,
     /// Computed again from the input row (`Load` of an older row): no ring, more logic.
     Recompute,
-    /// The entering row `a` and the leaving row `b` share
-    /// one ladder over the digits `a + !b` (0..=2), whose window sum is `H(a) - H(b) + width`.
+    /// Moore (other shapes recompute): the entering row `a` and the leaving row `b` share one
+    /// ladder over the digits `a + !b` (0..=2), whose window sum is `H(a) - H(b) + width`.
     /// No ring, and about half the logic and shifts of recomputing.
     Paired,
 }
