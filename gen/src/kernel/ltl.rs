@@ -7,8 +7,10 @@
 //! row enters the stream, and reused by every row whose window holds it:
 //! - Moore (every row of the window as wide): a running sum, `V += H(entering) - H(leaving)`,
 //!   the leaving row's `H` kept by a `Delay` of `2r+1` rows;
-//! - other shapes (von Neumann, circular): the rows' window counts of each width, delayed, summed
-//!   by an adder tree.
+//! - other shapes (von Neumann, circular): a running sum too, by columns: each column of the
+//!   shape gains the cell entering its bottom and loses the one leaving its top, each side's
+//!   `2r+1` cells counted by carry-save adders; von Neumann with rings gains a `V` and loses a
+//!   `Λ` of diagonal lines instead, each line from a doubling ladder along its diagonal.
 //!
 //! The count includes the centre cell; `M0` moves the survival bounds up by one instead. The
 //! rule compares the count with bounds that are run-time parameters (`lo <= count < hi`, the
@@ -18,7 +20,7 @@
 use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
-    AND_NOT, Bit, Num, add, add_difference, add_with_carry, gate, select_range, width_for,
+    AND_NOT, Bit, Counter, Num, add, add_difference, add_with_carry, gate, select_range, width_for,
 };
 use crate::network::{LUT3_A, LUT3_B};
 use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
@@ -35,15 +37,17 @@ pub struct LtlKernel {
     pub bound_bits: usize,
 }
 
-/// How a kernel has the window counts of rows that entered the stream earlier.
+/// How a kernel has the counts of rows that entered the stream earlier. Von Neumann keeps its
+/// diagonal lines with `Delay` and otherwise reads the cells entering and leaving each column;
+/// circular always reads its columns' cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum History {
     /// Kept from when the row entered, in a ring of rows (`Delay`): least work, most memory.
     Delay,
     /// Computed again from the input row (`Load` of an older row): no ring, more logic.
     Recompute,
-    /// Moore only (other shapes recompute): the entering row `a` and the leaving row `b` share
-    /// one ladder over the digits `a + !b` (0..=2), whose window sum is `H(a) - H(b) + width`.
+    /// Moore (other shapes recompute): the entering row `a` and the leaving row `b` share one
+    /// ladder over the digits `a + !b` (0..=2), whose window sum is `H(a) - H(b) + width`.
     /// No ring, and about half the logic and shifts of recomputing.
     Paired,
 }
@@ -161,17 +165,19 @@ fn build(
     params: Vec<String>,
     bounds: impl FnOnce(&mut ProgramBuilder) -> Vec<Vec<Bit<Val>>>,
 ) -> Program {
-    let suffix = match history {
-        History::Delay => "",
-        History::Recompute => "_recompute",
-        History::Paired => "_paired",
+    let suffix = match (neighbourhood, history) {
+        (Neighbourhood::Moore, History::Recompute) => "_recompute",
+        (Neighbourhood::Moore, History::Paired) => "_paired",
+        (Neighbourhood::VonNeumann, History::Recompute | History::Paired) => "_columns",
+        _ => "",
     };
     let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
     let mut b = ProgramBuilder::new(name, params);
     let r = radius;
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
-        _ => stacked_count(&mut b, r, neighbourhood, history),
+        Neighbourhood::VonNeumann if history == History::Delay => diagonal_count(&mut b, r),
+        _ => column_count(&mut b, r, neighbourhood),
     };
     let alive = Bit::Wire(b.load(r));
     let bounds = bounds(&mut b);
@@ -254,28 +260,40 @@ fn shift_num(b: &mut ProgramBuilder, n: &Num<Val>, cells: i32) -> Num<Val> {
 /// cell (odd widths) enters the first add as its carry, so `2^k + 1` cells cost one add of two
 /// `2^(k-1)` pieces, as `2^k` would.
 fn window(b: &mut ProgramBuilder, ladder: &[Num<Val>], start: i32, width: u64) -> Num<Val> {
-    if width > 1 && width & 1 == 1 {
-        let lone = b.shift_bit(ladder[0].bits[0], start + width as i32 - 1);
-        sum_pieces(b, ladder, start, width - 1, lone)
+    line(b, ladder, width, &mut |b, piece, at| {
+        shift_num(b, piece, start + at)
+    })
+}
+
+/// Where a ladder's piece goes when it starts `at` cells along the line being summed.
+type Place<'a> = dyn FnMut(&mut ProgramBuilder, &Num<Val>, i32) -> Num<Val> + 'a;
+
+/// The first `length` cells along a line a ladder was built on (a row, a diagonal), each piece
+/// put in its place by `place`.
+fn line(b: &mut ProgramBuilder, ladder: &[Num<Val>], length: u64, place: &mut Place) -> Num<Val> {
+    if length > 1 && length & 1 == 1 {
+        let cell = Num::cell(ladder[0].bits[0]);
+        let lone = place(b, &cell, length as i32 - 1).bits[0];
+        sum_pieces(b, ladder, length - 1, lone, place)
     } else {
-        sum_pieces(b, ladder, start, width, Bit::Zero)
+        sum_pieces(b, ladder, length, Bit::Zero, place)
     }
 }
 
-/// `carry` plus cells `x + start .. x + start + width` of the ladder's row: a shifted ladder
-/// piece for each set bit of `width`, a lone piece split in two halves so that `carry` enters
-/// an add for free.
+/// `carry` plus the first `length` cells along the ladder's line: a placed ladder piece for
+/// each set bit of `length`, a lone piece split in two halves so that `carry` enters an add
+/// for free.
 fn sum_pieces(
     b: &mut ProgramBuilder,
     ladder: &[Num<Val>],
-    start: i32,
-    width: u64,
+    length: u64,
     mut carry: Bit<Val>,
+    place: &mut Place,
 ) -> Num<Val> {
     let mut pieces: Vec<(usize, i32)> = Vec::new();
-    let mut offset = start;
+    let mut offset = 0;
     for k in (0..ladder.len()).rev() {
-        if width >> k & 1 == 1 {
+        if length >> k & 1 == 1 {
             pieces.push((k, offset));
             offset += 1 << k;
         }
@@ -288,7 +306,7 @@ fn sum_pieces(
     }
     let nums: Vec<Num<Val>> = pieces
         .iter()
-        .map(|&(k, at)| shift_num(b, &ladder[k], at))
+        .map(|&(k, at)| place(b, &ladder[k], at))
         .collect();
     let mut nums = nums.into_iter();
     let mut total = nums.next().expect("a window holds at least one cell");
@@ -356,7 +374,9 @@ fn paired_counts(b: &mut ProgramBuilder, r: u32) -> (Num<Val>, Num<Val>) {
     let ladder = ladder_of(b, digits, rest);
     let last = rest as i32;
     let carry = b.shift_bit(a, last);
-    let total = sum_pieces(b, &ladder, 0, rest, carry);
+    let total = sum_pieces(b, &ladder, rest, carry, &mut |b, piece, at| {
+        shift_num(b, piece, at)
+    });
     let old_last = b.shift_bit(old, last);
     let mut minus_bits = vec![old_last];
     minus_bits.extend((1..width_for(rest)).map(|i| Bit::constant(rest >> i & 1 == 1)));
@@ -382,50 +402,98 @@ fn running_sum(b: &mut ProgramBuilder, full: u64, plus: &Num<Val>, minus: &Num<V
     next
 }
 
-/// Any stack of centred rows: each row's windows of every half-width the shape uses, delayed to
-/// their row of the window and summed.
-fn stacked_count(
-    b: &mut ProgramBuilder,
-    r: u32,
-    neighbourhood: Neighbourhood,
-    history: History,
-) -> Num<Val> {
+/// Half-height of column `dx` of the shape: the farthest row whose window reaches it.
+fn column_half_height(r: u32, neighbourhood: Neighbourhood, dx: i64) -> u32 {
+    (0..=i64::from(r))
+        .rev()
+        .find(|&dy| {
+            neighbourhood
+                .row_half_width(r, dy)
+                .is_some_and(|half| i64::from(half) >= dx.abs())
+        })
+        .expect("the centre row spans the radius") as u32
+}
+
+/// Any shape whose columns are runs centred on the cell's row (von Neumann, circular): the
+/// count is carried from row to row, and column `dx`, of half-height `h`, changes by the cell
+/// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`: the `2r + 1` entering
+/// and the `2r + 1` leaving cells are counted by carry-save reductions ([`Counter`]). No
+/// row's window is restacked and no older row is kept, whatever the shape.
+fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
     let ri = i64::from(r);
+    let cells = 2 * ri as u64 + 1;
+    // Each cell is made just before its counter takes it, so that few are live at once.
+    let mut entering = Counter::new(width_for(cells));
+    let mut leaving = Counter::new(width_for(cells));
+    for dx in -ri..=ri {
+        let h = column_half_height(r, neighbourhood, dx);
+        // The newest row is `dy = r`.
+        for (counter, back) in [(&mut entering, r - h), (&mut leaving, r + 1 + h)] {
+            let row = b.load(back);
+            let cell = Bit::Wire(b.shift(row, dx as i32));
+            counter.add(b, 0, cell);
+        }
+    }
+    let count = |b: &mut ProgramBuilder, counter: Counter<Val>| Num {
+        bits: counter.finish(b),
+        max: cells,
+    };
+    let (plus, minus) = (count(b, entering), count(b, leaving));
+    running_sum(b, full_size(r, neighbourhood), &plus, &minus)
+}
+
+/// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the
+/// edges above its top) each row, each the sum of two diagonal lines of `r + 1` and `r` cells.
+/// The lines come from doubling ladders along the diagonals (`L[k+1] = L[k]` plus `L[k]` of
+/// `2^k` rows and cells before), as a row's window comes from its ladder; the `Λ` is the `V`'s
+/// lines at other offsets, summed when they are new and kept `r + 1` rows.
+fn diagonal_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
     let entering = b.load(0);
-    let widest = 2 * u64::from(r) + 1;
-    let newest_ladder = ladder(b, entering, widest);
-    let mut rows: Vec<Num<Val>> = Vec::new();
-    for dy in -ri..=ri {
-        let Some(half) = neighbourhood.row_half_width(r, dy) else {
-            continue;
-        };
-        let width = 2 * u64::from(half) + 1;
-        // The entering row is the window's bottom row (dy = +r) for the centre `r` rows up.
-        let back = (ri - dy) as u32;
-        rows.push(match history {
-            History::Delay => {
-                let h = window(b, &newest_ladder, -(half as i32), width);
-                Num {
-                    bits: h.bits.iter().map(|&bit| b.delay_bit(bit, back)).collect(),
-                    max: h.max,
-                }
-            }
-            History::Recompute | History::Paired => {
-                let row = b.load(back);
-                let start = b.shift(row, -(half as i32));
-                let own = ladder(b, start, width);
-                window(b, &own, 0, width)
-            }
-        });
+    // Towards the upper left (`\`) and the upper right (`/`).
+    let up_left = diagonal_ladder(b, entering, -1, u64::from(r) + 1);
+    let up_right = diagonal_ladder(b, entering, 1, u64::from(r) + 1);
+    let left_line = diagonal_line(b, &up_left, -1, u64::from(r) + 1);
+    let right_line = diagonal_line(b, &up_right, 1, u64::from(r));
+    let ri = r as i32;
+    // V: the left line from the centre of the newest row, the right one from the cell up right.
+    let right_above = delay_num(b, &right_line, 1);
+    let v_right = shift_num(b, &right_above, 1);
+    // Λ: the left line ending r cells right and r + 1 rows up, the right one r cells left.
+    let shifted_left = shift_num(b, &left_line, ri);
+    let shifted_right = shift_num(b, &right_line, -ri);
+    let lambda = add(b, &shifted_left, &shifted_right);
+    let lambda = delay_num(b, &lambda, r + 1);
+    let v = add(b, &left_line, &v_right);
+    running_sum(b, full_size(r, Neighbourhood::VonNeumann), &v, &lambda)
+}
+
+/// The doubling ladder of a row along a diagonal: `L[k]` = the `2^k` cells from `x` that step
+/// one row up and `step` cells across each time, for `2^k <= length`.
+fn diagonal_ladder(b: &mut ProgramBuilder, row: Val, step: i32, length: u64) -> Vec<Num<Val>> {
+    let mut ladder = vec![Num::cell(Bit::Wire(row))];
+    while 2u64 << (ladder.len() - 1) <= length {
+        let last = ladder.last().unwrap().clone();
+        let span = 1u32 << (ladder.len() - 1);
+        let older = delay_num(b, &last, span);
+        let older = shift_num(b, &older, step * span as i32);
+        ladder.push(add(b, &last, &older));
     }
-    // Balanced adder tree: always add the two smallest.
-    while rows.len() > 1 {
-        rows.sort_by_key(|n| std::cmp::Reverse(n.max));
-        let x = rows.pop().unwrap();
-        let y = rows.pop().unwrap();
-        rows.push(add(b, &x, &y));
+    ladder
+}
+
+/// The first `length` cells of the diagonal a [`diagonal_ladder`] steps along.
+fn diagonal_line(b: &mut ProgramBuilder, ladder: &[Num<Val>], step: i32, length: u64) -> Num<Val> {
+    line(b, ladder, length, &mut |b, piece, at| {
+        let older = delay_num(b, piece, at as u32);
+        shift_num(b, &older, step * at)
+    })
+}
+
+fn delay_num(b: &mut ProgramBuilder, n: &Num<Val>, rows: u32) -> Num<Val> {
+    Num {
+        bits: n.bits.iter().map(|&bit| b.delay_bit(bit, rows)).collect(),
+        max: n.max,
     }
-    rows.pop().unwrap()
 }
 
 /// One generation of `rule` on `torus`, cell by cell: what every LtL program must compute.
@@ -471,11 +539,17 @@ pub struct LtlMismatch {
 impl LtlKernel {
     /// Runs the parameterised program for `rule`, and the one with the bounds built in, against
     /// [`reference_step`] on random tori of a few shapes (widths not multiples of 64, some
-    /// narrower than a word).
+    /// narrower than a word, heights of 1 and 2).
     pub fn verify(&self, rule: &LargerThanLife) -> Result<(), LtlMismatch> {
         let params = self.param_values(rule);
         let span = 2 * self.radius as usize + 1;
-        let shapes = [(span + 37, span + 3), (61, 5), (130, 2 * span + 1)];
+        let shapes = [
+            (span + 37, span + 3),
+            (61, 5),
+            (130, 2 * span + 1),
+            (span + 6, 1),
+            (67, 2),
+        ];
         let built_in = self.for_rule(rule);
         for (seed, &(width, height)) in shapes.iter().enumerate() {
             for density in [0.5, 0.15] {
@@ -529,24 +603,37 @@ mod tests {
             "R5,C0,M1,S34..58,B34..45,NM",
             "R4,C0,M1,S10..30,B10..20,NN",
             "R7,C0,M0,S0..100,B60..120,NM",
+            "R1,C0,M0,S1..2,B1..3,NC",
+            "R2,C0,M1,S3..9,B4..8,NC",
+            "R3,C0,M0,S0..12,B5..14,NN",
+            "R5,C0,M0,S20..50,B24..40,NC",
+            "R6,C0,M1,S30..60,B0..45,NN",
+            "R8,C0,M0,S70..150,B80..120,NC",
+            "R9,C0,M1,S60..120,B70..100,NN",
+            "R11,C0,M0,S150..250,B160..220,NC",
+            "R16,C0,M0,S170..296,B170..300,NN",
+            "R16,C0,M1,S300..600,B350..500,NC",
         ] {
             let rule = ltl(text);
-            let kernel = LtlKernel::new(rule.radius, rule.neighbourhood);
-            kernel
-                .verify(&rule)
-                .unwrap_or_else(|e| panic!("{text}: {e}"));
-            // The folded program computes the same.
-            let folded = kernel.for_rule(&rule);
-            let torus = Torus::random(75, 2 * rule.radius as usize + 4, 0.4, 9);
-            assert_eq!(
-                run(&folded, &[], &torus),
-                reference_step(&rule, &torus),
-                "{text} folded"
-            );
-            assert!(
-                folded.counts().lut3 < kernel.program.counts().lut3,
-                "{text}"
-            );
+            // Every history: Moore's three, von Neumann's diagonal lines and columns.
+            for history in [History::Delay, History::Recompute, History::Paired] {
+                let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
+                kernel
+                    .verify(&rule)
+                    .unwrap_or_else(|e| panic!("{text} {history:?}: {e}"));
+                // The folded program computes the same.
+                let folded = kernel.for_rule(&rule);
+                let torus = Torus::random(75, 2 * rule.radius as usize + 4, 0.4, 9);
+                assert_eq!(
+                    run(&folded, &[], &torus),
+                    reference_step(&rule, &torus),
+                    "{text} {history:?} folded"
+                );
+                assert!(
+                    folded.counts().lut3 < kernel.program.counts().lut3,
+                    "{text} {history:?}"
+                );
+            }
         }
     }
 
@@ -554,35 +641,41 @@ mod tests {
     fn radius_one_count_is_exhaustively_right() {
         // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
         // each block's centre sees exactly its own block. Every count against every bound.
-        for shape in [Neighbourhood::Moore, Neighbourhood::VonNeumann] {
-            let kernel = LtlKernel::new(1, shape);
-            let mut torus = Torus::new(3 * 512, 3);
-            for k in 0..512 {
-                for cell in 0..9 {
-                    torus.set(3 * k + cell % 3, cell / 3, k >> cell & 1 == 1);
+        for shape in [
+            Neighbourhood::Moore,
+            Neighbourhood::VonNeumann,
+            Neighbourhood::Circular,
+        ] {
+            for history in [History::Delay, History::Paired] {
+                let kernel = LtlKernel::with_history(1, shape, history);
+                let mut torus = Torus::new(3 * 512, 3);
+                for k in 0..512 {
+                    for cell in 0..9 {
+                        torus.set(3 * k + cell % 3, cell / 3, k >> cell & 1 == 1);
+                    }
                 }
-            }
-            let full = full_size(1, shape) as u32;
-            for include_centre in [false, true] {
-                for low in 0..=full {
-                    for high in low..=full {
-                        let rule = LargerThanLife {
-                            survival: (
-                                low.saturating_sub(u32::from(!include_centre)),
-                                high.saturating_sub(u32::from(!include_centre)),
-                            ),
-                            birth: (low, high),
-                            include_centre,
-                            ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape_letter(shape)))
-                        };
-                        let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
-                        let want = reference_step(&rule, &torus);
-                        for k in 0..512 {
-                            assert_eq!(
-                                got.get(3 * k + 1, 1),
-                                want.get(3 * k + 1, 1),
-                                "{rule} block {k}"
-                            );
+                let full = full_size(1, shape) as u32;
+                for include_centre in [false, true] {
+                    for low in 0..=full {
+                        for high in low..=full {
+                            let rule = LargerThanLife {
+                                survival: (
+                                    low.saturating_sub(u32::from(!include_centre)),
+                                    high.saturating_sub(u32::from(!include_centre)),
+                                ),
+                                birth: (low, high),
+                                include_centre,
+                                ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape_letter(shape)))
+                            };
+                            let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
+                            let want = reference_step(&rule, &torus);
+                            for k in 0..512 {
+                                assert_eq!(
+                                    got.get(3 * k + 1, 1),
+                                    want.get(3 * k + 1, 1),
+                                    "{rule} block {k}"
+                                );
+                            }
                         }
                     }
                 }
@@ -599,5 +692,28 @@ mod tests {
         // Doubling (5 levels + 1) with 17 shifts, the running sum, the folded comparators.
         assert!(counts.alu() <= 140, "{counts:?}");
         assert_eq!(counts.shift, 17, "{counts:?}");
+    }
+
+    #[test]
+    fn von_neumann_and_circular_cost_per_word_at_radius_16() {
+        let moore = ltl("R16,C0,M0,S170..296,B170..300,NM");
+        let alu = |rule: &LargerThanLife, history| {
+            let kernel = LtlKernel::with_history(rule.radius, rule.neighbourhood, history);
+            kernel.verify(rule).unwrap();
+            kernel.for_rule(rule).counts().alu()
+        };
+        for text in [
+            "R16,C0,M0,S170..296,B170..300,NN",
+            "R16,C0,M0,S170..296,B170..300,NC",
+        ] {
+            let rule = ltl(text);
+            // The columns' cells, two carry-save counts and the running sum (the restacked
+            // windows took 665 at NN and 651 at NC).
+            assert!(alu(&rule, History::Paired) <= 240, "{text}");
+        }
+        // With its diagonal lines kept in rings, the diamond is within 1.5x of the box.
+        let diamond = ltl("R16,C0,M0,S170..296,B170..300,NN");
+        let (n, m) = (alu(&diamond, History::Delay), alu(&moore, History::Delay));
+        assert!(2 * n <= 3 * m, "NN {n}, NM {m}");
     }
 }

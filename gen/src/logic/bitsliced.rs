@@ -198,6 +198,61 @@ pub fn add_difference<S: Lut3Sink>(
     Num { bits, max: v.max }
 }
 
+/// A sum of bits of any weights, modulo `2^width`, reduced as the bits arrive: a column that
+/// holds three bits takes a full adder (two gates, one bit fewer: the sum stays, the carry
+/// moves up a column), and [`Counter::finish`] takes a half adder for a last pair. Each bit is
+/// used soon after it is added, so a caller that makes its bits one at a time keeps few live;
+/// carries out of the top column are dropped, not computed.
+pub struct Counter<W> {
+    columns: Vec<Vec<Bit<W>>>,
+}
+
+impl<W: Copy + Eq> Counter<W> {
+    pub fn new(width: usize) -> Self {
+        Counter {
+            columns: vec![Vec::new(); width],
+        }
+    }
+
+    /// Adds `2^column * bit`.
+    pub fn add<S: Lut3Sink<Wire = W>>(&mut self, sink: &mut S, column: usize, bit: Bit<W>) {
+        if column >= self.columns.len() {
+            return;
+        }
+        self.columns[column].push(bit);
+        if let [a, b, c] = self.columns[column][..] {
+            let sum = gate(sink, lut3::XOR3, a, b, c);
+            self.columns[column] = vec![sum];
+            if column + 1 < self.columns.len() {
+                let carry = gate(sink, lut3::MAJ, a, b, c);
+                self.add(sink, column + 1, carry);
+            }
+        }
+    }
+
+    /// The sum's bits, least significant first.
+    pub fn finish<S: Lut3Sink<Wire = W>>(mut self, sink: &mut S) -> Vec<Bit<W>> {
+        let width = self.columns.len();
+        let mut bits = Vec::with_capacity(width);
+        for i in 0..width {
+            let bit = match self.columns[i][..] {
+                [] => Bit::Zero,
+                [a] => a,
+                [a, b] => {
+                    if i + 1 < width {
+                        let carry = gate(sink, lut3::MAJ, a, b, Bit::Zero);
+                        self.add(sink, i + 1, carry);
+                    }
+                    gate(sink, lut3::XOR3, a, b, Bit::Zero)
+                }
+                _ => unreachable!("a column is reduced when it reaches three bits"),
+            };
+            bits.push(bit);
+        }
+        bits
+    }
+}
+
 /// `x >= c`, where `c` is given bit by bit (wires: run-time constants or per-cell values).
 /// Where two adjacent bits of `c` are known constants, one gate takes both bits of `x`.
 pub fn at_least<S: Lut3Sink>(sink: &mut S, x: &Num<S::Wire>, c: &[Bit<S::Wire>]) -> Bit<S::Wire> {
@@ -385,6 +440,61 @@ mod tests {
                 let s =
                     (row & ((1 << wa) - 1)) + (row >> wa & ((1 << wb) - 1)) + (row >> (wa + wb));
                 (0..sum.width()).map(|i| Some(s >> i & 1 == 1)).collect()
+            });
+            verify(&network, &spec).unwrap();
+        }
+    }
+
+    #[test]
+    fn counter_sums_weighted_columns_modulo_its_width() {
+        // Each case: the inputs (or a constant one) of each column; every input value against
+        // the weighted sum modulo 2^width.
+        let cases: Vec<(usize, Vec<Vec<Option<usize>>>)> = vec![
+            // Nine cells in one column: the count of a run, carries into every column.
+            (4, vec![(0..9).map(Some).collect()]),
+            // Too narrow for the count: the carries out of the top are dropped.
+            (2, vec![(0..9).map(Some).collect()]),
+            // Bits of several weights and a constant, wider than the sum needs.
+            (
+                6,
+                vec![
+                    vec![Some(0), Some(1), Some(2), None],
+                    vec![Some(3)],
+                    vec![Some(4), Some(5), Some(6)],
+                    vec![],
+                    vec![Some(7), Some(8)],
+                ],
+            ),
+        ];
+        for (width, spec_columns) in cases {
+            let n = 9;
+            let mut b = NetworkBuilder::new(names(n));
+            let columns: Vec<Vec<Bit<Wire>>> = spec_columns
+                .iter()
+                .map(|column| {
+                    column
+                        .iter()
+                        .map(|input| input.map_or(Bit::One, |i| Bit::Wire(b.input(i))))
+                        .collect()
+                })
+                .collect();
+            let mut counter = Counter::new(width);
+            for (i, column) in columns.into_iter().enumerate() {
+                for bit in column {
+                    counter.add(&mut b, i, bit);
+                }
+            }
+            let sum = counter.finish(&mut b);
+            let out = outputs(&mut b, &sum);
+            let network = b.finish("counter", out);
+            let spec = Spec::from_fn(names(n), width, |row| {
+                let mut total = 0usize;
+                for (i, column) in spec_columns.iter().enumerate() {
+                    for input in column {
+                        total += input.map_or(1, |k| row >> k & 1) << i;
+                    }
+                }
+                (0..width).map(|i| Some(total >> i & 1 == 1)).collect()
             });
             verify(&network, &spec).unwrap();
         }
