@@ -9,11 +9,12 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
-use lifegen_runtime::pattern::{self, Pattern, is_macrocell, is_universe_file};
-use lifegen_runtime::rle;
-use lifegen_runtime::slices::Slices;
+use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe_file};
+use lifegen_runtime::formats::rle;
+use lifegen_runtime::formats::{animation, macrocell};
+use lifegen_runtime::memory;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
-use lifegen_runtime::{animation, macrocell, memory};
 
 use crate::output::{self, Pending};
 
@@ -95,7 +96,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 
 /// The rayon pool for `--threads` (default: every core).
 pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    Ok(lifegen_runtime::threads::pool(threads)?)
+    Ok(lifegen_runtime::drive::threads::pool(threads)?)
 }
 
 /// Parses `WxH` or `N`.
@@ -137,7 +138,7 @@ pub fn check_before_start(
     Universe::check_size(width, height)?;
     memory::check_universe(width, height, backend, rule)?;
     if matches!(backend, BackendKind::Auto | BackendKind::Cpu) {
-        lifegen_runtime::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
+        lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
     }
     Ok(())
 }
@@ -197,7 +198,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     .collect();
     output::check_distinct(&outputs)?;
     if let Some(path) = &args.png {
-        lifegen_runtime::png::check_size(width as usize, height as usize)
+        lifegen_runtime::formats::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
@@ -272,7 +273,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         out.finish()?;
     }
     if let Some(out) = &mut png_out {
-        lifegen_runtime::png::write(universe, out.sink())
+        lifegen_runtime::formats::png::write(universe, out.sink())
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }

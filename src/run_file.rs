@@ -8,12 +8,12 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
+use lifegen_runtime::drive::out_of_core::{self, Budget, Job, Progress, Source};
+use lifegen_runtime::formats::universe_file::{RunRecord, UniverseFile};
 use lifegen_runtime::memory::{self, human_bytes};
-use lifegen_runtime::out_of_core::{self, Budget, Job, Progress, Source};
-use lifegen_runtime::universe_file::{RunRecord, UniverseFile};
 use lifegen_runtime::{BackendKind, Universe};
 
-use lifegen_runtime::pattern::Pattern;
+use lifegen_runtime::formats::pattern::Pattern;
 
 use crate::run::RunArgs;
 

@@ -12,10 +12,11 @@ use std::time::Instant;
 use lifegen_gen::count::{Counted, JsonValue};
 use lifegen_gen::rule::{self, Rule, RuleSpec};
 use lifegen_gen::synth::request::{self, SearchArgs};
-use lifegen_runtime::pattern::{self, Pattern, PatternError, ReadError, SizeError};
-use lifegen_runtime::slices::Slices;
+use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
+use lifegen_runtime::formats::{macrocell, rle};
 use lifegen_runtime::universe::UniverseError;
-use lifegen_runtime::{BackendError, BackendKind, Universe, macrocell, memory, rle};
+use lifegen_runtime::{BackendError, BackendKind, Universe, memory};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
 use pyo3::exceptions::{
@@ -76,8 +77,8 @@ fn pattern_error(error: PatternError) -> PyErr {
     }
 }
 
-fn file_error(error: lifegen_runtime::universe_file::FileError) -> PyErr {
-    use lifegen_runtime::universe_file::FileError;
+fn file_error(error: lifegen_runtime::formats::universe_file::FileError) -> PyErr {
+    use lifegen_runtime::formats::universe_file::FileError;
     // Its Display already names the cause (`{path}: {source}`): no chain to add.
     match error {
         FileError::Io { ref source, .. } => io_error(source, error.to_string()),
@@ -341,7 +342,7 @@ fn load(py: Python<'_>, path: PathBuf, size: Option<(u64, u64)>) -> PyResult<PyU
             ));
         }
         let (cells, metadata) = py
-            .detach(|| lifegen_runtime::universe_file::read(&path))
+            .detach(|| lifegen_runtime::formats::universe_file::read(&path))
             .map_err(file_error)?;
         let rule = rule::parse(&metadata.rule).map_err(|e| {
             PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
@@ -412,7 +413,7 @@ fn save(
     };
     py.detach(|| {
         if is_extension(&path, "npy") {
-            return lifegen_runtime::universe_file::write(
+            return lifegen_runtime::formats::universe_file::write(
                 &path,
                 &universe.cells,
                 &spec.to_string(),
@@ -422,18 +423,17 @@ fn save(
             .map_err(file_error);
         }
         if is_extension(&path, "png") {
-            lifegen_runtime::png::check_size(universe.cells.width(), universe.cells.height())
-                .map_err(|e| {
-                    PyValueError::new_err(format!(
-                        "cannot write {}: {}",
-                        path.display(),
-                        message(&e)
-                    ))
-                })?;
+            lifegen_runtime::formats::png::check_size(
+                universe.cells.width(),
+                universe.cells.height(),
+            )
+            .map_err(|e| {
+                PyValueError::new_err(format!("cannot write {}: {}", path.display(), message(&e)))
+            })?;
         }
         let mut out = BufWriter::new(File::create(&path).map_err(cannot_write)?);
         if is_extension(&path, "png") {
-            lifegen_runtime::png::write(&universe.cells, &mut out).map_err(|e| {
+            lifegen_runtime::formats::png::write(&universe.cells, &mut out).map_err(|e| {
                 PyOSError::new_err(format!("cannot write {}: {}", path.display(), message(&e)))
             })?;
         } else if pattern::is_macrocell(&path) {
@@ -487,10 +487,10 @@ fn run(
     memory::check_universe(width, height, kind, &spec.rule)
         .map_err(|e| PyMemoryError::new_err(message(&e)))?;
     if matches!(kind, BackendKind::Auto | BackendKind::Cpu) {
-        lifegen_runtime::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;
+        lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;
     }
-    let pool = lifegen_runtime::threads::pool(threads).map_err(|e| match e {
-        lifegen_runtime::threads::ThreadsError::Start(_) => runtime_error(e),
+    let pool = lifegen_runtime::drive::threads::pool(threads).map_err(|e| match e {
+        lifegen_runtime::drive::threads::ThreadsError::Start(_) => runtime_error(e),
         other => value_error(other),
     })?;
     let generation = start.generation;

@@ -6,13 +6,13 @@ use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history, life_like_equiva
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
+use crate::cpu::stream::StreamStepper;
+use crate::cpu::stream_compiled::CompiledStepper;
+use crate::cpu::tiles::TileStepper;
 use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
+use crate::gpu::stream::StreamGpuSimulator;
 use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
-use crate::gpu_stream::StreamGpuSimulator;
 use crate::reference;
-use crate::stream::StreamStepper;
-use crate::stream_compiled::CompiledStepper;
-use crate::tiles::TileStepper;
 use crate::universe::{Universe, UniverseError};
 
 /// The backends a user can ask for.
@@ -245,7 +245,7 @@ impl HostStepper for StreamStepper {
 }
 
 /// The two GPU simulators (life-like kernels, stream programs) have the same methods; their
-/// universe is a [`crate::gpu_universe::DeviceUniverse`].
+/// universe is a [`crate::gpu::device_universe::DeviceUniverse`].
 macro_rules! gpu_simulator {
     ($simulator:ty) => {
         impl Simulator for $simulator {
@@ -337,7 +337,7 @@ pub fn gpu_devices(gpus: Option<usize>) -> Result<Vec<usize>, BackendError> {
 }
 
 /// As [`create`], the universe spread in bands over `gpus` GPUs (all of them when `None`) when
-/// the run is on GPUs and there is more than one band ([`crate::bands`]).
+/// the run is on GPUs and there is more than one band ([`crate::drive::bands`]).
 pub fn create_on_gpus(
     kind: BackendKind,
     rule: &Rule,
@@ -357,12 +357,12 @@ pub fn create_on_gpus(
     if devices.len() == 1 {
         return create(BackendKind::Gpu, rule, universe);
     }
-    Ok(Box::new(crate::bands::BandedSimulator::new(
+    Ok(Box::new(crate::drive::bands::BandedSimulator::new(
         BackendKind::Gpu,
         rule,
         universe,
         &devices,
-        crate::bands::MAX_EXCHANGE_GENS,
+        crate::drive::bands::MAX_EXCHANGE_GENS,
     )?))
 }
 
@@ -500,7 +500,7 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
             universe,
         )?);
     }
-    let k = crate::gpu_stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
+    let k = crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
     let program = ltl_program(rule, gpu_history(rule, k))?;
     Ok(StreamGpuSimulator::new(&program, &name, universe)?)
 }
@@ -527,7 +527,7 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
     // keeps a block in registers, elsewhere the run-time back end is faster.
     if let Some(compiled) =
-        crate::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
+        crate::cpu::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
     {
         let stepper = CompiledStepper::new(
             compiled,

@@ -18,13 +18,13 @@ use std::time::{Duration, Instant};
 use lifegen_gen::Rule;
 
 use crate::backend::{BackendError, BackendKind, Simulator, create, resolve};
-use crate::bands::{self, BandedSimulator};
+use crate::drive::bands::{self, BandedSimulator};
+use crate::drive::slices::Slices;
+use crate::formats::universe_file::{self, FileError, RunRecord, UniverseFile};
 use crate::gpu::on_device;
 use crate::gpu::{GpuError, open_device};
 use crate::memory::{human_bytes, universe_copies};
-use crate::slices::Slices;
 use crate::universe::{Universe, fill_random_rows, words_per_row};
-use crate::universe_file::{self, FileError, RunRecord, UniverseFile};
 
 /// Where a run's first generation comes from.
 pub enum Source {

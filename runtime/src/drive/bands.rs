@@ -11,8 +11,8 @@
 use lifegen_gen::Rule;
 
 use crate::backend::{BackendError, BackendKind, Simulator, create};
+use crate::drive::out_of_core::radius;
 use crate::gpu::on_device;
-use crate::out_of_core::radius;
 use crate::universe::Universe;
 
 /// Generations between halo exchanges, at most.

@@ -1,6 +1,9 @@
 //! The GPU backend: generated PTX kernels run through the CUDA driver (cudarc, loaded at run
 //! time, so a machine without a GPU or driver gets an error value, not a crash).
 
+pub(crate) mod device_universe;
+pub mod stream;
+
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
@@ -13,7 +16,7 @@ use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::ptx::{self, PtxHeader, PtxKernel, read_header};
 
-use crate::gpu_universe::{DeviceUniverse, check_width};
+use crate::gpu::device_universe::{DeviceUniverse, check_width};
 use crate::memory::human_bytes;
 use crate::universe::Universe;
 
