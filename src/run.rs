@@ -13,7 +13,6 @@ use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::formats::{animation, macrocell};
-use lifegen_runtime::memory;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 use crate::output::{self, Pending};
@@ -136,7 +135,7 @@ pub fn check_before_start(
     rule: &Rule,
 ) -> Result<()> {
     Universe::check_size(width, height)?;
-    memory::check_universe(width, height, backend, rule)?;
+    lifegen_runtime::backend::check_universe(width, height, backend, rule)?;
     if matches!(backend, BackendKind::Auto | BackendKind::Cpu) {
         lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
     }

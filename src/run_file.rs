@@ -8,10 +8,10 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
+use lifegen_runtime::Universe;
 use lifegen_runtime::drive::out_of_core::{self, Budget, Job, Progress, Source};
 use lifegen_runtime::formats::universe_file::{RunRecord, UniverseFile};
 use lifegen_runtime::memory::{self, human_bytes};
-use lifegen_runtime::{BackendKind, Universe};
 
 use lifegen_runtime::formats::pattern::Pattern;
 
@@ -187,13 +187,8 @@ pub fn run(
         }
         None => (source, start_generation),
     };
-    let backend = lifegen_runtime::backend::resolve(args.backend, width);
-    let devices = if backend == BackendKind::Gpu {
-        lifegen_runtime::backend::gpu_devices(args.gpus)?
-    } else {
-        vec![0]
-    };
-    let budget = budget(&args, backend)?;
+    let simulators = lifegen_runtime::backend::simulators(args.backend, &rule, width, args.gpus)?;
+    let budget = budget(&args, simulators.on_gpu)?;
     let gens = target - from;
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
     bar.set_style(
@@ -208,14 +203,13 @@ pub fn run(
         source,
         start_generation: from,
         rule,
-        backend,
+        simulators,
         gens,
         output: output.clone(),
         run: record,
         budget,
         checkpoint_every: Duration::from_secs(args.checkpoint_every.unwrap_or(600)),
         gens_per_pass: args.gens_per_pass,
-        devices,
     };
     let report = out_of_core::run(job, &mut progress)
         .with_context(|| format!("cannot run into {}", output.display()))?;
@@ -284,12 +278,12 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// The memory budgets: the flags, else 80% of the host's headroom and the GPU's free memory.
-fn budget(args: &RunArgs, backend: BackendKind) -> Result<Budget> {
+fn budget(args: &RunArgs, on_gpu: bool) -> Result<Budget> {
     let host_bytes = match &args.host_memory {
         Some(text) => parse_bytes(text).context("--host-memory")?,
         None => memory::headroom().map_or(4 << 30, |(bytes, _)| bytes / 5 * 4),
     };
-    let gpu_bytes = if backend == BackendKind::Gpu {
+    let gpu_bytes = if on_gpu {
         let free = out_of_core::gpu_free_bytes()?;
         Some(match &args.gpu_memory {
             Some(text) => {

@@ -5,7 +5,7 @@
 mod checks;
 
 use lifegen_gen::{LargerThanLife, Rule};
-use lifegen_runtime::gpu::{GpuError, open_device};
+use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create, reference};
 

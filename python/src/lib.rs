@@ -16,7 +16,7 @@ use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
 use lifegen_runtime::formats::{macrocell, rle};
 use lifegen_runtime::universe::UniverseError;
-use lifegen_runtime::{BackendError, BackendKind, Universe, memory};
+use lifegen_runtime::{BackendError, BackendKind, Universe};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
 use pyo3::exceptions::{
@@ -484,7 +484,7 @@ fn run(
     let spec = rule_for(&start, rule)?;
     let kind: BackendKind = backend.parse().map_err(PyValueError::new_err)?;
     let (width, height) = (start.cells.width() as u64, start.cells.height() as u64);
-    memory::check_universe(width, height, kind, &spec.rule)
+    lifegen_runtime::backend::check_universe(width, height, kind, &spec.rule)
         .map_err(|e| PyMemoryError::new_err(message(&e)))?;
     if matches!(kind, BackendKind::Auto | BackendKind::Cpu) {
         lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;

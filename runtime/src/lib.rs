@@ -9,8 +9,10 @@ pub mod gpu;
 pub mod memory;
 pub mod records;
 pub mod reference;
+pub mod simulator;
 pub mod universe;
 pub mod window;
 
-pub use backend::{BackendError, BackendKind, Simulator, create, create_on_gpus, create_with_plan};
+pub use backend::{BackendKind, create, create_on_gpus, create_with_plan};
+pub use simulator::{BackendError, Simulator};
 pub use universe::Universe;
