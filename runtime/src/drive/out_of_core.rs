@@ -166,6 +166,8 @@ pub struct Report {
 
 /// What the caller hears while a run goes.
 pub trait Progress {
+    /// The run is about to simulate this many generations.
+    fn start(&mut self, generations: u64);
     /// Generations simulated so far, a fraction while a banded pass is under way.
     fn update(&mut self, generations: f64);
     /// A line for people: the plan, a checkpoint, a re-plan.
@@ -192,6 +194,8 @@ pub enum RunError {
         needed: u64,
         halo: u64,
     },
+    #[error("a GPU memory limit was given, but this run is on the CPU")]
+    GpuLimitOnCpu,
 }
 
 /// The GPU's free memory now.
@@ -787,6 +791,7 @@ mod tests {
 
     struct Quiet;
     impl Progress for Quiet {
+        fn start(&mut self, _: u64) {}
         fn update(&mut self, _: f64) {}
         fn note(&mut self, _: &str) {}
     }
