@@ -327,7 +327,7 @@ pub fn create_on_gpus(
 pub fn maker(
     kind: BackendKind,
     rule: Rule,
-) -> impl Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Sync {
+) -> impl Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Send + Sync {
     move |device, universe| on_device(device, || create(kind, &rule, universe))
 }
 

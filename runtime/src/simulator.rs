@@ -61,4 +61,4 @@ pub trait Simulator: Send {
 /// the device it was made on); the CPU ignores it. The drivers (bands, universes larger than
 /// memory) are given one by whoever chose the backend ([`crate::backend`]).
 pub type MakeSimulator<'a> =
-    dyn Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Sync + 'a;
+    dyn Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Send + Sync + 'a;
