@@ -331,6 +331,21 @@ fn is_extension(path: &Path, extension: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(extension))
 }
 
+/// The rule a universe file at `path` names.
+fn file_rule(path: &Path, text: &str) -> PyResult<RuleSpec> {
+    rule::parse(text).map_err(|e| {
+        PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
+    })
+}
+
+/// The rayon pool for `threads=` (default: every core).
+fn worker_pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
+    lifegen_runtime::drive::threads::pool(threads).map_err(|e| match e {
+        lifegen_runtime::drive::threads::ThreadsError::Start(_) => runtime_error(e),
+        other => value_error(other),
+    })
+}
+
 /// Reads a pattern or universe file: RLE (.rle, or any other name), macrocell (.mc), or a
 /// lifegen universe file (.npy). The universe is `size` (width, height) when given, else the
 /// file rule's :T torus, else the pattern's own size (RLE: its x by y; macrocell: its live
@@ -347,9 +362,7 @@ fn load(py: Python<'_>, path: PathBuf, size: Option<(u64, u64)>) -> PyResult<PyU
         let (cells, metadata) = py
             .detach(|| lifegen_runtime::formats::universe_file::read(&path))
             .map_err(file_error)?;
-        let rule = rule::parse(&metadata.rule).map_err(|e| {
-            PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
-        })?;
+        let rule = file_rule(&path, &metadata.rule)?;
         return Ok(PyUniverse {
             cells,
             rule: Some(rule),
@@ -492,10 +505,7 @@ fn run(
     if matches!(kind, BackendKind::Auto | BackendKind::Cpu) {
         lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;
     }
-    let pool = lifegen_runtime::drive::threads::pool(threads).map_err(|e| match e {
-        lifegen_runtime::drive::threads::ThreadsError::Start(_) => runtime_error(e),
-        other => value_error(other),
-    })?;
+    let pool = worker_pool(threads)?;
     let generation = start.generation;
     let mut simulator = py
         .detach(|| pool.install(|| lifegen_runtime::create(kind, &spec.rule, start.cells)))
@@ -576,9 +586,7 @@ fn run_file<'py>(
             let file = UniverseFile::open(&path).map_err(file_error)?;
             let spec = match rule {
                 Some(text) => parse_rule(text)?,
-                None => rule::parse(&file.metadata().rule).map_err(|e| {
-                    PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
-                })?,
+                None => file_rule(&path, &file.metadata().rule)?,
             };
             let generation = file.metadata().generation;
             (Source::File(file), generation, spec)
@@ -592,10 +600,7 @@ fn run_file<'py>(
     let target_generation = start_generation
         .checked_add(gens)
         .ok_or_else(|| PyValueError::new_err("gens takes the generation past 2^64"))?;
-    let pool = lifegen_runtime::drive::threads::pool(threads).map_err(|e| match e {
-        lifegen_runtime::drive::threads::ThreadsError::Start(_) => runtime_error(e),
-        other => value_error(other),
-    })?;
+    let pool = worker_pool(threads)?;
     let width = source.size().0;
     let simulators = lifegen_runtime::backend::simulators(kind, &spec.rule, width, gpus)
         .map_err(backend_error)?;
