@@ -169,7 +169,7 @@ def test_a_universe_file_runs_out_of_core_and_resumes(tmp_path):
     assert whole["layout"] == "held whole"
     assert lifegen.load(tmp_path / "whole.npy") == expected
     with pytest.raises(ValueError, match="memory budget"):
-        lifegen.run_file(start, tmp_path / "small.npy", 3, backend="cpu", host_memory=500)
+        lifegen.run_file(start, tmp_path / "small.npy", 3, backend="cpu", host_memory=100)
     with pytest.raises(ValueError, match="GPU memory limit"):
         lifegen.run_file(start, tmp_path / "cpu.npy", 3, backend="cpu", gpu_memory=1 << 30)
 
