@@ -5,8 +5,8 @@
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use lifegen_gen::LifeLike;
 use lifegen_runtime::Universe;
+use lifegen_runtime::cpu::tiles::TileStepper;
 use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
-use lifegen_runtime::tiles::TileStepper;
 
 const SIDE: u64 = 2048;
 const GENS: u64 = 16;

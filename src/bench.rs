@@ -7,7 +7,7 @@ use anyhow::{Result, anyhow, bail};
 use clap::Args;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::rule;
-use lifegen_runtime::gpu::GpuError;
+use lifegen_runtime::gpu::device::GpuError;
 use lifegen_runtime::{BackendKind, Universe};
 
 #[derive(Args, Debug)]

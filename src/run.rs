@@ -9,13 +9,16 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, RuleSpec};
-use lifegen_runtime::pattern::{self, Pattern, is_macrocell, is_universe_file};
-use lifegen_runtime::rle;
-use lifegen_runtime::slices::Slices;
+use lifegen_runtime::drive::file_run::{FileRun, MemoryLimits};
+use lifegen_runtime::drive::out_of_core::Source;
+use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe_file};
+use lifegen_runtime::formats::rle;
+use lifegen_runtime::formats::{animation, macrocell};
 use lifegen_runtime::{BackendKind, Simulator, Universe};
-use lifegen_runtime::{animation, macrocell, memory};
 
 use crate::output::{self, Pending};
+use crate::run_file::parse_bytes;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
@@ -95,7 +98,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 
 /// The rayon pool for `--threads` (default: every core).
 pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    Ok(lifegen_runtime::threads::pool(threads)?)
+    Ok(lifegen_runtime::drive::threads::pool(threads)?)
 }
 
 /// Parses `WxH` or `N`.
@@ -135,9 +138,9 @@ pub fn check_before_start(
     rule: &Rule,
 ) -> Result<()> {
     Universe::check_size(width, height)?;
-    memory::check_universe(width, height, backend, rule)?;
+    lifegen_runtime::backend::check_universe(width, height, backend, rule)?;
     if matches!(backend, BackendKind::Auto | BackendKind::Cpu) {
-        lifegen_runtime::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
+        lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(anyhow::Error::msg)?;
     }
     Ok(())
 }
@@ -172,7 +175,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         )?,
     };
     if args.output.as_deref().is_some_and(is_universe_file) {
-        return crate::run_file::run(args, pattern, rule_spec.rule, (width, height));
+        return run_into_file(args, pattern, rule_spec.rule, (width, height));
     }
     for (flag, given) in [
         ("--host-memory", args.host_memory.is_some()),
@@ -197,7 +200,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     .collect();
     output::check_distinct(&outputs)?;
     if let Some(path) = &args.png {
-        lifegen_runtime::png::check_size(width as usize, height as usize)
+        lifegen_runtime::formats::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
     let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
@@ -272,7 +275,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         out.finish()?;
     }
     if let Some(out) = &mut png_out {
-        lifegen_runtime::png::write(universe, out.sink())
+        lifegen_runtime::formats::png::write(universe, out.sink())
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
@@ -284,6 +287,98 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         out.commit()?;
     }
     Ok(())
+}
+
+/// A run into a universe file (`--output FILE.npy`): its flags checked and turned into the
+/// runtime's [`FileRun`], which [`crate::run_file`] runs and prints.
+fn run_into_file(
+    args: RunArgs,
+    pattern: Option<Pattern>,
+    rule: Rule,
+    (width, height): (u64, u64),
+) -> Result<()> {
+    let output = args.output.clone().expect("called for a .npy output");
+    for (flag, given) in [("--png", args.png.is_some()), ("--gif", args.gif.is_some())] {
+        if given {
+            bail!(
+                "{flag} cannot go with a universe-file --output; write it from the file afterwards \
+                 (lifegen run --input {} --gens 0 {flag} ...)",
+                output.display()
+            );
+        }
+    }
+    if let Some(input) = &args.input
+        && same_file(input, &output)
+    {
+        bail!(
+            "--input and --output are the same file; give another --output (the input stays as \
+             the run's start, so a killed run can resume)"
+        );
+    }
+    Universe::check_size(width, height)?;
+    let (source, start_generation, origin) = match pattern {
+        None => (
+            Source::Soup {
+                width,
+                height,
+                density: args.density,
+                seed: args.seed,
+            },
+            0,
+            format!("random soup, density {}, seed {}", args.density, args.seed),
+        ),
+        Some(pattern) => match pattern.into_universe_file() {
+            Ok(file) => {
+                // Its rows are checked as the run reads them.
+                let generation = file.metadata().generation;
+                let name = format!(
+                    "universe file {} at generation {generation}",
+                    file.path().display()
+                );
+                (Source::File(file), generation, name)
+            }
+            Err(pattern) => {
+                let origin = format!("pattern {}", pattern.path().display());
+                let mut universe = Universe::new(width, height)?;
+                pattern.read_into(&mut universe)?;
+                (Source::Memory(universe), 0, origin)
+            }
+        },
+    };
+    let target_generation = start_generation
+        .checked_add(args.gens)
+        .context("--gens takes the generation past 2^64")?;
+    let simulators = lifegen_runtime::backend::simulators(args.backend, &rule, width, args.gpus)?;
+    if args.gpu_memory.is_some() && !simulators.on_gpu {
+        bail!("--gpu-memory is for runs on the GPU; this run is on the CPU");
+    }
+    let bytes = |flag: &str, text: &Option<String>| {
+        text.as_deref()
+            .map(parse_bytes)
+            .transpose()
+            .context(flag.to_string())
+    };
+    let run = FileRun {
+        source,
+        start_generation,
+        target_generation,
+        rule,
+        output,
+        memory: MemoryLimits {
+            host: bytes("--host-memory", &args.host_memory)?,
+            gpu: bytes("--gpu-memory", &args.gpu_memory)?,
+        },
+        checkpoint_every: Duration::from_secs(args.checkpoint_every.unwrap_or(600)),
+        gens_per_pass: args.gens_per_pass,
+    };
+    crate::run_file::run(run, simulators, (width, height), &origin)
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }
 
 /// What runs after every `N`th generation: `(N, what)`.

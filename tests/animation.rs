@@ -3,7 +3,8 @@
 
 use std::path::PathBuf;
 
-use lifegen_runtime::{BackendKind, Universe, rle};
+use lifegen_runtime::formats::rle;
+use lifegen_runtime::{BackendKind, Universe};
 
 mod shell;
 use shell::lifegen;

@@ -3,8 +3,9 @@
 use lifegen_gen::rule::{self, LifeLike};
 use lifegen_gen::{LargerThanLife, Neighbourhood, Rule};
 use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
+use lifegen_runtime::formats::rle;
 use lifegen_runtime::universe::SplitMix64;
-use lifegen_runtime::{BackendKind, Universe, reference, rle};
+use lifegen_runtime::{BackendKind, Universe, reference};
 
 const FAST_BACKENDS: [BackendKind; 2] = [BackendKind::Cpu, BackendKind::Auto];
 
@@ -277,7 +278,7 @@ fn gosper_gun_emits_a_glider_every_thirty_generations() {
 /// generation counts that are not multiples of the generations per pass.
 #[test]
 fn generated_tile_kernels_match_the_reference_on_every_isa() {
-    use lifegen_runtime::tiles::{GENERATED, TileStepper};
+    use lifegen_runtime::cpu::tiles::{GENERATED, TileStepper};
     assert!(
         GENERATED.len() >= 8,
         "kernels_out/rust holds the generated kernels"
@@ -319,7 +320,7 @@ fn generated_tile_kernels_match_the_reference_on_every_isa() {
 
 #[test]
 fn widths_the_tile_kernels_cannot_take_fall_back_to_the_network() {
-    use lifegen_runtime::tiles::TileStepper;
+    use lifegen_runtime::cpu::tiles::TileStepper;
     let spare = Universe::new(100, 10).unwrap();
     assert!(TileStepper::new(&LifeLike::CONWAY, Isa::Portable, spare).is_none());
     let sim = lifegen_runtime::create(

@@ -224,7 +224,7 @@ fn gpu_requests_that_cannot_run_get_one_line_errors() {
     let bad_plan = lifegen(&["bench", "--plan", "k3-t10-funnel"]);
     assert!(!bad_plan.status.success());
     assert!(String::from_utf8_lossy(&bad_plan.stderr).contains("words per lane must be 1, 2 or 4"));
-    if lifegen_runtime::gpu::open_device().is_err() {
+    if lifegen_runtime::gpu::device::open_device().is_err() {
         assert_clean_error(
             &["run", "--backend", "gpu", "--size", "64x64"],
             "use --backend cpu",
@@ -462,7 +462,7 @@ fn bench_refuses_a_size_that_disagrees_with_the_rule_torus() {
 
 #[test]
 fn bench_ceilings_without_a_gpu_does_not_suggest_the_cpu() {
-    if lifegen_runtime::gpu::open_device().is_ok() {
+    if lifegen_runtime::gpu::device::open_device().is_ok() {
         return;
     }
     let out = lifegen(&["bench", "--ceilings"]);

@@ -8,7 +8,7 @@ use lifegen_gen::Rule;
 use lifegen_gen::plan::{GpuPlan, ShiftForm};
 use lifegen_gen::rule::{self, LifeLike};
 use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
-use lifegen_runtime::gpu::{GpuError, open_device};
+use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create_with_plan, reference};
 

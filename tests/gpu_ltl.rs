@@ -5,7 +5,7 @@
 mod checks;
 
 use lifegen_gen::{LargerThanLife, Rule};
-use lifegen_runtime::gpu::{GpuError, open_device};
+use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create, reference};
 
@@ -136,7 +136,7 @@ fn golly_spaceships_move_on_the_gpu() {
     }
     for (name, pad, gens, dx) in [("jitterbug.rle", 16, 40, 4), ("butterfly.rle", 30, 31, 9)] {
         let text = std::fs::read_to_string(format!("tests/data/ltl/{name}")).unwrap();
-        let pattern = lifegen_runtime::rle::parse(&text).unwrap();
+        let pattern = lifegen_runtime::formats::rle::parse(&text).unwrap();
         let width = (pattern.width + 2 * pad).div_ceil(32) * 32;
         let mut universe = Universe::new(width, pattern.height + 2 * pad).unwrap();
         universe

@@ -5,8 +5,8 @@
 use lifegen_gen::kernel::ltl::LtlKernel;
 use lifegen_gen::{LargerThanLife, Rule};
 use lifegen_runtime::cpu::Isa;
-use lifegen_runtime::stream::StreamStepper;
-use lifegen_runtime::stream_compiled::{self, CompiledStepper};
+use lifegen_runtime::cpu::stream::StreamStepper;
+use lifegen_runtime::cpu::stream_compiled::{self, CompiledStepper};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{Universe, reference};
 
@@ -143,7 +143,7 @@ fn large_radii_on_small_universes() {
 /// width rounded up to a multiple of `align` (the GPU wants 32).
 fn golly_pattern(name: &str, pad: u64, align: u64) -> (Rule, Universe) {
     let text = std::fs::read_to_string(format!("tests/data/ltl/{name}")).unwrap();
-    let pattern = lifegen_runtime::rle::parse(&text).unwrap();
+    let pattern = lifegen_runtime::formats::rle::parse(&text).unwrap();
     let width = (pattern.width + 2 * pad).div_ceil(align) * align;
     let mut universe = Universe::new(width, pattern.height + 2 * pad).unwrap();
     universe

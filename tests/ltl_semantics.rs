@@ -4,8 +4,9 @@
 
 use lifegen_gen::rule::{self, LtlNotation};
 use lifegen_gen::{LargerThanLife, Neighbourhood, Rule};
+use lifegen_runtime::formats::rle;
 use lifegen_runtime::window::WindowStepper;
-use lifegen_runtime::{Universe, reference, rle};
+use lifegen_runtime::{Universe, reference};
 
 fn ltl(text: &str) -> LargerThanLife {
     match rule::parse(text).unwrap().rule {

@@ -5,7 +5,8 @@
 use std::path::PathBuf;
 use std::process::Output;
 
-use lifegen_runtime::{Universe, macrocell, rle};
+use lifegen_runtime::Universe;
+use lifegen_runtime::formats::{macrocell, rle};
 use proptest::prelude::*;
 
 mod shell;

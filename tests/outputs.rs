@@ -6,7 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use lifegen_runtime::{Universe, rle};
+use lifegen_runtime::Universe;
+use lifegen_runtime::formats::rle;
 
 mod shell;
 use shell::{lifegen, lifegen_after};

@@ -1,7 +1,8 @@
 //! RLE files as Golly writes them, round trips, and property tests: readers never panic.
 
 use lifegen_gen::rule;
-use lifegen_runtime::{Universe, rle};
+use lifegen_runtime::Universe;
+use lifegen_runtime::formats::rle;
 use proptest::prelude::*;
 
 fn read(name: &str) -> rle::Pattern {

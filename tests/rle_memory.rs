@@ -7,7 +7,7 @@ use std::io::{BufReader, Read};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use lifegen_runtime::Universe;
-use lifegen_runtime::rle::Reader;
+use lifegen_runtime::formats::rle::Reader;
 
 /// The system allocator, counting the bytes in use and the most in use since the last reset.
 struct Counting;

@@ -4,8 +4,8 @@
 use lifegen_gen::Rule;
 use lifegen_gen::rule::{self, LtlNotation, RuleSpec};
 use lifegen_runtime::Universe;
-use lifegen_runtime::rle::{self, Reader};
-use lifegen_runtime::universe_file::UniverseFile;
+use lifegen_runtime::formats::rle::{self, Reader};
+use lifegen_runtime::formats::universe_file::UniverseFile;
 
 use crate::Outcome;
 

@@ -12,10 +12,14 @@ use std::time::Instant;
 use lifegen_gen::count::{Counted, JsonValue};
 use lifegen_gen::rule::{self, Rule, RuleSpec};
 use lifegen_gen::synth::request::{self, SearchArgs};
-use lifegen_runtime::pattern::{self, Pattern, PatternError, ReadError, SizeError};
-use lifegen_runtime::slices::Slices;
+use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
+use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
+use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
+use lifegen_runtime::formats::universe_file::UniverseFile;
+use lifegen_runtime::formats::{macrocell, rle};
 use lifegen_runtime::universe::UniverseError;
-use lifegen_runtime::{BackendError, BackendKind, Universe, macrocell, memory, rle};
+use lifegen_runtime::{BackendError, BackendKind, Universe};
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray2, PyReadonlyArray2};
 use pyo3::exceptions::{
@@ -76,8 +80,8 @@ fn pattern_error(error: PatternError) -> PyErr {
     }
 }
 
-fn file_error(error: lifegen_runtime::universe_file::FileError) -> PyErr {
-    use lifegen_runtime::universe_file::FileError;
+fn file_error(error: lifegen_runtime::formats::universe_file::FileError) -> PyErr {
+    use lifegen_runtime::formats::universe_file::FileError;
     // Its Display already names the cause (`{path}: {source}`): no chain to add.
     match error {
         FileError::Io { ref source, .. } => io_error(source, error.to_string()),
@@ -327,6 +331,21 @@ fn is_extension(path: &Path, extension: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(extension))
 }
 
+/// The rule a universe file at `path` names.
+fn file_rule(path: &Path, text: &str) -> PyResult<RuleSpec> {
+    rule::parse(text).map_err(|e| {
+        PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
+    })
+}
+
+/// The rayon pool for `threads=` (default: every core).
+fn worker_pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
+    lifegen_runtime::drive::threads::pool(threads).map_err(|e| match e {
+        lifegen_runtime::drive::threads::ThreadsError::Start(_) => runtime_error(e),
+        other => value_error(other),
+    })
+}
+
 /// Reads a pattern or universe file: RLE (.rle, or any other name), macrocell (.mc), or a
 /// lifegen universe file (.npy). The universe is `size` (width, height) when given, else the
 /// file rule's :T torus, else the pattern's own size (RLE: its x by y; macrocell: its live
@@ -341,11 +360,9 @@ fn load(py: Python<'_>, path: PathBuf, size: Option<(u64, u64)>) -> PyResult<PyU
             ));
         }
         let (cells, metadata) = py
-            .detach(|| lifegen_runtime::universe_file::read(&path))
+            .detach(|| lifegen_runtime::formats::universe_file::read(&path))
             .map_err(file_error)?;
-        let rule = rule::parse(&metadata.rule).map_err(|e| {
-            PyValueError::new_err(format!("{}: its rule: {}", path.display(), message(&e)))
-        })?;
+        let rule = file_rule(&path, &metadata.rule)?;
         return Ok(PyUniverse {
             cells,
             rule: Some(rule),
@@ -412,7 +429,7 @@ fn save(
     };
     py.detach(|| {
         if is_extension(&path, "npy") {
-            return lifegen_runtime::universe_file::write(
+            return lifegen_runtime::formats::universe_file::write(
                 &path,
                 &universe.cells,
                 &spec.to_string(),
@@ -422,18 +439,17 @@ fn save(
             .map_err(file_error);
         }
         if is_extension(&path, "png") {
-            lifegen_runtime::png::check_size(universe.cells.width(), universe.cells.height())
-                .map_err(|e| {
-                    PyValueError::new_err(format!(
-                        "cannot write {}: {}",
-                        path.display(),
-                        message(&e)
-                    ))
-                })?;
+            lifegen_runtime::formats::png::check_size(
+                universe.cells.width(),
+                universe.cells.height(),
+            )
+            .map_err(|e| {
+                PyValueError::new_err(format!("cannot write {}: {}", path.display(), message(&e)))
+            })?;
         }
         let mut out = BufWriter::new(File::create(&path).map_err(cannot_write)?);
         if is_extension(&path, "png") {
-            lifegen_runtime::png::write(&universe.cells, &mut out).map_err(|e| {
+            lifegen_runtime::formats::png::write(&universe.cells, &mut out).map_err(|e| {
                 PyOSError::new_err(format!("cannot write {}: {}", path.display(), message(&e)))
             })?;
         } else if pattern::is_macrocell(&path) {
@@ -484,15 +500,12 @@ fn run(
     let spec = rule_for(&start, rule)?;
     let kind: BackendKind = backend.parse().map_err(PyValueError::new_err)?;
     let (width, height) = (start.cells.width() as u64, start.cells.height() as u64);
-    memory::check_universe(width, height, kind, &spec.rule)
+    lifegen_runtime::backend::check_universe(width, height, kind, &spec.rule)
         .map_err(|e| PyMemoryError::new_err(message(&e)))?;
     if matches!(kind, BackendKind::Auto | BackendKind::Cpu) {
-        lifegen_runtime::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;
+        lifegen_runtime::cpu::tiles::gens_per_pass_setting().map_err(PyValueError::new_err)?;
     }
-    let pool = lifegen_runtime::threads::pool(threads).map_err(|e| match e {
-        lifegen_runtime::threads::ThreadsError::Start(_) => runtime_error(e),
-        other => value_error(other),
-    })?;
+    let pool = worker_pool(threads)?;
     let generation = start.generation;
     let mut simulator = py
         .detach(|| pool.install(|| lifegen_runtime::create(kind, &spec.rule, start.cells)))
@@ -516,6 +529,118 @@ fn run(
         rule: Some(spec),
         generation: generation + gens,
     })
+}
+
+/// What a run into a universe file said and did, for `run_file`.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl Progress for Notes {
+    fn start(&mut self, _: u64) {}
+    fn update(&mut self, _: f64) {}
+    fn note(&mut self, line: &str) {
+        self.0.push(line.to_string());
+    }
+}
+
+fn run_error(error: RunError) -> PyErr {
+    match error {
+        RunError::File(e) => file_error(e),
+        RunError::Universe(e) => universe_error(e),
+        RunError::Backend(e) => backend_error(e),
+        other => value_error(other),
+    }
+}
+
+/// Runs a universe `gens` generations into the universe file `output` (.npy), as `lifegen run
+/// --output FILE.npy` does: `start` is a universe file's path (read a band at a time), a
+/// universe or a 2-D array. A universe larger than `host_memory` bytes (default: 80% of what is
+/// available) or, on the GPU, than `gpu_memory` bytes of each GPU (default: what is free) runs in
+/// bands of rows through the file, `gens_per_pass` generations a pass (default: chosen from the
+/// measured rates); a universe held whole is written every `checkpoint_every` seconds. Called
+/// again the same way after it was stopped, it resumes from the last generation written.
+/// `gpus` spreads a GPU run over that many GPUs (default: all). Returns a dict: generation,
+/// population, gens (run by this call), backend, layout, passes and notes (what it decided).
+#[pyfunction]
+#[pyo3(signature = (start, output, gens, rule = None, backend = "auto", threads = None,
+    gpus = None, host_memory = None, gpu_memory = None, checkpoint_every = 600,
+    gens_per_pass = None))]
+#[allow(clippy::too_many_arguments)]
+fn run_file<'py>(
+    py: Python<'py>,
+    start: &Bound<'py, PyAny>,
+    output: PathBuf,
+    gens: u64,
+    rule: Option<&str>,
+    backend: &str,
+    threads: Option<usize>,
+    gpus: Option<usize>,
+    host_memory: Option<u64>,
+    gpu_memory: Option<u64>,
+    checkpoint_every: u64,
+    gens_per_pass: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let kind: BackendKind = backend.parse().map_err(PyValueError::new_err)?;
+    let (source, start_generation, spec) = match start.extract::<PathBuf>() {
+        Ok(path) => {
+            let file = UniverseFile::open(&path).map_err(file_error)?;
+            let spec = match rule {
+                Some(text) => parse_rule(text)?,
+                None => file_rule(&path, &file.metadata().rule)?,
+            };
+            let generation = file.metadata().generation;
+            (Source::File(file), generation, spec)
+        }
+        Err(_) => {
+            let universe = universe_of(start)?;
+            let spec = rule_for(&universe, rule)?;
+            (Source::Memory(universe.cells), universe.generation, spec)
+        }
+    };
+    let target_generation = start_generation
+        .checked_add(gens)
+        .ok_or_else(|| PyValueError::new_err("gens takes the generation past 2^64"))?;
+    let pool = worker_pool(threads)?;
+    let width = source.size().0;
+    let simulators = lifegen_runtime::backend::simulators(kind, &spec.rule, width, gpus)
+        .map_err(backend_error)?;
+    let run = FileRun {
+        source,
+        start_generation,
+        target_generation,
+        rule: spec.rule,
+        output,
+        memory: MemoryLimits {
+            host: host_memory,
+            gpu: gpu_memory,
+        },
+        checkpoint_every: std::time::Duration::from_secs(checkpoint_every),
+        gens_per_pass,
+    };
+    let mut notes = Notes::default();
+    let outcome = py
+        .detach(|| pool.install(|| file_run::run(run, simulators, &mut notes)))
+        .map_err(run_error)?;
+    let result = PyDict::new(py);
+    result.set_item("generation", target_generation)?;
+    match outcome {
+        Outcome::AlreadyDone { population } => {
+            result.set_item("population", population)?;
+            result.set_item("gens", 0)?;
+            result.set_item("backend", py.None())?;
+            result.set_item("layout", py.None())?;
+            result.set_item("passes", 0)?;
+        }
+        Outcome::Ran { gens, report } => {
+            result.set_item("population", report.population)?;
+            result.set_item("gens", gens)?;
+            result.set_item("backend", report.backend)?;
+            result.set_item("layout", report.layout)?;
+            result.set_item("passes", report.passes)?;
+        }
+    }
+    result.set_item("notes", notes.0)?;
+    Ok(result)
 }
 
 fn json_value<'py>(py: Python<'py>, value: &JsonValue) -> PyResult<Bound<'py, PyAny>> {
@@ -633,6 +758,7 @@ fn lifegen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(save, m)?)?;
     m.add_function(wrap_pyfunction!(random, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(run_file, m)?)?;
     m.add_function(wrap_pyfunction!(count, m)?)?;
     m.add_function(wrap_pyfunction!(search, m)?)?;
     Ok(())

@@ -149,6 +149,31 @@ def test_universe_files_keep_cells_rule_and_generation(tmp_path):
         lifegen.load(path, size=(10, 10))
 
 
+def test_a_universe_file_runs_out_of_core_and_resumes(tmp_path):
+    soup = lifegen.random(192, 300, density=0.4, seed=5, rule="B36/S23")
+    start = tmp_path / "start.npy"
+    lifegen.save(start, soup)
+    output = tmp_path / "out.npy"
+    # 12000 bytes hold a few dozen of its 24-word rows: it runs in bands through the file.
+    done = lifegen.run_file(start, output, 17, backend="cpu", host_memory=12_000, gens_per_pass=5)
+    expected = lifegen.run(soup, 17)
+    assert "band" in done["layout"]
+    assert (done["generation"], done["gens"], done["passes"]) == (17, 17, 4)
+    assert done["population"] == expected.population
+    assert lifegen.load(output) == expected
+    # The same call again finds the run finished.
+    again = lifegen.run_file(start, output, 17, backend="cpu", host_memory=12_000)
+    assert (again["gens"], again["population"]) == (0, expected.population)
+    # A universe in memory, held whole.
+    whole = lifegen.run_file(soup, tmp_path / "whole.npy", 17, backend="cpu")
+    assert whole["layout"] == "held whole"
+    assert lifegen.load(tmp_path / "whole.npy") == expected
+    with pytest.raises(ValueError, match="memory budget"):
+        lifegen.run_file(start, tmp_path / "small.npy", 3, backend="cpu", host_memory=100)
+    with pytest.raises(ValueError, match="GPU memory limit"):
+        lifegen.run_file(start, tmp_path / "cpu.npy", 3, backend="cpu", gpu_memory=1 << 30)
+
+
 def test_progress_is_called_with_increasing_counts_ending_at_the_total():
     calls = []
     lifegen.run(

@@ -6,14 +6,19 @@ use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history, life_like_equiva
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
-use crate::cpu::{Isa, NetworkStepper, UnsupportedIsa, best_program};
-use crate::gpu::{DEFAULT_PLAN, GpuError, GpuSimulator};
-use crate::gpu_stream::StreamGpuSimulator;
+use crate::cpu::stream::StreamStepper;
+use crate::cpu::stream_compiled::CompiledStepper;
+use crate::cpu::tiles::TileStepper;
+use crate::cpu::{Isa, NetworkStepper, best_program};
+use crate::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
+use crate::drive::out_of_core::Simulators;
+use crate::gpu::device::{GpuError, on_device};
+use crate::gpu::stream::StreamGpuSimulator;
+use crate::gpu::{DEFAULT_PLAN, GpuSimulator};
+use crate::memory::{self, OutOfMemory, human_bytes, universe_bytes};
 use crate::reference;
-use crate::stream::StreamStepper;
-use crate::stream_compiled::CompiledStepper;
-use crate::tiles::TileStepper;
-use crate::universe::{Universe, UniverseError};
+use crate::simulator::{BackendError, Simulator};
+use crate::universe::Universe;
 
 /// The backends a user can ask for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,57 +45,6 @@ impl std::str::FromStr for BackendKind {
                 "unknown backend {other:?}; use auto, gpu, cpu or reference"
             )),
         }
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum BackendError {
-    #[error(transparent)]
-    Universe(#[from] UniverseError),
-    #[error(transparent)]
-    UnsupportedIsa(#[from] UnsupportedIsa),
-    #[error(transparent)]
-    Gpu(#[from] GpuError),
-    #[error("{0}")]
-    Bands(String),
-    #[error(
-        "internal error: the generated Larger-than-Life program failed its check ({0}); please report it"
-    )]
-    Unverified(#[from] lifegen_gen::kernel::ltl::LtlMismatch),
-}
-
-/// A simulator holding one universe.
-pub trait Simulator: Send {
-    /// What runs, for people: backend and kernel.
-    fn describe(&self) -> String;
-    /// Advances the universe `gens` generations.
-    fn advance(&mut self, gens: u64) -> Result<(), BackendError>;
-    /// The universe now (copied back from the device where there is one).
-    fn universe(&mut self) -> Result<&Universe, BackendError>;
-    /// Holds `universe`, of the same size as the one held, instead, keeping the kernels; gives
-    /// back the one held, as it is now.
-    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError>;
-    /// Rows `y..y + rows` of the universe now, whole rows of words.
-    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
-        let universe = self.universe()?;
-        let row = universe.words_per_row();
-        Ok(universe.words()[y * row..(y + rows) * row].to_vec())
-    }
-    /// Overwrites rows from `y` on with `words`, whole rows.
-    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
-        let mut universe = self.universe()?.clone();
-        let row = universe.words_per_row();
-        universe.words_mut()[y * row..y * row + words.len()].copy_from_slice(words);
-        self.replace(universe)?;
-        Ok(())
-    }
-    /// Device time of the last [`Simulator::advance`], where the device times its own work.
-    fn kernel_seconds(&self) -> Option<f64> {
-        None
-    }
-    /// Generation counts that are multiples of this run without extra kernels.
-    fn preferred_step(&self) -> u64 {
-        1
     }
 }
 
@@ -245,7 +199,7 @@ impl HostStepper for StreamStepper {
 }
 
 /// The two GPU simulators (life-like kernels, stream programs) have the same methods; their
-/// universe is a [`crate::gpu_universe::DeviceUniverse`].
+/// universe is a [`crate::gpu::device_universe::DeviceUniverse`].
 macro_rules! gpu_simulator {
     ($simulator:ty) => {
         impl Simulator for $simulator {
@@ -298,7 +252,9 @@ pub fn create(
 /// its kernels, else the CPU.
 pub fn resolve(backend: BackendKind, width: u64) -> BackendKind {
     match backend {
-        BackendKind::Auto if width.is_multiple_of(32) && crate::gpu::open_device().is_ok() => {
+        BackendKind::Auto
+            if width.is_multiple_of(32) && crate::gpu::device::open_device().is_ok() =>
+        {
             BackendKind::Gpu
         }
         BackendKind::Auto => BackendKind::Cpu,
@@ -313,7 +269,7 @@ pub const BANDS_PER_GPU_VARIABLE: &str = "LIFEGEN_BANDS_PER_GPU";
 /// The GPU of each band when a universe is spread over `gpus` GPUs (all the driver sees when
 /// `None`), [`BANDS_PER_GPU_VARIABLE`] bands on each.
 pub fn gpu_devices(gpus: Option<usize>) -> Result<Vec<usize>, BackendError> {
-    let present = crate::gpu::device_count();
+    let present = crate::gpu::device::device_count();
     let count = gpus.unwrap_or(present).max(1);
     if count > present.max(1) {
         return Err(GpuError::NoDevice(format!(
@@ -337,7 +293,7 @@ pub fn gpu_devices(gpus: Option<usize>) -> Result<Vec<usize>, BackendError> {
 }
 
 /// As [`create`], the universe spread in bands over `gpus` GPUs (all of them when `None`) when
-/// the run is on GPUs and there is more than one band ([`crate::bands`]).
+/// the run is on GPUs and there is more than one band ([`crate::drive::bands`]).
 pub fn create_on_gpus(
     kind: BackendKind,
     rule: &Rule,
@@ -357,13 +313,41 @@ pub fn create_on_gpus(
     if devices.len() == 1 {
         return create(BackendKind::Gpu, rule, universe);
     }
-    Ok(Box::new(crate::bands::BandedSimulator::new(
-        BackendKind::Gpu,
+    Ok(Box::new(BandedSimulator::new(
+        &maker(BackendKind::Gpu, *rule),
         rule,
         universe,
         &devices,
-        crate::bands::MAX_EXCHANGE_GENS,
+        MAX_EXCHANGE_GENS,
     )?))
+}
+
+/// Makes simulators of `kind` for `rule` on the device each is asked for (see
+/// [`crate::simulator::MakeSimulator`]).
+pub fn maker(
+    kind: BackendKind,
+    rule: Rule,
+) -> impl Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Send + Sync {
+    move |device, universe| on_device(device, || create(kind, &rule, universe))
+}
+
+/// The simulators of a run into a universe file ([`crate::drive::out_of_core`]): `kind`, `auto`
+/// resolved for a `width`-cell-wide universe, on the GPUs `gpus` asks for ([`gpu_devices`]) or
+/// on the CPU.
+pub fn simulators(
+    kind: BackendKind,
+    rule: &Rule,
+    width: u64,
+    gpus: Option<usize>,
+) -> Result<Simulators, BackendError> {
+    let kind = resolve(kind, width);
+    let on_gpu = kind == BackendKind::Gpu;
+    Ok(Simulators {
+        make: Box::new(maker(kind, *rule)),
+        devices: if on_gpu { gpu_devices(gpus)? } else { vec![0] },
+        host_copies: universe_copies(kind, rule),
+        on_gpu,
+    })
 }
 
 /// As [`create`], with the GPU kernel laid out by `plan`.
@@ -392,7 +376,7 @@ pub fn create_with_plan(
         (BackendKind::Auto, Rule::LargerThanLife(ltl))
             if width % 32 == 0
                 && life_like_equivalent(ltl).is_none()
-                && crate::gpu::open_device().is_ok() =>
+                && crate::gpu::device::open_device().is_ok() =>
         {
             match ltl_gpu(ltl, universe.clone()) {
                 Ok(simulator) => Box::new(simulator),
@@ -403,7 +387,7 @@ pub fn create_with_plan(
         }
         (BackendKind::Gpu, Rule::LifeLike(life)) => life_like_gpu(life, universe, plan)?,
         (BackendKind::Auto, Rule::LifeLike(life))
-            if width % 32 == 0 && crate::gpu::open_device().is_ok() =>
+            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
         {
             life_like_gpu(life, universe, plan)?
         }
@@ -500,7 +484,7 @@ fn ltl_gpu(rule: &LargerThanLife, universe: Universe) -> Result<StreamGpuSimulat
             universe,
         )?);
     }
-    let k = crate::gpu_stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
+    let k = crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
     let program = ltl_program(rule, gpu_history(rule, k))?;
     Ok(StreamGpuSimulator::new(&program, &name, universe)?)
 }
@@ -527,7 +511,7 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
     // keeps a block in registers, elsewhere the run-time back end is faster.
     if let Some(compiled) =
-        crate::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
+        crate::cpu::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
     {
         let stepper = CompiledStepper::new(
             compiled,
@@ -540,4 +524,57 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     }
     let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
     Ok(resident(stepper, universe))
+}
+
+/// How many universe-sized buffers backend `kind` holds in host memory at its peak for `rule`,
+/// the universe itself included. Smaller buffers (a row, a tile, a band of a few rows) are not
+/// counted.
+pub fn universe_copies(kind: BackendKind, rule: &Rule) -> u64 {
+    // A Larger-than-Life rule that is not life-like in disguise runs a stream program.
+    let stream_program =
+        matches!(rule, Rule::LargerThanLife(ltl) if life_like_equivalent(ltl).is_none());
+    match kind {
+        // `reference::run` clones the universe the simulator keeps, and each `reference::step`
+        // builds the next generation from a clone of the current one: three at once.
+        BackendKind::Reference => 3,
+        // The universe and the spare it is stepped into (tile kernels, network interpreter,
+        // stream programs); the compiled stream programs also copy each band's rows, padded, for
+        // every thread at once: up to a universe more. `auto` on a GPU holds fewer than this.
+        BackendKind::Cpu | BackendKind::Auto => {
+            if stream_program {
+                3
+            } else {
+                2
+            }
+        }
+        // The GPU copies its result back into the host universe it was given: one.
+        BackendKind::Gpu => 1,
+    }
+}
+
+/// Checks, before anything is allocated, that a `width` x `height` universe fits in memory as
+/// many times as backend `kind` holds it for `rule` ([`universe_copies`]).
+pub fn check_universe(
+    width: u64,
+    height: u64,
+    kind: BackendKind,
+    rule: &Rule,
+) -> Result<(), OutOfMemory> {
+    let each = universe_bytes(width, height);
+    let copies = universe_copies(kind, rule);
+    let backend = match kind {
+        BackendKind::Auto => "auto",
+        BackendKind::Gpu => "gpu",
+        BackendKind::Cpu => "cpu",
+        BackendKind::Reference => "reference",
+    };
+    let what = if copies == 1 {
+        format!("a {width}x{height} universe on backend {backend}")
+    } else {
+        format!(
+            "a {width}x{height} universe on backend {backend} ({copies} copies of {})",
+            human_bytes(each)
+        )
+    };
+    memory::check(&what, each.saturating_mul(copies))
 }

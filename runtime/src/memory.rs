@@ -1,10 +1,5 @@
 //! Allocation that fails with a message instead of aborting the process or waking the OOM killer.
 
-use lifegen_gen::Rule;
-use lifegen_gen::kernel::ltl::life_like_equivalent;
-
-use crate::backend::BackendKind;
-
 /// Memory the kernel says can still be given out (`MemAvailable`), when it says so.
 pub fn available_bytes() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -152,59 +147,6 @@ pub fn zeroed_words(len: u64, what: &str) -> Result<Vec<u64>, OutOfMemory> {
 /// The bytes of one `width` x `height` universe.
 pub fn universe_bytes(width: u64, height: u64) -> u64 {
     width.div_ceil(64).saturating_mul(height).saturating_mul(8)
-}
-
-/// How many universe-sized buffers backend `kind` holds in host memory at its peak for `rule`,
-/// the universe itself included. Smaller buffers (a row, a tile, a band of a few rows) are not
-/// counted.
-pub fn universe_copies(kind: BackendKind, rule: &Rule) -> u64 {
-    // A Larger-than-Life rule that is not life-like in disguise runs a stream program.
-    let stream_program =
-        matches!(rule, Rule::LargerThanLife(ltl) if life_like_equivalent(ltl).is_none());
-    match kind {
-        // `reference::run` clones the universe the simulator keeps, and each `reference::step`
-        // builds the next generation from a clone of the current one: three at once.
-        BackendKind::Reference => 3,
-        // The universe and the spare it is stepped into (tile kernels, network interpreter,
-        // stream programs); the compiled stream programs also copy each band's rows, padded, for
-        // every thread at once: up to a universe more. `auto` on a GPU holds fewer than this.
-        BackendKind::Cpu | BackendKind::Auto => {
-            if stream_program {
-                3
-            } else {
-                2
-            }
-        }
-        // The GPU copies its result back into the host universe it was given: one.
-        BackendKind::Gpu => 1,
-    }
-}
-
-/// Checks, before anything is allocated, that a `width` x `height` universe fits in memory as
-/// many times as backend `kind` holds it for `rule` ([`universe_copies`]).
-pub fn check_universe(
-    width: u64,
-    height: u64,
-    kind: BackendKind,
-    rule: &Rule,
-) -> Result<(), OutOfMemory> {
-    let each = universe_bytes(width, height);
-    let copies = universe_copies(kind, rule);
-    let backend = match kind {
-        BackendKind::Auto => "auto",
-        BackendKind::Gpu => "gpu",
-        BackendKind::Cpu => "cpu",
-        BackendKind::Reference => "reference",
-    };
-    let what = if copies == 1 {
-        format!("a {width}x{height} universe on backend {backend}")
-    } else {
-        format!(
-            "a {width}x{height} universe on backend {backend} ({copies} copies of {})",
-            human_bytes(each)
-        )
-    };
-    check(&what, each.saturating_mul(copies))
 }
 
 #[cfg(test)]

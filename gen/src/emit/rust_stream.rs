@@ -1,11 +1,11 @@
 //! The Rust back end of the kernel IR: a stream program as straight-line Rust over blocks of
 //! [`LANES`] adjacent 64-bit words, compiled into lifegen at build time, so that every value
-//! stays in vector registers (the run-time back end, `runtime/src/stream.rs`, goes through
+//! stays in vector registers (the run-time back end, `runtime/src/cpu/stream.rs`, goes through
 //! memory for each instruction).
 //!
 //! The generated module expects, in scope, the trait `LaneOps` (a block of lanes as vector
 //! registers: `zero`, `broadcast`, `load`, `store`, `lut3::<T>`, `shift::<Q, Q1, S>`) and its
-//! implementations `Avx512Lanes` and `PortableLanes` (see `runtime/src/stream_compiled.rs`). Its
+//! implementations `Avx512Lanes` and `PortableLanes` (see `runtime/src/cpu/stream_compiled.rs`). Its
 //! functions `run_block_*` stream one column block down a band: `input` holds the band's padded
 //! rows (`stride` words each, iteration `i` reads row `i - back`), lane `j` is word `col + j`;
 //! from iteration `warmup` on it writes lanes `halo .. halo + keep` of each output row.

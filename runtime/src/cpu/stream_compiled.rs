@@ -2,13 +2,13 @@
 //! parameterised Larger-than-Life programs of the common radii (kernels_out/rust_ltl/, see
 //! `lifegen_gen::emit::rust_stream`). Each value is a block of [`LANES`] words held in vector
 //! registers; a block streams down a band of rows. Rules of those radii and shapes run here
-//! with their bounds as run-time masks; other programs run on `crate::stream`.
+//! with their bounds as run-time masks; other programs run on `crate::cpu::stream`.
 
 use lifegen_gen::kernel::ir::Program;
 use rayon::prelude::*;
 
 use crate::cpu::Isa;
-use crate::stream::fill_padded;
+use crate::cpu::stream::fill_padded;
 use crate::universe::Universe;
 
 pub use lifegen_gen::emit::rust_stream::LANES;

@@ -6,6 +6,10 @@
 //! below. The network runs over chunks of [`CHUNK`] words, one instruction at a time, so the
 //! instruction dispatch is paid once per chunk and the inner loops are plain word loops.
 
+pub mod stream;
+pub mod stream_compiled;
+pub mod tiles;
+
 use lifegen_gen::life::{CENTRE, cell_spec};
 use lifegen_gen::network::{Gate, eval_table2, eval_table3, lut3, op2};
 use lifegen_gen::{LifeLike, VerifiedNetwork};

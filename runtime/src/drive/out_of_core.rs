@@ -17,14 +17,13 @@ use std::time::{Duration, Instant};
 
 use lifegen_gen::Rule;
 
-use crate::backend::{BackendError, BackendKind, Simulator, create, resolve};
-use crate::bands::{self, BandedSimulator};
-use crate::gpu::on_device;
-use crate::gpu::{GpuError, open_device};
-use crate::memory::{human_bytes, universe_copies};
-use crate::slices::Slices;
+use crate::drive::bands::{self, BandedSimulator, radius};
+use crate::drive::slices::Slices;
+use crate::formats::universe_file::{self, FileError, RunRecord, UniverseFile};
+use crate::gpu::device::{GpuError, open_device};
+use crate::memory::human_bytes;
+use crate::simulator::{BackendError, MakeSimulator, Simulator};
 use crate::universe::{Universe, fill_random_rows, words_per_row};
-use crate::universe_file::{self, FileError, RunRecord, UniverseFile};
 
 /// Where a run's first generation comes from.
 pub enum Source {
@@ -111,13 +110,26 @@ pub struct Budget {
     pub gpu_bytes: Option<u64>,
 }
 
+/// The simulators a run uses, chosen by its caller ([`crate::backend::simulators`]).
+pub struct Simulators {
+    /// Makes each one.
+    pub make: Box<MakeSimulator<'static>>,
+    /// The device of each simulator that runs at once: GPUs (a GPU twice: two bands on it at
+    /// once), or one entry for the CPU.
+    pub devices: Vec<usize>,
+    /// Universe-sized buffers each one holds in host memory, its universe included.
+    pub host_copies: u64,
+    /// Whether they run on GPUs, whose memory then bounds the bands too.
+    pub on_gpu: bool,
+}
+
 /// What a run does.
 pub struct Job {
     pub source: Source,
     /// The generation the source is at.
     pub start_generation: u64,
     pub rule: Rule,
-    pub backend: BackendKind,
+    pub simulators: Simulators,
     pub gens: u64,
     pub output: std::path::PathBuf,
     pub run: RunRecord,
@@ -127,9 +139,6 @@ pub struct Job {
     pub checkpoint_every: Duration,
     /// Generations per pass for a banded run instead of the planner's choice.
     pub gens_per_pass: Option<u64>,
-    /// The GPUs a run on the GPU uses (a GPU twice: two bands on it at once); one entry for
-    /// the CPU.
-    pub devices: Vec<usize>,
 }
 
 /// Where a run's time went, in seconds.
@@ -157,6 +166,8 @@ pub struct Report {
 
 /// What the caller hears while a run goes.
 pub trait Progress {
+    /// The run is about to simulate this many generations.
+    fn start(&mut self, generations: u64);
     /// Generations simulated so far, a fraction while a banded pass is under way.
     fn update(&mut self, generations: f64);
     /// A line for people: the plan, a checkpoint, a re-plan.
@@ -183,14 +194,8 @@ pub enum RunError {
         needed: u64,
         halo: u64,
     },
-}
-
-/// The rows a neighbourhood reaches above and below a cell.
-pub fn radius(rule: &Rule) -> u64 {
-    match rule {
-        Rule::LifeLike(_) => 1,
-        Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
-    }
+    #[error("a GPU memory limit was given, but this run is on the CPU")]
+    GpuLimitOnCpu,
 }
 
 /// The GPU's free memory now.
@@ -198,7 +203,7 @@ pub fn gpu_free_bytes() -> Result<u64, GpuError> {
     let ctx = open_device()?;
     let (free, _) = ctx
         .mem_get_info()
-        .map_err(crate::gpu::driver("read the free memory"))?;
+        .map_err(crate::gpu::device::driver("read the free memory"))?;
     Ok(free as u64)
 }
 
@@ -209,25 +214,18 @@ const GPU_RESERVE: u64 = 512 << 20;
 /// `workers` bands are simulated at once (`per_gpu` of them on each GPU).
 fn max_band_rows(
     budget: &Budget,
-    backend: BackendKind,
-    rule: &Rule,
+    simulator_copies: u64,
     width: u64,
     (workers, per_gpu): (u64, u64),
 ) -> u64 {
     let row_bytes = width.div_ceil(64) * 8;
     // Each simulator's copies and a finished band waiting for the writer, the band being read
     // and the band being written.
-    let simulator = match backend {
-        BackendKind::Gpu => 1,
-        other => universe_copies(other, rule),
-    };
-    let host_copies = workers * (simulator + 1) + 2;
+    let host_copies = workers * (simulator_copies + 1) + 2;
     let host = budget.host_bytes / (row_bytes * host_copies);
-    match (backend, budget.gpu_bytes) {
-        (BackendKind::Gpu, Some(gpu)) => {
-            host.min(gpu.saturating_sub(GPU_RESERVE) / (2 * per_gpu * row_bytes))
-        }
-        _ => host,
+    match budget.gpu_bytes {
+        Some(gpu) => host.min(gpu.saturating_sub(GPU_RESERVE) / (2 * per_gpu * row_bytes)),
+        None => host,
     }
 }
 
@@ -314,8 +312,8 @@ fn plan_gens(height: u64, radius: u64, max_rows: u64, left: u64, rates: Rates, s
 pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let start = Instant::now();
     let (width, height) = job.source.size();
-    let backend = resolve(job.backend, width);
-    let (workers, per_gpu) = worker_shape(&job.devices);
+    let (workers, per_gpu) = worker_shape(&job.simulators.devices);
+    let copies = job.simulators.host_copies;
     // Held whole: on one simulator, or spread over the GPUs with halos exchanged between them.
     let whole_rows = match workers {
         1 => height,
@@ -330,15 +328,15 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
             height.div_ceil(n) + 2 * gens * r
         }
     };
-    let whole = max_band_rows(&job.budget, backend, &job.rule, width, (1, per_gpu));
+    let whole = max_band_rows(&job.budget, copies, width, (1, per_gpu));
     if whole >= whole_rows && job.gens > 0 {
-        return run_whole(job, backend, progress, start);
+        return run_whole(job, progress, start);
     }
-    let max_rows = max_band_rows(&job.budget, backend, &job.rule, width, (workers, per_gpu));
+    let max_rows = max_band_rows(&job.budget, copies, width, (workers, per_gpu));
     let r = radius(&job.rule);
     if Bands::new(height, r, job.gens.min(1), max_rows).is_none() {
         return Err(RunError::BudgetTooSmall {
-            budget: describe_budget(&job.budget, backend),
+            budget: describe_budget(&job.budget),
             width,
             rows: max_rows,
             needed: 2 * r + 1,
@@ -352,46 +350,42 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     } else {
         max_rows
     };
-    run_banded(job, backend, max_rows, progress, start)
+    run_banded(job, max_rows, progress, start)
 }
 
 /// The most bytes a band of a copy holds.
 const COPY_BAND_BYTES: u64 = 256 << 20;
 
-fn describe_budget(budget: &Budget, backend: BackendKind) -> String {
-    match (backend, budget.gpu_bytes) {
-        (BackendKind::Gpu, Some(gpu)) => format!(
+fn describe_budget(budget: &Budget) -> String {
+    match budget.gpu_bytes {
+        Some(gpu) => format!(
             "{} of host memory, {} of GPU memory",
             human_bytes(budget.host_bytes),
             human_bytes(gpu)
         ),
-        _ => format!("{} of host memory", human_bytes(budget.host_bytes)),
+        None => format!("{} of host memory", human_bytes(budget.host_bytes)),
     }
 }
 
 /// The universe held whole: one simulator for the run, the file written at checkpoints and at
 /// the end.
-fn run_whole(
-    job: Job,
-    backend: BackendKind,
-    progress: &mut dyn Progress,
-    start: Instant,
-) -> Result<Report, RunError> {
+fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Report, RunError> {
     let mut times = Times::default();
     let reading = Instant::now();
     let universe = job.source.into_universe()?;
     times.read = reading.elapsed().as_secs_f64();
     let creating = Instant::now();
-    let mut sim: Box<dyn Simulator> = if job.devices.len() > 1 {
+    let simulators = &job.simulators;
+    let mut sim: Box<dyn Simulator> = if simulators.devices.len() > 1 {
         Box::new(BandedSimulator::new(
-            backend,
+            &*simulators.make,
             &job.rule,
             universe,
-            &job.devices,
+            &simulators.devices,
             bands::MAX_EXCHANGE_GENS,
         )?)
     } else {
-        create(backend, &job.rule, universe)?
+        (simulators.make)(simulators.devices[0], universe)?
     };
     times.simulate += creating.elapsed().as_secs_f64();
     progress.note(&format!(
@@ -461,7 +455,6 @@ struct Held {
 /// The universe in bands, one pass of T generations at a time.
 fn run_banded(
     mut job: Job,
-    backend: BackendKind,
     max_rows: u64,
     progress: &mut dyn Progress,
     start: Instant,
@@ -484,7 +477,7 @@ fn run_banded(
     }
     let mut kernel = None;
     // One simulator slot a worker (a band at a time on each), kept from pass to pass.
-    let mut held: Vec<Option<Held>> = job.devices.iter().map(|_| None).collect();
+    let mut held: Vec<Option<Held>> = job.simulators.devices.iter().map(|_| None).collect();
     let mut done = 0;
     let mut passes = 0;
     let mut population;
@@ -513,7 +506,7 @@ fn run_banded(
             }
         }
         let generation = job.start_generation + done + gens;
-        let pass = run_pass(&job, backend, bands, &mut held, generation, &mut |k| {
+        let pass = run_pass(&job, bands, &mut held, generation, &mut |k| {
             progress.update(done as f64 + gens as f64 * k as f64 / bands.count as f64)
         })?;
         times.read += pass.read;
@@ -584,7 +577,6 @@ struct PassReport {
 /// the bands back in order.
 fn run_pass(
     job: &Job,
-    backend: BackendKind,
     bands: Bands,
     held: &mut [Option<Held>],
     generation: u64,
@@ -653,22 +645,19 @@ fn run_pass(
         );
         let workers: Vec<_> = held
             .iter_mut()
-            .zip(&job.devices)
+            .zip(&job.simulators.devices)
             .map(|(slot, &device)| {
                 let (from_reader, to_writer, band_done) =
                     (&from_reader, to_writer.clone(), band_done.clone());
                 scope.spawn(move || {
-                    on_device(device, || {
-                        work(
-                            job,
-                            backend,
-                            bands,
-                            slot,
-                            from_reader,
-                            &to_writer,
-                            &band_done,
-                        )
-                    })
+                    work(
+                        job,
+                        (bands, device),
+                        slot,
+                        from_reader,
+                        &to_writer,
+                        &band_done,
+                    )
                 })
             })
             .collect();
@@ -728,12 +717,11 @@ impl WorkTimes {
     }
 }
 
-/// A worker: bands from the reader, through its simulator, to the writer. The simulator holds
-/// band k while it runs; the next band replaces it and sends it on.
+/// A worker: bands from the reader, through its simulator (on `device`), to the writer. The
+/// simulator holds band k while it runs; the next band replaces it and sends it on.
 fn work(
     job: &Job,
-    backend: BackendKind,
-    bands: Bands,
+    (bands, device): (Bands, usize),
     held: &mut Option<Held>,
     from_reader: &std::sync::Mutex<mpsc::Receiver<Band>>,
     to_writer: &mpsc::SyncSender<Band>,
@@ -764,7 +752,7 @@ fn work(
                 Some(result)
             }
             None => {
-                let sim = create(backend, &job.rule, band)?;
+                let sim = (job.simulators.make)(device, band)?;
                 *held = Some(Held { sim, rows });
                 None
             }
@@ -799,9 +787,11 @@ fn work(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{BackendKind, create, universe_copies};
 
     struct Quiet;
     impl Progress for Quiet {
+        fn start(&mut self, _: u64) {}
         fn update(&mut self, _: f64) {}
         fn note(&mut self, _: &str) {}
     }
@@ -820,7 +810,12 @@ mod tests {
             },
             start_generation: 0,
             rule,
-            backend: BackendKind::Cpu,
+            simulators: Simulators {
+                make: Box::new(move |_, band| create(BackendKind::Cpu, &rule, band)),
+                devices: vec![0; workers],
+                host_copies: universe_copies(BackendKind::Cpu, &rule),
+                on_gpu: false,
+            },
             gens,
             output: output.clone(),
             run: RunRecord {
@@ -834,7 +829,6 @@ mod tests {
             },
             checkpoint_every: Duration::from_secs(600),
             gens_per_pass: Some(5),
-            devices: vec![0; workers],
         };
         let report = run(job, &mut Quiet).unwrap();
         (universe_file::read(&output).unwrap().0, report)

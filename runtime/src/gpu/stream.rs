@@ -8,8 +8,8 @@ use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
 
-use crate::gpu::{GpuError, driver, open_device};
-use crate::gpu_universe::{DeviceUniverse, check_width};
+use crate::gpu::device::{GpuError, driver, open_device};
+use crate::gpu::device_universe::{DeviceUniverse, check_width};
 use crate::universe::Universe;
 
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).

@@ -10,10 +10,16 @@
 
 use lifegen_gen::Rule;
 
-use crate::backend::{BackendError, BackendKind, Simulator, create};
-use crate::gpu::on_device;
-use crate::out_of_core::radius;
+use crate::simulator::{BackendError, MakeSimulator, Simulator};
 use crate::universe::Universe;
+
+/// The rows a neighbourhood reaches above and below a cell.
+pub fn radius(rule: &Rule) -> u64 {
+    match rule {
+        Rule::LifeLike(_) => 1,
+        Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
+    }
+}
 
 /// Generations between halo exchanges, at most.
 pub const MAX_EXCHANGE_GENS: u64 = 512;
@@ -50,10 +56,10 @@ pub struct BandedSimulator {
 
 impl BandedSimulator {
     /// `universe` cut into one band for each entry of `devices` (the GPU each band runs on),
-    /// simulated by `kind` for `rule`, halos refreshed every [`exchange_gens`] generations (at
-    /// most `most_gens`).
+    /// each band in a simulator from `make`, halos as wide as `rule` needs, refreshed every
+    /// [`exchange_gens`] generations (at most `most_gens`).
     pub fn new(
-        kind: BackendKind,
+        make: &MakeSimulator<'_>,
         rule: &Rule,
         universe: Universe,
         devices: &[usize],
@@ -78,9 +84,8 @@ impl BandedSimulator {
                     let rows = height * (i + 1) / count - first;
                     let band = band_of(&universe, first, rows, halo);
                     let device = devices[i];
-                    let rule = *rule;
                     scope.spawn(move || {
-                        let sim = on_device(device, || create(kind, &rule, band))?;
+                        let sim = make(device, band)?;
                         Ok(Worker {
                             sim,
                             device,
@@ -231,20 +236,22 @@ impl Simulator for BandedSimulator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::{BackendKind, create};
     use crate::reference;
+
+    fn cpu(
+        rule: &Rule,
+    ) -> impl Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Sync {
+        move |_, band| create(BackendKind::Cpu, rule, band)
+    }
 
     fn check(rule: &str, width: u64, height: u64, bands: usize, exchange: u64, gens: u64) {
         let rule = lifegen_gen::rule::parse(rule).unwrap().rule;
         let start = Universe::random(width, height, 0.4, 7).unwrap();
         let expected = reference::run(&start, &rule, gens);
-        let mut sim = BandedSimulator::new(
-            BackendKind::Cpu,
-            &rule,
-            start.clone(),
-            &vec![0; bands],
-            exchange,
-        )
-        .unwrap();
+        let mut sim =
+            BandedSimulator::new(&cpu(&rule), &rule, start.clone(), &vec![0; bands], exchange)
+                .unwrap();
         sim.advance(gens).unwrap();
         assert_eq!(sim.universe().unwrap(), &expected, "{rule} {bands} bands");
         // Round trip through replace, then on.
@@ -282,7 +289,7 @@ mod tests {
             .unwrap()
             .rule;
         let start = Universe::random(64, 8, 0.4, 7).unwrap();
-        let Err(error) = BandedSimulator::new(BackendKind::Cpu, &rule, start, &[0; 4], 10) else {
+        let Err(error) = BandedSimulator::new(&cpu(&rule), &rule, start, &[0; 4], 10) else {
             panic!("4 bands of 2 rows at radius 3 were accepted");
         };
         assert!(

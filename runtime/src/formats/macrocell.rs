@@ -30,12 +30,12 @@ use std::io::{BufRead, Write};
 use lifegen_gen::echo::quote;
 use lifegen_gen::rule::{self, RuleSpec};
 
-use crate::lines::{LineError, LineErrorKind, Lines};
+use crate::formats::lines::{LineError, LineErrorKind, Lines};
 use crate::universe::{Universe, UniverseError};
 
 /// The longest line read, in bytes. A node line is at most a few dozen bytes; `#` lines may be
 /// long comments.
-pub use crate::lines::MAX_LINE;
+pub use crate::formats::lines::MAX_LINE;
 
 /// The deepest level read: 2^63 cells on a side, so every coordinate fits in 64 bits. Golly
 /// refuses deeper trees too.

@@ -8,7 +8,7 @@
 
 use std::io::{BufRead, ErrorKind};
 
-use crate::lines::{LineError, LineErrorKind, Lines};
+use crate::formats::lines::{LineError, LineErrorKind, Lines};
 
 use lifegen_gen::echo::quote;
 use lifegen_gen::rule::{self, RuleSpec};
@@ -40,7 +40,7 @@ pub struct RleError {
 
 /// The longest line read before the cells (comments and the header line), in bytes. Golly cuts
 /// lines at 20000 characters and writes at most 70; a longer line there is not an RLE file.
-pub use crate::lines::MAX_LINE;
+pub use crate::formats::lines::MAX_LINE;
 
 /// What the header line `x = <width>, y = <height>[, rule = <rule>]` says.
 #[derive(Clone, Debug, PartialEq, Eq)]

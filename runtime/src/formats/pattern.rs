@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use lifegen_gen::rule::RuleSpec;
 
-use crate::macrocell::{self, McError};
-use crate::rle::{self, RleError};
+use crate::formats::macrocell::{self, McError};
+use crate::formats::rle::{self, RleError};
+use crate::formats::universe_file::{FileError, UniverseFile};
 use crate::universe::{Universe, UniverseError};
-use crate::universe_file::{FileError, UniverseFile};
 
 /// Whether `path` names a macrocell file: its extension is `mc`, in any case.
 pub fn is_macrocell(path: &Path) -> bool {

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
 
-use crate::gpu::{GpuError, driver};
+use crate::gpu::device::{GpuError, driver};
 use crate::universe::Universe;
 
 pub(crate) struct DeviceUniverse {

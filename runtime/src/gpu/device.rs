@@ -1,0 +1,81 @@
+//! The GPUs: which one a simulator is made on, and what goes wrong with them.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaContext, DriverError, sys};
+
+use crate::memory::human_bytes;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum GpuError {
+    #[error(
+        "no CUDA driver (libcuda) on this machine: the GPU backend needs an NVIDIA GPU and its driver; use --backend cpu"
+    )]
+    NoDriver,
+    #[error("no usable CUDA GPU: {0}; use --backend cpu")]
+    NoDevice(String),
+    #[error("the GPU backend has no kernel for {rule}: {why}; use --backend cpu")]
+    Rule { rule: String, why: String },
+    #[error(
+        "the GPU backend needs a width that is a multiple of 32 cells; {width} is not (nearest: {below} or {above})"
+    )]
+    Width { width: u64, below: u64, above: u64 },
+    #[error("a {width}x{height} universe needs {} of GPU memory (two copies of {}), but the GPU has {} free", human_bytes(2 * .bytes), human_bytes(*.bytes), human_bytes(*.free))]
+    Memory {
+        width: u64,
+        height: u64,
+        bytes: u64,
+        free: u64,
+    },
+    #[error("CUDA failed to {what}: {message}")]
+    Driver { what: String, message: String },
+}
+
+pub(crate) fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
+    move |e| GpuError::Driver {
+        what: what.to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// The first GPU, or why there is none.
+pub fn open_device() -> Result<Arc<CudaContext>, GpuError> {
+    // SAFETY: only probes for the shared library; no driver call is made without it.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuError::NoDriver);
+    }
+    let count = CudaContext::device_count().map_err(|e| GpuError::NoDevice(e.to_string()))?;
+    if count < 1 {
+        return Err(GpuError::NoDevice("the driver sees no GPU".into()));
+    }
+    let ordinal = DEVICE.get();
+    if ordinal >= count as usize {
+        return Err(GpuError::NoDevice(format!(
+            "GPU {ordinal} was asked for; the driver sees {count}"
+        )));
+    }
+    CudaContext::new(ordinal).map_err(|e| GpuError::NoDevice(e.to_string()))
+}
+
+/// The GPUs the driver sees (0 without a driver).
+pub fn device_count() -> usize {
+    // SAFETY: as in `open_device`.
+    if !unsafe { sys::is_culib_present() } {
+        return 0;
+    }
+    CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+}
+
+thread_local! {
+    /// The GPU that simulators made on this thread use (see [`on_device`]).
+    static DEVICE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Runs `make` with the GPU simulators it creates placed on GPU `ordinal` (the first GPU
+/// otherwise): a simulator keeps the device it was made on.
+pub fn on_device<T>(ordinal: usize, make: impl FnOnce() -> T) -> T {
+    let before = DEVICE.replace(ordinal);
+    let made = make();
+    DEVICE.set(before);
+    made
+}

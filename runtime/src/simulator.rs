@@ -1,0 +1,64 @@
+//! What every simulator is, below the simulators and the drivers that run them: the
+//! [`Simulator`] trait, its error, and [`MakeSimulator`], the way a driver is given to make
+//! simulators without choosing them.
+
+use crate::cpu::UnsupportedIsa;
+use crate::gpu::device::GpuError;
+use crate::universe::{Universe, UniverseError};
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BackendError {
+    #[error(transparent)]
+    Universe(#[from] UniverseError),
+    #[error(transparent)]
+    UnsupportedIsa(#[from] UnsupportedIsa),
+    #[error(transparent)]
+    Gpu(#[from] GpuError),
+    #[error("{0}")]
+    Bands(String),
+    #[error(
+        "internal error: the generated Larger-than-Life program failed its check ({0}); please report it"
+    )]
+    Unverified(#[from] lifegen_gen::kernel::ltl::LtlMismatch),
+}
+
+/// A simulator holding one universe.
+pub trait Simulator: Send {
+    /// What runs, for people: backend and kernel.
+    fn describe(&self) -> String;
+    /// Advances the universe `gens` generations.
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError>;
+    /// The universe now (copied back from the device where there is one).
+    fn universe(&mut self) -> Result<&Universe, BackendError>;
+    /// Holds `universe`, of the same size as the one held, instead, keeping the kernels; gives
+    /// back the one held, as it is now.
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError>;
+    /// Rows `y..y + rows` of the universe now, whole rows of words.
+    fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, BackendError> {
+        let universe = self.universe()?;
+        let row = universe.words_per_row();
+        Ok(universe.words()[y * row..(y + rows) * row].to_vec())
+    }
+    /// Overwrites rows from `y` on with `words`, whole rows.
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), BackendError> {
+        let mut universe = self.universe()?.clone();
+        let row = universe.words_per_row();
+        universe.words_mut()[y * row..y * row + words.len()].copy_from_slice(words);
+        self.replace(universe)?;
+        Ok(())
+    }
+    /// Device time of the last [`Simulator::advance`], where the device times its own work.
+    fn kernel_seconds(&self) -> Option<f64> {
+        None
+    }
+    /// Generation counts that are multiples of this run without extra kernels.
+    fn preferred_step(&self) -> u64 {
+        1
+    }
+}
+
+/// Makes a simulator holding a universe, on a device: a GPU's ordinal (a GPU simulator keeps
+/// the device it was made on); the CPU ignores it. The drivers (bands, universes larger than
+/// memory) are given one by whoever chose the backend ([`crate::backend`]).
+pub type MakeSimulator<'a> =
+    dyn Fn(usize, Universe) -> Result<Box<dyn Simulator>, BackendError> + Send + Sync + 'a;
