@@ -1,5 +1,5 @@
-//! Embeds what `lifegen regen` wrote: every kernel in kernels_out/ptx/ (their headers say what
-//! they are) and every CPU kernel module in kernels_out/rust/, and the search records in
+//! Embeds what `lifegen regen` wrote: every CPU kernel module in kernels_out/rust/ and
+//! kernels_out/rust_ltl/, and the search records in
 //! kernels_out/networks/ they were generated from (so `count` measures the kernels this build
 //! runs wherever it is started). Set LIFEGEN_NO_GENERATED=1 to build
 //! without the CPU modules (to run `lifegen regen` when one no longer compiles).
@@ -26,16 +26,6 @@ fn files(dir: &Path, extension: &str) -> Vec<PathBuf> {
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../kernels_out");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap());
-
-    let mut ptx = String::from("pub const EMBEDDED_PTX: &[&str] = &[\n");
-    for file in files(&root.join("ptx"), "ptx") {
-        ptx.push_str(&format!(
-            "    include_str!({:?}),\n",
-            file.display().to_string()
-        ));
-    }
-    ptx.push_str("];\n");
-    std::fs::write(out.join("embedded_ptx.rs"), ptx).unwrap();
 
     println!("cargo:rerun-if-env-changed=LIFEGEN_NO_GENERATED");
     let skip = std::env::var_os("LIFEGEN_NO_GENERATED").is_some();

@@ -6,7 +6,7 @@
 #   profile: also an Nsight Compute report of the default kernel.
 set -u
 mode=${1:-full}; shift || true
-plans=${*:-"k2-t10-funnel k2-t9-funnel k2-t8-mulwest k2-t10-mulwest k2-t10-mul k1-t18-funnel k1-t20-mulwest k4-t5-funnel k4-t4-mulwest"}
+plans=${*:-"k2-t10-funnel k2-t8-funnel k2-t12-funnel k2-t10-multiply k1-t10-funnel k1-t16-funnel k4-t5-funnel"}
 log=${OUT:-.}/gpu-check.log
 exec > >(tee "$log") 2>&1
 G=.gpu
@@ -27,12 +27,12 @@ done
 step "bench default 16384x16384"; $G/lifegen bench --backend gpu --size 16384x16384 --gens 1024 --runs 5
 if [ "$mode" = profile ]; then
   step "ncu, default plan, 65536x65536"
-  ncu -k regex:lifegen_b3s23 --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
+  ncu -k regex:lifegen_stream_life_b3s23 --launch-skip 3 --launch-count 1 --section SpeedOfLight --section WarpStateStats \
     --section SchedulerStats --section Occupancy --section LaunchStats --section InstructionStats \
     $G/lifegen bench --backend gpu --size 65536x65536 --gens 40 --runs 1 2>&1 | grep -vE '^\s*$' | tail -90
   step "ncu stall reasons"
   m=smsp__warp_issue_stalled
-  ncu -k regex:lifegen_b3s23 --launch-skip 3 --launch-count 1 --metrics \
+  ncu -k regex:lifegen_stream_life_b3s23 --launch-skip 3 --launch-count 1 --metrics \
 ${m}_short_scoreboard_per_warp_active.pct,${m}_long_scoreboard_per_warp_active.pct,${m}_wait_per_warp_active.pct,${m}_math_pipe_throttle_per_warp_active.pct,${m}_no_instruction_per_warp_active.pct,${m}_not_selected_per_warp_active.pct,${m}_dispatch_stall_per_warp_active.pct,${m}_selected_per_warp_active.pct,${m}_mio_throttle_per_warp_active.pct,${m}_lg_throttle_per_warp_active.pct,${m}_branch_resolving_per_warp_active.pct,sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active \
     $G/lifegen bench --backend gpu --size 65536x65536 --gens 40 --runs 1 2>&1 | grep -E 'stalled|pipe' 
   for rows in 1058 529 265; do

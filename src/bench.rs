@@ -104,7 +104,7 @@ fn bench_in_pool(args: &BenchArgs) -> Result<()> {
 
 fn ceilings() -> Result<()> {
     // The ceilings are the GPU's: unlike a simulation, there is no CPU backend to turn to.
-    let (device, results) = lifegen_runtime::gpu::measure_ceilings().map_err(|e| match e {
+    let (device, results) = lifegen_runtime::gpu::ceilings::measure_ceilings().map_err(|e| match e {
         GpuError::NoDriver => anyhow!(
             "--ceilings measures a GPU: it needs an NVIDIA GPU and its driver, and this machine \
              has no CUDA driver (libcuda)"

@@ -91,8 +91,8 @@ fn count_ltl(rule: &LargerThanLife, counted: &Counted, args: &CountArgs) -> Resu
         let assembled = tools
             .assemble(&ptx.text)
             .context("cannot assemble the GPU kernel")?;
-        // One loop trip is one row of k words a lane.
-        let cells = f64::from(32 * k);
+        // One trip of the main loop is `unroll` rows of k words a lane.
+        let cells = f64::from(32 * k * ptx.unroll);
         if let Some(row) = rows
             .iter_mut()
             .find(|r| r.technique.starts_with("lifegen GPU"))
@@ -124,11 +124,11 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
     match CudaTools::find() {
         Some(tools) => {
             let plan = GpuPlan::default_plan();
-            let ptx = lifegen_gen::ptx::emit(&kernel, &plan);
+            let ptx = lifegen_gen::regen::life_ptx(&kernel, &plan);
             let assembled = tools
                 .assemble(&ptx.text)
                 .context("cannot assemble the GPU kernel")?;
-            let figures = SassFigures::new(ptx.entry, plan, &assembled);
+            let figures = SassFigures::new(ptx.entry.clone(), plan, &ptx, &assembled);
             if let Some(row) = rows
                 .iter_mut()
                 .find(|r| r.technique.starts_with("lifegen GPU"))

@@ -72,7 +72,8 @@ pub fn regen(args: RegenArgs) -> Result<()> {
                 }
                 figures.push(SassFigures::new(
                     kernel.file_name(),
-                    kernel.ptx.plan,
+                    kernel.plan,
+                    &kernel.ptx,
                     &assembled,
                 ));
             }

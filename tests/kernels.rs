@@ -58,7 +58,7 @@ fn assembled_kernels_spill_nothing_and_do_not_grow() {
         regen::parse_sass_manifest(&std::fs::read_to_string(SASS_MANIFEST).unwrap()).unwrap();
     for kernel in regen::kernels(Path::new(".")).unwrap() {
         let assembled = tools.assemble(&kernel.ptx.text).unwrap();
-        let now = SassFigures::new(kernel.file_name(), kernel.ptx.plan, &assembled);
+        let now = SassFigures::new(kernel.file_name(), kernel.plan, &kernel.ptx, &assembled);
         assert_eq!(now.spill_bytes, 0, "{} spills", now.file);
         let before = recorded
             .iter()

@@ -2,7 +2,7 @@
 //! kernels and their emitters. Pure: no GPU, no universes.
 //!
 //! One folder a stage: `rules` -> `logic` -> `synth` -> `kernel` -> `emit`, and `measure`.
-//! The stage modules are re-exported flat (`lifegen_gen::rule`, `lifegen_gen::ptx`, ...).
+//! The stage modules are re-exported flat (`lifegen_gen::rule`, `lifegen_gen::ptx_stream`, ...).
 
 pub mod emit;
 pub mod kernel;
@@ -11,7 +11,7 @@ pub mod measure;
 pub mod rules;
 pub mod synth;
 
-pub use emit::{ptx, regen, rust_emit};
+pub use emit::{ptx_stream, regen, rust_emit};
 pub use kernel::plan;
 pub use logic::{lowering, named, network};
 pub use measure::{ceilings, count, sass};

@@ -3,6 +3,7 @@
 use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history, life_like_equivalent};
+use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
@@ -14,7 +15,6 @@ use crate::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
 use crate::drive::out_of_core::Simulators;
 use crate::gpu::device::{GpuError, on_device};
 use crate::gpu::stream::StreamGpuSimulator;
-use crate::gpu::{DEFAULT_PLAN, GpuSimulator};
 use crate::memory::{self, OutOfMemory, human_bytes, universe_bytes};
 use crate::reference;
 use crate::simulator::{BackendError, Simulator};
@@ -232,7 +232,6 @@ macro_rules! gpu_simulator {
 }
 
 gpu_simulator!(StreamGpuSimulator);
-gpu_simulator!(GpuSimulator);
 
 fn resident(stepper: impl HostStepper + 'static, universe: Universe) -> Box<dyn Simulator> {
     Box::new(Resident { stepper, universe })
@@ -244,8 +243,7 @@ pub fn create(
     rule: &Rule,
     universe: Universe,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let plan: GpuPlan = DEFAULT_PLAN.parse().expect("the default plan parses");
-    create_with_plan(kind, rule, universe, plan)
+    create_with_plan(kind, rule, universe, GpuPlan::default_plan())
 }
 
 /// The backend a run will use, `auto` resolved: the GPU when there is one and the width suits
@@ -403,42 +401,30 @@ pub fn create_with_plan(
     })
 }
 
-/// Environment variable that picks the life-like GPU kernel: `stream` (the row-shared logic as
-/// a program of the kernel IR, through the IR's PTX back end) or `row-shared` (the emitter
-/// written for it).
-pub const GPU_LIFE_KERNEL_VARIABLE: &str = "LIFEGEN_GPU_LIFE_KERNEL";
-
+/// A life-like rule on the GPU: its row-shared logic (the stored search record, the per-user
+/// cache or the lowered network) as a program of the kernel IR, `plan.gens_per_launch`
+/// generations chained a launch, through the IR's PTX back end.
 fn life_like_gpu(
     life: &LifeLike,
     universe: Universe,
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let name = Rule::LifeLike(*life).to_string();
-    match std::env::var(GPU_LIFE_KERNEL_VARIABLE).ok().as_deref() {
-        None | Some("") | Some("row-shared") => {
-            Ok(Box::new(GpuSimulator::new(life, universe, plan)?))
-        }
-        Some("stream") => {
-            let logic = crate::gpu::kernel_logic(life);
-            let chain = Box::new(move |gens| logic.stream_program(gens));
-            let shifts = match plan.shifts {
-                lifegen_gen::plan::ShiftForm::Funnel => ptx_stream::ShiftForm::Funnel,
-                _ => ptx_stream::ShiftForm::Multiply,
-            };
-            Ok(Box::new(StreamGpuSimulator::chained(
-                chain,
-                plan.gens_per_launch,
-                (shifts, plan.words_per_lane),
-                &name,
-                universe,
-            )?))
-        }
-        Some(other) => Err(GpuError::Rule {
-            rule: name,
-            why: format!("{GPU_LIFE_KERNEL_VARIABLE}={other:?} is not stream or row-shared"),
-        }
-        .into()),
-    }
+    let logic = life_logic(life);
+    let chain = Box::new(move |gens| logic.stream_program(gens));
+    Ok(Box::new(StreamGpuSimulator::chained(
+        chain,
+        plan.gens_per_launch,
+        (plan.shifts, plan.words_per_lane),
+        &name,
+        universe,
+    )?))
+}
+
+/// The smallest row-shared logic known for `rule`.
+fn life_logic(rule: &LifeLike) -> RowSharedKernel {
+    let records = crate::records::embedded().unwrap_or_default();
+    RowSharedKernel::best(*rule, &records)
 }
 
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {

@@ -1,5 +1,5 @@
-//! Stage 5: back ends (PTX, Rust SIMD source) and `regen`, which writes kernels_out/.
-pub mod ptx;
+//! Stage 5: back ends (PTX, Rust SIMD source) of the kernel IR and `regen`, which writes
+//! kernels_out/.
 pub mod ptx_stream;
 pub mod regen;
 pub mod rust_emit;

@@ -21,8 +21,12 @@
 //! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
 
 use crate::kernel::ir::{Instr, Program};
+pub use crate::kernel::plan::ShiftForm;
 
-pub use crate::emit::ptx::{PTX_TARGET, PTX_VERSION};
+/// PTX ISA version and target: what the CUDA 12.0 driver and later JIT-compile for any GPU
+/// from Volta on.
+pub const PTX_VERSION: &str = "8.0";
+pub const PTX_TARGET: &str = "sm_70";
 
 /// Words a lane streams unless told otherwise: two measured 4% faster than one at R16 on the
 /// H100 (a shift needs a shuffle for one word of two; strips write 62 of 64 words), four no
@@ -85,27 +89,6 @@ pub enum StreamPtxError {
     TooDeep { bytes: usize },
     #[error("it has run-time parameters; fold them first")]
     Parameters,
-}
-
-/// How a funnel shift is written: `shf.r.wrap` (the ALU pipe, with the LOP3s) or as
-/// `mul.hi` + `mad.lo` by a power of two (IMADs: the multiply pipe, which issues beside them).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum ShiftForm {
-    Funnel,
-    Multiply,
-}
-
-impl std::str::FromStr for ShiftForm {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "funnel" => Ok(ShiftForm::Funnel),
-            "multiply" => Ok(ShiftForm::Multiply),
-            other => Err(format!(
-                "unknown shift form {other:?}; use funnel or multiply"
-            )),
-        }
-    }
 }
 
 /// Where a delayed value's past rows live.

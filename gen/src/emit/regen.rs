@@ -1,13 +1,14 @@
-//! What `lifegen regen` writes below `kernels_out/`: the PTX kernels of every rule with stored
-//! search results (and B3/S23) and a manifest. lifegen-runtime's build script embeds every
-//! `.ptx` file found there.
+//! What `lifegen regen` writes below `kernels_out/`: the GPU kernels (PTX of the IR's back end)
+//! and CPU tile modules of every rule with stored search results (and B3/S23), a manifest, and
+//! the Larger-than-Life programs. The PTX files are the reviewed output of the one path the GPU
+//! backend takes at run time for any rule; a test keeps them up to date.
 
 use std::path::{Path, PathBuf};
 
 use crate::cache::{CacheError, SearchRecord};
+use crate::emit::ptx_stream::{self, StreamPtx};
 use crate::kernel::row_shared::RowSharedKernel;
 use crate::plan::GpuPlan;
-use crate::ptx::{self, PtxKernel};
 use crate::rule::LifeLike;
 
 pub const PTX_DIR: &str = "kernels_out/ptx";
@@ -18,7 +19,8 @@ pub const SASS_MANIFEST: &str = "kernels_out/ptx/sass.txt";
 /// One generated kernel with what it was made from.
 pub struct GeneratedKernel {
     pub logic: RowSharedKernel,
-    pub ptx: PtxKernel,
+    pub plan: GpuPlan,
+    pub ptx: StreamPtx,
     /// The CPU tile kernels (all instruction sets), formatted Rust.
     pub rust: String,
 }
@@ -29,11 +31,7 @@ impl GeneratedKernel {
     }
 
     pub fn file_name(&self) -> String {
-        format!(
-            "{}-{}.ptx",
-            self.logic.rule().catagolue_name(),
-            self.ptx.plan
-        )
+        format!("{}-{}.ptx", self.logic.rule().catagolue_name(), self.plan)
     }
 }
 
@@ -57,11 +55,26 @@ pub fn kernels(root: &Path) -> Result<Vec<GeneratedKernel>, CacheError> {
         .into_iter()
         .map(|rule| {
             let logic = RowSharedKernel::best(rule, &records);
-            let ptx = ptx::emit(&logic, &plan);
+            let ptx = life_ptx(&logic, &plan);
             let rust = crate::rust_emit::emit(&logic);
-            GeneratedKernel { logic, ptx, rust }
+            GeneratedKernel {
+                logic,
+                plan,
+                ptx,
+                rust,
+            }
         })
         .collect())
+}
+
+/// The GPU kernel of a life-like rule's logic for `plan`: its IR program chained
+/// `plan.gens_per_launch` generations, through the IR's PTX back end.
+pub fn life_ptx(logic: &RowSharedKernel, plan: &GpuPlan) -> StreamPtx {
+    let program = logic
+        .stream_program(plan.gens_per_launch)
+        .expect("a verified row-shared kernel chains into a checked program");
+    ptx_stream::emit(&program, plan.shifts, plan.words_per_lane)
+        .expect("a life-like program fits a warp's strip and needs no shared rings")
 }
 
 /// The files regen writes (path below `root`, contents), the SASS manifest aside.
@@ -85,7 +98,7 @@ pub fn files(kernels: &[GeneratedKernel]) -> Vec<(PathBuf, String)> {
             "{} | {} | {} | {} | {} gates, {}\n",
             k.file_name(),
             k.logic.rule(),
-            k.ptx.plan,
+            k.plan,
             k.logic.logic_ops_per_word(),
             k.logic.combine().gates().len(),
             k.logic.provenance()
@@ -106,9 +119,16 @@ pub struct SassFigures {
 }
 
 impl SassFigures {
-    /// The figures of the kernel in `file`, laid out by `plan`, as ptxas assembled it.
-    pub fn new(file: String, plan: GpuPlan, assembled: &crate::sass::Assembled) -> Self {
-        let words = (GpuPlan::UNROLL * plan.gens_per_launch * plan.words_per_lane) as f64;
+    /// The figures of `kernel` (laid out by `plan`) in `file`, as ptxas assembled it: one trip
+    /// of its main loop advances `unroll` rows of `words_per_lane` words `gens_per_launch`
+    /// generations.
+    pub fn new(
+        file: String,
+        plan: GpuPlan,
+        kernel: &StreamPtx,
+        assembled: &crate::sass::Assembled,
+    ) -> Self {
+        let words = (kernel.unroll * plan.gens_per_launch * plan.words_per_lane) as f64;
         SassFigures {
             file,
             registers: assembled.registers,

@@ -1,45 +1,46 @@
-//! How a GPU kernel is laid out: the warp-strip shape, the generations kept in registers, and
-//! how the west/east shifts are written.
+//! How a GPU kernel is laid out: the words a lane streams, the generations a launch chains, and
+//! how funnel shifts are written.
 
 use std::fmt;
 
-/// The plan `lifegen regen` writes kernels for and the GPU backend runs unless told otherwise.
+/// The plan `lifegen regen` writes life-like kernels for and the GPU backend runs unless told
+/// otherwise (measured best on the H100 at 65536^2: BENCHMARKS.md).
 pub const DEFAULT_GPU_PLAN: &str = "k2-t10-funnel";
 
-/// How the one-cell west and east shifts of a word are written in PTX.
+/// How a funnel shift (a word joined with its neighbour, shifted) is written in PTX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ShiftForm {
-    /// `shf.l` / `shf.r` funnel shifts: one instruction each, on the logic pipe.
+    /// `shf.r.wrap`: one instruction, on the logic pipe with the `lop3`s.
     Funnel,
-    /// The west shift as `mul.hi` + `mad.lo` (the multiply-add pipe, which co-issues with
-    /// `lop3`), the east shift as a funnel shift.
-    MultiplyWest,
-    /// Both shifts as multiplies.
+    /// `mul.hi` + `mad.lo` by a power of two: two IMADs on the multiply pipe, which issues beside
+    /// the logic pipe but lengthens the dependent chains.
     Multiply,
 }
 
 impl ShiftForm {
-    pub const ALL: [ShiftForm; 3] = [
-        ShiftForm::Funnel,
-        ShiftForm::MultiplyWest,
-        ShiftForm::Multiply,
-    ];
+    pub const ALL: [ShiftForm; 2] = [ShiftForm::Funnel, ShiftForm::Multiply];
 
     pub fn name(&self) -> &'static str {
         match self {
             ShiftForm::Funnel => "funnel",
-            ShiftForm::MultiplyWest => "mulwest",
-            ShiftForm::Multiply => "mul",
+            ShiftForm::Multiply => "multiply",
         }
     }
 }
 
-/// The layout of a generated GPU kernel.
-///
-/// A warp owns a vertical strip `32 * words_per_lane` words wide and streams down a segment of
-/// it, row by row, keeping `gens_per_launch` generation levels alive in registers as a skewed
-/// pipeline. The strip's outermost word on each side is recomputed by the neighbouring strips
-/// (a light cone of at most 32 cells), so a strip writes `32 * words_per_lane - 2` words.
+impl std::str::FromStr for ShiftForm {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ShiftForm::ALL
+            .into_iter()
+            .find(|form| form.name() == s)
+            .ok_or_else(|| format!("unknown shift form {s:?}; use funnel or multiply"))
+    }
+}
+
+/// The layout of a life-like GPU kernel: a warp owns a strip of `32 * words_per_lane` words and
+/// streams down a segment of it, `gens_per_launch` generations chained in one pass
+/// (`Program::chain`), the logic of each written by the IR's PTX back end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GpuPlan {
     pub words_per_lane: u32,
@@ -58,15 +59,6 @@ pub enum PlanError {
 }
 
 impl GpuPlan {
-    /// Loop iterations emitted per trip through the PTX loop: the state rotates through 3 slots
-    /// (row sums and carries) and 2 slots (rows and their shifts), so 6 iterations bring every
-    /// register back to its role without moves.
-    pub const UNROLL: u32 = 6;
-
-    /// Loop iterations between a row's load and its first use, to hide the memory latency;
-    /// loaded rows rotate through `PREFETCH + 1` slots, which must divide [`Self::UNROLL`].
-    pub const PREFETCH: u32 = 2;
-
     pub fn new(
         words_per_lane: u32,
         gens_per_launch: u32,
@@ -83,28 +75,6 @@ impl GpuPlan {
             gens_per_launch,
             shifts,
         })
-    }
-
-    /// Words one warp loads per row.
-    pub fn strip_words(&self) -> u32 {
-        32 * self.words_per_lane
-    }
-
-    /// Words one warp writes per row (the strip less its two edge words).
-    pub fn output_words(&self) -> u32 {
-        self.strip_words() - 2
-    }
-
-    /// Loop iterations before the last level emits its first valid row: each level needs two
-    /// rows before its first valid one and takes its input one iteration late; the first level
-    /// takes its rows [`Self::PREFETCH`] iterations after their loads.
-    pub fn warmup_iterations(&self) -> u32 {
-        3 * self.gens_per_launch + Self::PREFETCH - 1
-    }
-
-    /// Loop iterations for a segment of `rows` output rows, a multiple of [`Self::UNROLL`].
-    pub fn iterations(&self, rows: u32) -> u32 {
-        (self.warmup_iterations() + rows).div_ceil(Self::UNROLL) * Self::UNROLL
     }
 
     pub fn default_plan() -> GpuPlan {
@@ -140,10 +110,7 @@ impl std::str::FromStr for GpuPlan {
                 .and_then(|n| n.parse::<u32>().ok())
                 .ok_or_else(|| syntax(&format!("{part:?} is not {prefix}<number>")))
         };
-        let shifts = ShiftForm::ALL
-            .into_iter()
-            .find(|s| s.name() == shifts)
-            .ok_or_else(|| syntax(&format!("shifts {shifts:?} is not funnel, mulwest or mul")))?;
+        let shifts = shifts.parse::<ShiftForm>().map_err(|why| syntax(&why))?;
         GpuPlan::new(number(k, 'k')?, number(t, 't')?, shifts)
     }
 }
@@ -154,19 +121,19 @@ mod tests {
 
     #[test]
     fn plans_read_back_and_refuse_nonsense() {
-        let plan: GpuPlan = "k2-t12-mulwest".parse().unwrap();
-        assert_eq!(plan.to_string(), "k2-t12-mulwest");
-        assert_eq!(plan.output_words(), 62);
-        assert_eq!(plan.iterations(100) % GpuPlan::UNROLL, 0);
-        assert!(plan.iterations(100) >= 136);
+        let plan: GpuPlan = "k1-t12-multiply".parse().unwrap();
+        assert_eq!(plan.to_string(), "k1-t12-multiply");
+        assert_eq!(GpuPlan::default_plan().to_string(), DEFAULT_GPU_PLAN);
         assert_eq!(
             "k3-t12-funnel".parse::<GpuPlan>(),
             Err(PlanError::WordsPerLane(3))
         );
         assert_eq!("k2-t33-funnel".parse::<GpuPlan>(), Err(PlanError::Gens(33)));
-        assert!(matches!(
-            "k2-t12".parse::<GpuPlan>(),
-            Err(PlanError::Syntax { .. })
-        ));
+        for bad in ["k2-t12", "k2-t12-mulwest", "kx-t12-funnel"] {
+            assert!(
+                matches!(bad.parse::<GpuPlan>(), Err(PlanError::Syntax { .. })),
+                "{bad}"
+            );
+        }
     }
 }

@@ -142,8 +142,8 @@ LOOP:
 }}
 ",
         name = mix.name,
-        version = crate::ptx::PTX_VERSION,
-        target = crate::ptx::PTX_TARGET,
+        version = crate::ptx_stream::PTX_VERSION,
+        target = crate::ptx_stream::PTX_TARGET,
         regs = chains.join(", "),
     )
 }

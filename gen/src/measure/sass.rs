@@ -249,12 +249,13 @@ pub fn parse_sass(listing: &str) -> Vec<Instruction> {
         .collect()
 }
 
-/// The class counts of the body of the kernel's loop: from a backward branch's target to the
-/// branch. The kernel has one loop; a listing without one counts every instruction.
+/// The class counts of the body of the kernel's main loop: from the last backward branch's
+/// target to the branch (a warm-up loop before it computes less). A listing without a loop
+/// counts every instruction.
 pub fn loop_mix(instructions: &[Instruction]) -> BTreeMap<&'static str, usize> {
     let backward = instructions
         .iter()
-        .find(|i| i.target.is_some_and(|t| t < i.address));
+        .rfind(|i| i.target.is_some_and(|t| t < i.address));
     let body = instructions.iter().filter(|i| match backward {
         Some(b) => (b.target.unwrap()..=b.address).contains(&i.address),
         None => true,
