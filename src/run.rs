@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
+use lifegen_gen::count::Counted;
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_runtime::pattern::{self, Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::rle;
@@ -44,6 +45,11 @@ pub struct RunArgs {
     /// reference (the plain oracle).
     #[arg(long, default_value = "auto")]
     pub(crate) backend: BackendKind,
+    /// Seconds a life-like rule without a stored or cached network may spend in a SAT search for
+    /// one before the run starts (default 1.5, or $LIFEGEN_SEARCH_SECONDS; 0: none). What it finds
+    /// goes to the search cache ($LIFEGEN_CACHE_DIR, else ~/.cache/lifegen) for later runs.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
+    search_seconds: Option<std::time::Duration>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -89,6 +95,10 @@ pub struct RunArgs {
 const DEFAULT_SIDE: u64 = 4096;
 
 pub fn run(args: RunArgs) -> Result<()> {
+    match args.search_seconds {
+        Some(budget) => lifegen_runtime::records::set_search_budget(budget),
+        None => drop(lifegen_runtime::records::search_budget()?),
+    }
     let pool = worker_pool(args.threads)?;
     pool.install(|| run_in_pool(args))
 }
@@ -96,6 +106,10 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// The rayon pool for `--threads` (default: every core).
 pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     Ok(lifegen_runtime::threads::pool(threads)?)
+}
+
+fn parse_search_seconds(text: &str) -> Result<std::time::Duration, String> {
+    lifegen_runtime::records::parse_search_seconds(text).map_err(|e| e.to_string())
 }
 
 /// Parses `WxH` or `N`.
@@ -228,6 +242,14 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("rule: {rule}");
     println!("universe: {width}x{height} torus, {origin}");
     println!("backend: {}", simulator.describe());
+    if let (Counted::LifeLike(life), false) =
+        (Counted::new(&rule), args.backend == BackendKind::Reference)
+    {
+        println!(
+            "network: {}",
+            lifegen_runtime::records::chosen(&life).describe()
+        );
+    }
 
     let elapsed = match &mut gif_out {
         None => advance_with_progress(simulator.as_mut(), args.gens, None)?,

@@ -120,13 +120,13 @@ pub fn on_device<T>(ordinal: usize, make: impl FnOnce() -> T) -> T {
 }
 
 /// The smallest row-shared logic known for `rule`: that of an embedded kernel (the stored
-/// search results), else the lowered network.
+/// search results), else the one the cache or a bounded search gives ([`crate::records::chosen`]).
 pub fn kernel_logic(rule: &LifeLike) -> RowSharedKernel {
     embedded()
         .iter()
         .find(|k| k.header.logic.rule() == rule)
         .map(|k| k.header.logic.clone())
-        .unwrap_or_else(|| RowSharedKernel::lowered(*rule))
+        .unwrap_or_else(|| crate::records::chosen(rule).kernel.clone())
 }
 
 /// The PTX for `rule` at `plan`: the embedded copy from `kernels_out/ptx` when there is one,
