@@ -50,6 +50,11 @@ pub struct RunArgs {
     /// goes to the search cache ($LIFEGEN_CACHE_DIR, else ~/.cache/lifegen) for later runs.
     #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
     search_seconds: Option<std::time::Duration>,
+    /// Seconds of search a rule's cached networks may have in all (earlier runs' counted), spent
+    /// beside the run after --search-seconds: the run switches to a smaller network when the
+    /// search finds one (GPU runs; default 60, or $LIFEGEN_SEARCH_BESIDE_SECONDS; 0: none).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
+    search_beside_seconds: Option<std::time::Duration>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -98,6 +103,10 @@ pub fn run(args: RunArgs) -> Result<()> {
     match args.search_seconds {
         Some(budget) => lifegen_runtime::records::set_search_budget(budget),
         None => drop(lifegen_runtime::records::search_budget()?),
+    }
+    match args.search_beside_seconds {
+        Some(budget) => lifegen_runtime::records::set_search_beside_budget(budget),
+        None => drop(lifegen_runtime::records::search_beside_budget()?),
     }
     let pool = worker_pool(args.threads)?;
     pool.install(|| run_in_pool(args))
@@ -249,6 +258,19 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             "network: {}",
             lifegen_runtime::records::chosen(&life).describe()
         );
+        // On the CPU the search would take cores from the run, whose network interpreter
+        // would rarely choose a searched network anyway.
+        let on_gpu = lifegen_runtime::backend::resolve(args.backend, width) == BackendKind::Gpu;
+        if on_gpu && let Some(found) = lifegen_runtime::records::search_beside(&life) {
+            let (backend, gpus) = (args.backend, args.gpus);
+            simulator = Box::new(Upgrading {
+                current: simulator,
+                found,
+                remake: Box::new(move |universe| {
+                    lifegen_runtime::create_on_gpus(backend, &rule, universe, gpus)
+                }),
+            });
+        }
     }
 
     let elapsed = match &mut gif_out {
@@ -306,6 +328,62 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         out.commit()?;
     }
     Ok(())
+}
+
+/// Makes a simulator anew for a universe.
+type Remake = dyn Fn(Universe) -> Result<Box<dyn Simulator>, lifegen_runtime::BackendError> + Send;
+
+/// A simulator that a search beside the run may improve: when the search ends with a smaller
+/// network, the universe moves to a simulator made anew, which gets that network.
+struct Upgrading {
+    current: Box<dyn Simulator>,
+    found: std::sync::mpsc::Receiver<std::sync::Arc<lifegen_gen::on_demand::Chosen>>,
+    remake: Box<Remake>,
+}
+
+impl Upgrading {
+    fn switch_when_found(&mut self) -> Result<(), lifegen_runtime::BackendError> {
+        if let Ok(chosen) = self.found.try_recv() {
+            let universe = self.current.universe()?.clone();
+            self.current = (self.remake)(universe)?;
+            if std::io::stderr().is_terminal() {
+                eprintln!("network: now {}", chosen.describe());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Simulator for Upgrading {
+    fn describe(&self) -> String {
+        self.current.describe()
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), lifegen_runtime::BackendError> {
+        self.switch_when_found()?;
+        self.current.advance(gens)
+    }
+    fn universe(&mut self) -> Result<&Universe, lifegen_runtime::BackendError> {
+        self.current.universe()
+    }
+    fn replace(&mut self, universe: Universe) -> Result<Universe, lifegen_runtime::BackendError> {
+        self.current.replace(universe)
+    }
+    fn read_rows(
+        &mut self,
+        y: usize,
+        rows: usize,
+    ) -> Result<Vec<u64>, lifegen_runtime::BackendError> {
+        self.current.read_rows(y, rows)
+    }
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), lifegen_runtime::BackendError> {
+        self.current.write_rows(y, words)
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        self.current.kernel_seconds()
+    }
+    fn preferred_step(&self) -> u64 {
+        self.current.preferred_step()
+    }
 }
 
 /// What runs after every `N`th generation: `(N, what)`.

@@ -68,12 +68,74 @@ pub fn search_budget() -> Result<Duration, BadSearchBudget> {
     }
 }
 
+/// Environment variable: seconds of search a rule's cached networks may have in all, counting
+/// what earlier runs spent, searched beside a run after [`search_budget`] (0: none).
+pub const SEARCH_BESIDE_SECONDS_VARIABLE: &str = "LIFEGEN_SEARCH_BESIDE_SECONDS";
+
+/// The default of [`SEARCH_BESIDE_SECONDS_VARIABLE`]: a random rule's blog network one or two
+/// LUT3 below the lowered one takes about 1-10 s of one core to find.
+pub const DEFAULT_SEARCH_BESIDE_SECONDS: f64 = 60.0;
+
+static SEARCH_BESIDE: Mutex<Option<Duration>> = Mutex::new(None);
+
+/// Sets this process's [`SEARCH_BESIDE_SECONDS_VARIABLE`].
+pub fn set_search_beside_budget(budget: Duration) {
+    *SEARCH_BESIDE.lock().unwrap_or_else(|e| e.into_inner()) = Some(budget);
+}
+
+/// The budget set, else [`SEARCH_BESIDE_SECONDS_VARIABLE`]'s, else the default.
+pub fn search_beside_budget() -> Result<Duration, BadSearchBudget> {
+    if let Some(budget) = *SEARCH_BESIDE.lock().unwrap_or_else(|e| e.into_inner()) {
+        return Ok(budget);
+    }
+    match std::env::var(SEARCH_BESIDE_SECONDS_VARIABLE) {
+        Ok(text) if !text.is_empty() => parse_search_seconds(&text),
+        _ => Ok(Duration::from_secs_f64(DEFAULT_SEARCH_BESIDE_SECONDS)),
+    }
+}
+
+/// Starts a search that goes on from [`chosen`]'s networks beside the run, on a thread of its
+/// own, when they are cached or searched, not proven, and have had less than
+/// [`search_beside_budget`]. What it finds goes to the cache and becomes the choice of this
+/// process; the receiver hears when it ends with a smaller network. A run that ends first
+/// abandons it (what it had stored stays).
+pub fn search_beside(rule: &LifeLike) -> Option<std::sync::mpsc::Receiver<Arc<Chosen>>> {
+    let budget = search_beside_budget().unwrap_or_else(|e| {
+        eprintln!("warning: {SEARCH_BESIDE_SECONDS_VARIABLE}: {e}; no search beside the run");
+        Duration::ZERO
+    });
+    let current = chosen(rule);
+    if !on_demand::improvable(&current, budget) {
+        return None;
+    }
+    let (send, receive) = std::sync::mpsc::channel();
+    let rule = *rule;
+    std::thread::spawn(move || {
+        let cache = UserCache::from_environment();
+        let Some(better) = on_demand::improve(&current, cache.as_ref(), budget, |_| {}) else {
+            return;
+        };
+        for warning in &better.warnings {
+            eprintln!("warning: {warning}");
+        }
+        let better = Arc::new(better);
+        CHOSEN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(HashMap::new)
+            .insert(rule, Arc::clone(&better));
+        let _ = send.send(better);
+    });
+    Some(receive)
+}
+
+static CHOSEN: Mutex<Option<HashMap<LifeLike, Arc<Chosen>>>> = Mutex::new(None);
+
 /// The kernel logic every backend runs `rule` with, chosen once a process (see
-/// [`on_demand::choose`]): from the embedded records, the per-user cache, or a bounded search.
+/// [`on_demand::choose`]; [`search_beside`] may replace it): from the embedded records, the per-user cache, or a bounded search.
 /// The search says what it does on stderr when that is a terminal; rejected cache entries are
 /// warned about there always.
 pub fn chosen(rule: &LifeLike) -> Arc<Chosen> {
-    static CHOSEN: Mutex<Option<HashMap<LifeLike, Arc<Chosen>>>> = Mutex::new(None);
     let mut chosen = CHOSEN.lock().unwrap_or_else(|e| e.into_inner());
     let known = chosen.get_or_insert_with(HashMap::new);
     if let Some(choice) = known.get(rule) {

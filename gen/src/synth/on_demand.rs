@@ -158,14 +158,93 @@ pub fn choose(
     }
 }
 
+/// Whether [`improve`] has anything to do for `chosen` within `budget`: a cached or searched
+/// record not proven optimal that has had less than `budget` of search so far.
+pub fn improvable(chosen: &Chosen, budget: Duration) -> bool {
+    chosen.source != NetworkSource::Stored
+        && chosen
+            .records
+            .iter()
+            .any(|r| descent_open(r) && r.seconds < budget.as_secs_f64())
+}
+
+/// Whether a descending search could still shrink `record`: the size below it is not refuted.
+fn descent_open(record: &SearchRecord) -> bool {
+    !record.proven_optimal && !record.refuted.contains(&(record.gates() - 1))
+}
+
+/// Searches on from `chosen`'s records, each shape until it has had `budget` in all (counting
+/// the seconds its record says were spent), and keeps what it finds in `cache`: the record's
+/// network when nothing smaller turns up, its seconds grown, so a later call does not redo the
+/// work. `None` when the combine network did not shrink.
+pub fn improve(
+    chosen: &Chosen,
+    cache: Option<&UserCache>,
+    budget: Duration,
+    mut progress: impl FnMut(&str),
+) -> Option<Chosen> {
+    let rule = *chosen.kernel.rule();
+    let mut records = chosen.records.clone();
+    let mut warnings = Vec::new();
+    let mut stored = Vec::new();
+    let started = Instant::now();
+    for shape in SEARCHED_SHAPES {
+        let Some(index) = records.iter().position(|r| r.shape == shape) else {
+            continue;
+        };
+        let old = records[index].clone();
+        let left = budget.as_secs_f64() - old.seconds;
+        if !descent_open(&old) || left <= 0.0 {
+            continue;
+        }
+        let others: Vec<SearchRecord> = records
+            .iter()
+            .filter(|r| r.shape != shape)
+            .cloned()
+            .chain([old.clone()])
+            .collect();
+        let Some(mut record) = bounded_search(
+            rule,
+            shape,
+            &others,
+            Duration::from_secs_f64(left),
+            &mut progress,
+        ) else {
+            continue;
+        };
+        record.seconds += old.seconds;
+        record.refuted.extend(old.refuted.iter().copied());
+        record.refuted.sort_unstable();
+        record.refuted.dedup();
+        record.proven_optimal = (1..record.gates()).all(|g| record.refuted.contains(&g));
+        if let Some(cache) = cache {
+            match cache.store(&record) {
+                Ok(path) => stored.push(path),
+                Err(e) => warnings.push(format!("cannot write the search cache: {e}")),
+            }
+        }
+        records[index] = record;
+    }
+    let kernel = best(rule, &records);
+    (kernel.combine().gates().len() < chosen.kernel.combine().gates().len()).then(|| Chosen {
+        kernel,
+        source: NetworkSource::Searched {
+            seconds: started.elapsed().as_secs_f64(),
+            stored,
+        },
+        records,
+        warnings,
+    })
+}
+
 /// The smallest kernel `records` give, else the lowered one.
 fn best(rule: LifeLike, records: &[SearchRecord]) -> RowSharedKernel {
     RowSharedKernel::best_recorded(rule, records).unwrap_or_else(|| RowSharedKernel::lowered(rule))
 }
 
-/// One shape's search within `budget`, from the smallest network known without it: the lowered
-/// one, or for the row-shared shape the blog record in `found` composed with a full adder. `None`
-/// when the shape's output needs no gate (nothing to search).
+/// One shape's search within `budget`, down from the smallest network known: the shape's record
+/// in `found`, for the row-shared shape the blog record there composed with a full adder, else the
+/// lowered one. `None` when the shape's output needs no gate (nothing to search).
 fn bounded_search(
     rule: LifeLike,
     shape: Shape,
@@ -178,8 +257,11 @@ fn bounded_search(
     // with a full adder is rarely larger.
     let known = found
         .iter()
-        .filter(|r| shape == Shape::RowShared && r.shape == Shape::Blog)
-        .map(|r| compose_from_blog(&r.network))
+        .filter_map(|r| match (shape, r.shape) {
+            (Shape::RowShared, Shape::Blog) => Some(compose_from_blog(&r.network)),
+            (ours, theirs) if ours == theirs => Some(r.network.clone()),
+            _ => None,
+        })
         .min_by_key(|n| n.gates().len())
         .unwrap_or_else(|| shape.lowered(&rule, Basis::Lut3));
     progress(&format!(
@@ -368,6 +450,22 @@ mod tests {
         let lowered = choose(rule, &[], Some(&cache), Duration::ZERO, |_| {});
         assert_eq!(lowered.source, NetworkSource::Lowered);
         assert_eq!(lowered.kernel, RowSharedKernel::lowered(rule));
+    }
+
+    #[test]
+    fn improving_spends_the_budget_once_and_keeps_what_it_spent() {
+        let rule = life_like(QUICK);
+        let cache = temporary_cache("improve");
+        let first = choose(rule, &[], Some(&cache), Duration::from_millis(400), |_| {});
+        let budget = Duration::from_secs(1);
+        assert!(improvable(&first, budget));
+        if let Some(better) = improve(&first, Some(&cache), budget, |_| {}) {
+            assert!(better.kernel.combine().gates().len() < first.kernel.combine().gates().len());
+        }
+        let later = choose(rule, &[], Some(&cache), Duration::ZERO, |_| {});
+        assert!(matches!(later.source, NetworkSource::Cached(_)));
+        assert!(!improvable(&later, budget), "{:?}", later.records);
+        let _ = std::fs::remove_dir_all(cache.versioned_dir().parent().unwrap());
     }
 
     #[test]
