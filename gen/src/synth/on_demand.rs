@@ -13,7 +13,7 @@ use crate::rule::LifeLike;
 use crate::sat::SolverKind;
 use crate::shapes::Shape;
 use crate::synth::request::Prepared;
-use crate::synth::search::SearchOptions;
+use crate::synth::search::{SearchOptions, SizeAnswer};
 
 /// The shapes searched for a rule without a record, in this order: the blog shape's 6 inputs
 /// are quick to search, and its network bounds the row-shared search.
@@ -128,7 +128,15 @@ pub fn choose(
         if share.is_zero() {
             continue;
         }
-        let Some(record) = bounded_search(rule, shape, &records, share, &mut progress) else {
+        // Each smaller network is kept as it is found, so a process that ends mid-search (a
+        // run that finished first) leaves it for the next.
+        let mut keep = |record: SearchRecord| {
+            if let Some(cache) = cache {
+                let _ = cache.store(&record);
+            }
+        };
+        let Some(record) = bounded_search(rule, shape, &records, share, &mut progress, &mut keep)
+        else {
             continue;
         };
         searched = true;
@@ -203,20 +211,22 @@ pub fn improve(
             .cloned()
             .chain([old.clone()])
             .collect();
-        let Some(mut record) = bounded_search(
+        let mut keep = |record: SearchRecord| {
+            if let Some(cache) = cache {
+                let _ = cache.store(&continued(record, &old));
+            }
+        };
+        let Some(record) = bounded_search(
             rule,
             shape,
             &others,
             Duration::from_secs_f64(left),
             &mut progress,
+            &mut keep,
         ) else {
             continue;
         };
-        record.seconds += old.seconds;
-        record.refuted.extend(old.refuted.iter().copied());
-        record.refuted.sort_unstable();
-        record.refuted.dedup();
-        record.proven_optimal = (1..record.gates()).all(|g| record.refuted.contains(&g));
+        let record = continued(record, &old);
         if let Some(cache) = cache {
             match cache.store(&record) {
                 Ok(path) => stored.push(path),
@@ -237,6 +247,16 @@ pub fn improve(
     })
 }
 
+/// `record`, found by a search that went on from `old`: the seconds and refuted sizes of both.
+fn continued(mut record: SearchRecord, old: &SearchRecord) -> SearchRecord {
+    record.seconds += old.seconds;
+    record.refuted.extend(old.refuted.iter().copied());
+    record.refuted.sort_unstable();
+    record.refuted.dedup();
+    record.proven_optimal = (1..record.gates()).all(|g| record.refuted.contains(&g));
+    record
+}
+
 /// The smallest kernel `records` give, else the lowered one.
 fn best(rule: LifeLike, records: &[SearchRecord]) -> RowSharedKernel {
     RowSharedKernel::best_recorded(rule, records).unwrap_or_else(|| RowSharedKernel::lowered(rule))
@@ -251,6 +271,7 @@ fn bounded_search(
     found: &[SearchRecord],
     budget: Duration,
     progress: &mut impl FnMut(&str),
+    keep: &mut dyn FnMut(SearchRecord),
 ) -> Option<SearchRecord> {
     let spec = shape.spec(&rule);
     // The row-shared shape's lowered network takes half a second to find, and a blog network
@@ -270,6 +291,7 @@ fn bounded_search(
         known.gates().len(),
         budget.as_secs_f64()
     ));
+    let prepared_solver = SolverKind::Varisat.name();
     let prepared = Prepared {
         rule,
         shape,
@@ -283,6 +305,7 @@ fn bounded_search(
             ..SearchOptions::new(Basis::Lut3)
         },
     };
+    let started = Instant::now();
     let outcome = prepared
         .run(|attempt| {
             progress(&format!(
@@ -290,7 +313,19 @@ fn bounded_search(
                 attempt.gates,
                 attempt.answer.label(),
                 attempt.time.as_secs_f64()
-            ))
+            ));
+            if let SizeAnswer::Sat(network) = &attempt.answer {
+                keep(SearchRecord {
+                    rule,
+                    shape,
+                    basis: Basis::Lut3,
+                    network: network.clone(),
+                    proven_optimal: false,
+                    refuted: Vec::new(),
+                    solver: prepared_solver.to_string(),
+                    seconds: started.elapsed().as_secs_f64(),
+                });
+            }
         })
         .ok()?;
     prepared.record(&outcome)
