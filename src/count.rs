@@ -71,7 +71,8 @@ pub fn count(args: CountArgs) -> Result<()> {
     if args.sass {
         measure(&life, &records, &mut rows)?;
     }
-    if let (Some(network), false) = (network, args.json) {
+    // The text table only: the Markdown table and the JSON stay tables to paste and parse.
+    if let (Some(network), false, false) = (network, args.json, args.markdown) {
         println!("network: {network}\n");
     }
     print!("{}", render(&rows, &args));

@@ -41,6 +41,24 @@ fn the_cpu_backend_runs_the_cached_network_like_the_reference() {
     );
     assert_eq!(later.kernel.combine(), chosen.kernel.combine());
 
+    // count and run say where the network came from; a process of their own reads the cache.
+    for args in [
+        vec!["count", "--rule", text],
+        vec!["run", "--rule", text, "--size", "64x3", "--gens", "2"],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+            .args(&args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert!(
+            stdout.lines().any(|l| l.starts_with("network: B34/S23: ")
+                && l.contains("from the search cache")),
+            "{args:?}: {stdout}"
+        );
+    }
+
     let rule = Rule::LifeLike(life);
     let mut seeds = SplitMix64::new(0x5EA2C4);
     for (w, h) in [(67, 1), (131, 2), (65, 33), (200, 9)] {
