@@ -346,9 +346,7 @@ impl Upgrading {
         if let Ok(chosen) = self.found.try_recv() {
             let universe = self.current.universe()?.clone();
             self.current = (self.remake)(universe)?;
-            if std::io::stderr().is_terminal() {
-                eprintln!("network: now {}", chosen.describe());
-            }
+            eprintln!("network: now {}", chosen.describe());
         }
         Ok(())
     }
