@@ -59,12 +59,25 @@ pub fn set_search_budget(budget: Duration) {
 
 /// The budget set, else [`SEARCH_SECONDS_VARIABLE`]'s, else [`DEFAULT_SEARCH_SECONDS`].
 pub fn search_budget() -> Result<Duration, BadSearchBudget> {
-    if let Some(budget) = *SEARCH_BUDGET.lock().unwrap_or_else(|e| e.into_inner()) {
+    budget(
+        &SEARCH_BUDGET,
+        SEARCH_SECONDS_VARIABLE,
+        DEFAULT_SEARCH_SECONDS,
+    )
+}
+
+/// The budget in `set`, else in `variable`, else `default` seconds.
+fn budget(
+    set: &Mutex<Option<Duration>>,
+    variable: &str,
+    default: f64,
+) -> Result<Duration, BadSearchBudget> {
+    if let Some(budget) = *set.lock().unwrap_or_else(|e| e.into_inner()) {
         return Ok(budget);
     }
-    match std::env::var(SEARCH_SECONDS_VARIABLE) {
+    match std::env::var(variable) {
         Ok(text) if !text.is_empty() => parse_search_seconds(&text),
-        _ => Ok(Duration::from_secs_f64(DEFAULT_SEARCH_SECONDS)),
+        _ => Ok(Duration::from_secs_f64(default)),
     }
 }
 
@@ -85,13 +98,11 @@ pub fn set_search_beside_budget(budget: Duration) {
 
 /// The budget set, else [`SEARCH_BESIDE_SECONDS_VARIABLE`]'s, else the default.
 pub fn search_beside_budget() -> Result<Duration, BadSearchBudget> {
-    if let Some(budget) = *SEARCH_BESIDE.lock().unwrap_or_else(|e| e.into_inner()) {
-        return Ok(budget);
-    }
-    match std::env::var(SEARCH_BESIDE_SECONDS_VARIABLE) {
-        Ok(text) if !text.is_empty() => parse_search_seconds(&text),
-        _ => Ok(Duration::from_secs_f64(DEFAULT_SEARCH_BESIDE_SECONDS)),
-    }
+    budget(
+        &SEARCH_BESIDE,
+        SEARCH_BESIDE_SECONDS_VARIABLE,
+        DEFAULT_SEARCH_BESIDE_SECONDS,
+    )
 }
 
 /// Starts a search that goes on from [`chosen`]'s networks beside the run, on a thread of its
