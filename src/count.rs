@@ -35,12 +35,9 @@ pub struct CountArgs {
     root: Option<PathBuf>,
 }
 
-/// The records to count with: the embedded ones, or those below `--root`, which must hold
-/// kernels_out/networks/ (an empty or missing directory would silently count other kernels).
-fn load_records(root: Option<&Path>) -> Result<Vec<SearchRecord>> {
-    let Some(root) = root else {
-        return Ok(lifegen_runtime::records::embedded()?);
-    };
+/// The records below `--root`, which must hold kernels_out/networks/ (an empty or missing
+/// directory would silently count other kernels).
+fn load_records(root: &Path) -> Result<Vec<SearchRecord>> {
     let dir = root.join(NETWORKS_DIR);
     if !dir.is_dir() {
         bail!(
@@ -63,10 +60,20 @@ pub fn count(args: CountArgs) -> Result<()> {
         Counted::LifeLike(life) => life,
         Counted::LargerThanLife(ltl) => return count_ltl(&ltl, &counted, &args),
     };
-    let records = load_records(args.root.as_deref())?;
+    let (records, network) = match args.root.as_deref() {
+        Some(root) => (load_records(root)?, None),
+        None => {
+            let (records, choice) = lifegen_runtime::records::for_count(&life)?;
+            (records, Some(choice.describe()))
+        }
+    };
     let mut rows = counted.rows(&records);
     if args.sass {
         measure(&life, &records, &mut rows)?;
+    }
+    // The text table only: the Markdown table and the JSON stay tables to paste and parse.
+    if let (Some(network), false, false) = (network, args.json, args.markdown) {
+        println!("network: {network}\n");
     }
     print!("{}", render(&rows, &args));
     Ok(())

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::Rule;
+use lifegen_gen::count::Counted;
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_runtime::drive::file_run::{FileRun, MemoryLimits};
 use lifegen_runtime::drive::out_of_core::Source;
@@ -47,6 +48,16 @@ pub struct RunArgs {
     /// reference (the plain oracle).
     #[arg(long, default_value = "auto")]
     pub(crate) backend: BackendKind,
+    /// Seconds a life-like rule without a stored or cached network may spend in a SAT search for
+    /// one before the run starts (default 1.5, or $LIFEGEN_SEARCH_SECONDS; 0: none). What it finds
+    /// goes to the search cache ($LIFEGEN_CACHE_DIR, else ~/.cache/lifegen) for later runs.
+    #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
+    search_seconds: Option<std::time::Duration>,
+    /// Seconds of search a rule's cached networks may have in all (earlier runs' counted), spent
+    /// beside the run after --search-seconds: the run switches to a smaller network when the
+    /// search finds one (GPU runs; default 60, or $LIFEGEN_SEARCH_BESIDE_SECONDS; 0: none).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
+    search_beside_seconds: Option<std::time::Duration>,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
@@ -92,6 +103,14 @@ pub struct RunArgs {
 const DEFAULT_SIDE: u64 = 4096;
 
 pub fn run(args: RunArgs) -> Result<()> {
+    match args.search_seconds {
+        Some(budget) => lifegen_runtime::records::set_search_budget(budget),
+        None => drop(lifegen_runtime::records::search_budget()?),
+    }
+    match args.search_beside_seconds {
+        Some(budget) => lifegen_runtime::records::set_search_beside_budget(budget),
+        None => drop(lifegen_runtime::records::search_beside_budget()?),
+    }
     let pool = worker_pool(args.threads)?;
     pool.install(|| run_in_pool(args))
 }
@@ -99,6 +118,10 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// The rayon pool for `--threads` (default: every core).
 pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     Ok(lifegen_runtime::drive::threads::pool(threads)?)
+}
+
+fn parse_search_seconds(text: &str) -> Result<std::time::Duration, String> {
+    lifegen_runtime::records::parse_search_seconds(text).map_err(|e| e.to_string())
 }
 
 /// Parses `WxH` or `N`.
@@ -231,6 +254,27 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     println!("rule: {rule}");
     println!("universe: {width}x{height} torus, {origin}");
     println!("backend: {}", simulator.describe());
+    if let (Counted::LifeLike(life), false) =
+        (Counted::new(&rule), args.backend == BackendKind::Reference)
+    {
+        println!(
+            "network: {}",
+            lifegen_runtime::records::chosen(&life).describe()
+        );
+        // On the CPU the search would take cores from the run, whose network interpreter
+        // would rarely choose a searched network anyway.
+        let on_gpu = lifegen_runtime::backend::resolve(args.backend, width) == BackendKind::Gpu;
+        if on_gpu && let Some(found) = lifegen_runtime::records::search_beside(&life) {
+            let (backend, gpus) = (args.backend, args.gpus);
+            simulator = Box::new(Upgrading {
+                current: simulator,
+                found,
+                remake: Box::new(move |universe| {
+                    lifegen_runtime::create_on_gpus(backend, &rule, universe, gpus)
+                }),
+            });
+        }
+    }
 
     let elapsed = match &mut gif_out {
         None => advance_with_progress(simulator.as_mut(), args.gens, None)?,
@@ -378,6 +422,60 @@ fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
+    }
+}
+
+/// Makes a simulator anew for a universe.
+type Remake = dyn Fn(Universe) -> Result<Box<dyn Simulator>, lifegen_runtime::BackendError> + Send;
+
+/// A simulator that a search beside the run may improve: when the search ends with a smaller
+/// network, the universe moves to a simulator made anew, which gets that network.
+struct Upgrading {
+    current: Box<dyn Simulator>,
+    found: std::sync::mpsc::Receiver<std::sync::Arc<lifegen_gen::on_demand::Chosen>>,
+    remake: Box<Remake>,
+}
+
+impl Upgrading {
+    fn switch_when_found(&mut self) -> Result<(), lifegen_runtime::BackendError> {
+        if let Ok(chosen) = self.found.try_recv() {
+            let universe = self.current.universe()?.clone();
+            self.current = (self.remake)(universe)?;
+            eprintln!("network: now {}", chosen.describe());
+        }
+        Ok(())
+    }
+}
+
+impl Simulator for Upgrading {
+    fn describe(&self) -> String {
+        self.current.describe()
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), lifegen_runtime::BackendError> {
+        self.switch_when_found()?;
+        self.current.advance(gens)
+    }
+    fn universe(&mut self) -> Result<&Universe, lifegen_runtime::BackendError> {
+        self.current.universe()
+    }
+    fn replace(&mut self, universe: Universe) -> Result<Universe, lifegen_runtime::BackendError> {
+        self.current.replace(universe)
+    }
+    fn read_rows(
+        &mut self,
+        y: usize,
+        rows: usize,
+    ) -> Result<Vec<u64>, lifegen_runtime::BackendError> {
+        self.current.read_rows(y, rows)
+    }
+    fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), lifegen_runtime::BackendError> {
+        self.current.write_rows(y, words)
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        self.current.kernel_seconds()
+    }
+    fn preferred_step(&self) -> u64 {
+        self.current.preferred_step()
     }
 }
 

@@ -16,7 +16,7 @@ pub use kernel::plan;
 pub use logic::{lowering, named, network};
 pub use measure::{ceilings, count, sass};
 pub use rules::{echo, life, rule, spec};
-pub use synth::{cache, sat, shapes};
+pub use synth::{cache, on_demand, sat, shapes};
 
 pub use lowering::Basis;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};

@@ -661,7 +661,8 @@ fn json_value<'py>(py: Python<'py>, value: &JsonValue) -> PyResult<Bound<'py, Py
 
 /// The instruction cost of every technique for a rule, as `lifegen count --json` lists them: a
 /// list of dicts with the same keys (technique, basis, word_bits, lop3_per_word, ...), from the
-/// search records built into this package. No SASS figures (`lifegen count --sass` has them).
+/// search records built into this package, else the search cache's or a bounded search's (as
+/// `lifegen count`). No SASS figures (`lifegen count --sass` has them).
 #[pyfunction]
 #[pyo3(signature = (rule = "B3/S23"))]
 fn count<'py>(py: Python<'py>, rule: &str) -> PyResult<Bound<'py, PyList>> {
@@ -669,7 +670,11 @@ fn count<'py>(py: Python<'py>, rule: &str) -> PyResult<Bound<'py, PyList>> {
     let counted = Counted::new(&spec.rule);
     let rows = py.detach(|| -> PyResult<_> {
         let records = match counted {
-            Counted::LifeLike(_) => lifegen_runtime::records::embedded().map_err(runtime_error)?,
+            Counted::LifeLike(life) => {
+                lifegen_runtime::records::for_count(&life)
+                    .map_err(runtime_error)?
+                    .0
+            }
             Counted::LargerThanLife(_) => Vec::new(),
         };
         Ok(counted.rows(&records))

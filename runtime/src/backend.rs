@@ -421,10 +421,10 @@ fn life_like_gpu(
     )?))
 }
 
-/// The smallest row-shared logic known for `rule`.
+/// The smallest row-shared logic known for `rule`: the stored record, the per-user cache or a
+/// bounded search ([`crate::records::chosen`]).
 fn life_logic(rule: &LifeLike) -> RowSharedKernel {
-    let records = crate::records::embedded().unwrap_or_default();
-    RowSharedKernel::best(*rule, &records)
+    crate::records::chosen(rule).kernel.clone()
 }
 
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {

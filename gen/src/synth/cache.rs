@@ -1,6 +1,7 @@
-//! Search results kept in `kernels_out/networks/`: one text file per (rule, shape, basis), written
-//! by `lifegen search --save`, read back and re-verified by the tests, so no test reruns a long
-//! search.
+//! Search results kept as one text file per (rule, shape, basis): in `kernels_out/networks/`,
+//! written by `lifegen search --save`, read back and re-verified by the tests, so no test reruns a
+//! long search; and in the per-user [`UserCache`], written by the bounded search a run makes for a
+//! rule without a stored record, re-verified whenever it is read.
 
 use std::path::{Path, PathBuf};
 
@@ -57,6 +58,14 @@ impl SearchRecord {
     }
 
     pub fn render(&self) -> String {
+        format!(
+            "# lifegen search result: written by `lifegen search --save`, re-verified by `cargo test`.\n{}",
+            self.render_fields()
+        )
+    }
+
+    /// The record's fields and network listing, without the comment line that says who wrote it.
+    fn render_fields(&self) -> String {
         let refuted = render_sizes(&self.refuted);
         let status = if self.proven_optimal {
             "proven optimal"
@@ -64,8 +73,7 @@ impl SearchRecord {
             "not proven optimal"
         };
         format!(
-            "# lifegen search result: written by `lifegen search --save`, re-verified by `cargo test`.\n\
-             rule: {}\nshape: {}\nbasis: {}\ngates: {}\nstatus: {status}\nrefuted sizes: {refuted}\n\
+            "rule: {}\nshape: {}\nbasis: {}\ngates: {}\nstatus: {status}\nrefuted sizes: {refuted}\n\
              per word: {} fixed + {} searched\nsolver: {}\nseconds: {:.2}\n{}\n",
             self.rule,
             self.shape.name(),
@@ -166,6 +174,146 @@ impl SearchRecord {
                 Ok((p, record))
             })
             .collect()
+    }
+}
+
+/// Environment variable naming the per-user cache directory, overriding the platform's.
+pub const CACHE_DIR_VARIABLE: &str = "LIFEGEN_CACHE_DIR";
+
+/// The layout of the per-user cache: a directory `v{USER_CACHE_VERSION}` below the cache root,
+/// and a `cache version:` line in every file. Raise it when the record format or a shape's spec
+/// changes; entries of other versions are then ignored.
+pub const USER_CACHE_VERSION: u32 = 1;
+
+/// The per-user cache of search results: `<root>/v1/<rule>/<shape>-<basis>.txt`, each file a
+/// [`SearchRecord`] with a version line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UserCache {
+    root: PathBuf,
+}
+
+/// What the cache holds for a (rule, shape, basis).
+#[derive(Clone, Debug, PartialEq)]
+pub enum CacheEntry {
+    Missing,
+    /// Read and verified.
+    Valid(SearchRecord),
+    /// There, but unreadable, of another version, for another key, or wrong: to be replaced.
+    Rejected(CacheError),
+}
+
+impl UserCache {
+    /// A cache rooted at `root` (the directory that holds `v1/`).
+    pub fn at(root: impl Into<PathBuf>) -> Self {
+        UserCache { root: root.into() }
+    }
+
+    /// The cache of this user: `$LIFEGEN_CACHE_DIR`, else the platform's cache directory
+    /// (`$XDG_CACHE_HOME/lifegen` or `~/.cache/lifegen`; `~/Library/Caches/lifegen` on macOS;
+    /// `%LOCALAPPDATA%\lifegen` on Windows). `None` when no home is known.
+    pub fn from_environment() -> Option<Self> {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        if let Some(dir) = var(CACHE_DIR_VARIABLE) {
+            return Some(UserCache::at(dir));
+        }
+        let platform = if cfg!(windows) {
+            var("LOCALAPPDATA")
+        } else if cfg!(target_os = "macos") {
+            var("HOME").map(|home| home.join("Library/Caches"))
+        } else {
+            var("XDG_CACHE_HOME")
+                .filter(|dir| dir.is_absolute())
+                .or_else(|| var("HOME").map(|home| home.join(".cache")))
+        };
+        platform.map(|dir| UserCache::at(dir.join("lifegen")))
+    }
+
+    /// The directory that holds this version's entries.
+    pub fn versioned_dir(&self) -> PathBuf {
+        self.root.join(format!("v{USER_CACHE_VERSION}"))
+    }
+
+    /// The file of a (rule, shape, basis).
+    pub fn path(&self, rule: &LifeLike, shape: Shape, basis: Basis) -> PathBuf {
+        self.versioned_dir()
+            .join(rule.catagolue_name())
+            .join(format!("{}-{}.txt", shape.name(), basis.name()))
+    }
+
+    /// The entry of a (rule, shape, basis), its network verified exhaustively against the
+    /// shape's spec for the rule.
+    pub fn load(&self, rule: &LifeLike, shape: Shape, basis: Basis) -> CacheEntry {
+        let path = self.path(rule, shape, basis);
+        let name = path.display().to_string();
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return CacheEntry::Missing,
+            Err(e) => {
+                return CacheEntry::Rejected(CacheError {
+                    path: name,
+                    message: e.to_string(),
+                });
+            }
+        };
+        let reject = |message: String| {
+            CacheEntry::Rejected(CacheError {
+                path: name.clone(),
+                message,
+            })
+        };
+        let version = text.lines().find_map(|l| l.strip_prefix("cache version: "));
+        if version != Some(USER_CACHE_VERSION.to_string().as_str()) {
+            return reject(format!(
+                "cache version {}, this lifegen reads {USER_CACHE_VERSION}",
+                version.unwrap_or("missing")
+            ));
+        }
+        match SearchRecord::parse(&name, &text) {
+            Ok(record) if (record.rule, record.shape, record.basis) == (*rule, shape, basis) => {
+                CacheEntry::Valid(record)
+            }
+            Ok(record) => reject(format!(
+                "holds {} {} {}, not what its name says",
+                record.rule,
+                record.shape.name(),
+                record.basis.name()
+            )),
+            Err(e) => CacheEntry::Rejected(e),
+        }
+    }
+
+    /// Writes `record`, replacing what was there: to a file of its own in the same directory,
+    /// then renamed over the entry, so a reader or a second writer never sees half a file.
+    pub fn store(&self, record: &SearchRecord) -> Result<PathBuf, CacheError> {
+        let path = self.path(&record.rule, record.shape, record.basis);
+        let dir = path.parent().expect("an entry sits in a rule's directory");
+        let io = |p: &Path, e: std::io::Error| CacheError {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let unique = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let temporary = dir.join(format!(
+            ".{}.{}.{unique}.tmp",
+            path.file_name().expect("entries have names").display(),
+            std::process::id()
+        ));
+        let text = format!(
+            "# lifegen search cache: written by a run's bounded search, re-verified when read.\n\
+             cache version: {USER_CACHE_VERSION}\n{}",
+            record.render_fields()
+        );
+        std::fs::write(&temporary, text).map_err(|e| io(&temporary, e))?;
+        std::fs::rename(&temporary, &path).map_err(|e| {
+            let _ = std::fs::remove_file(&temporary);
+            io(&path, e)
+        })?;
+        Ok(path)
     }
 }
 

@@ -112,6 +112,7 @@ pub fn prepare(
         max: args.max,
         budget: Duration::from_secs_f64(args.timeout),
         known: Some(upper_bound(&rule, shape, basis, root)),
+        descend: false,
     };
     Ok(Prepared {
         rule,

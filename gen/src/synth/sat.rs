@@ -12,6 +12,11 @@ impl std::ops::Not for Lit {
 }
 
 pub trait SatSolver {
+    /// Makes [`SatSolver::solve`] give up (answer `None`) soon after `deadline`; called before
+    /// any clause is added. A solver that cannot be stopped ignores it.
+    fn stop_at(&mut self, deadline: std::time::Instant) {
+        let _ = deadline;
+    }
     fn new_var(&mut self) -> Lit;
     fn add_clause(&mut self, clause: &[Lit]);
     /// `Some(true)`: satisfiable, `Some(false)`: unsatisfiable, `None`: the solver failed.
@@ -39,7 +44,28 @@ impl Default for Varisat {
     }
 }
 
+/// A proof sink that fails once its deadline has passed: varisat stops solving at the first
+/// failed proof write (it writes learned clauses as it goes), which is how a solve is abandoned.
+struct Deadline(std::time::Instant);
+
+impl std::io::Write for Deadline {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if std::time::Instant::now() >= self.0 {
+            return Err(std::io::Error::other("the search's deadline passed"));
+        }
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl SatSolver for Varisat {
+    fn stop_at(&mut self, deadline: std::time::Instant) {
+        self.solver
+            .write_proof(Deadline(deadline), varisat::ProofFormat::BinaryDrat);
+    }
+
     fn new_var(&mut self) -> Lit {
         self.vars += 1;
         Lit(self.vars)

@@ -98,10 +98,17 @@ struct Encoding<'a, S: SatSolver> {
 }
 
 impl<'a, S: SatSolver + Default> Encoding<'a, S> {
-    fn new(spec: &'a Spec, basis: Basis, gates: usize, every_operand: bool) -> Self {
+    fn new(
+        spec: &'a Spec,
+        basis: Basis,
+        gates: usize,
+        every_operand: bool,
+        deadline: Instant,
+    ) -> Self {
         let k = arity(basis);
         let n = spec.num_inputs();
         let mut solver = S::default();
+        solver.stop_at(deadline);
         let mut selections = Vec::new();
         let mut tables = Vec::new();
         for gate in 0..gates {
@@ -549,7 +556,7 @@ fn solve_size_with<S: SatSolver + Default>(
     if gates == 0 {
         return Ok(SizeAnswer::Unsat);
     }
-    let mut encoding = Encoding::<S>::new(spec, basis, gates, every_operand);
+    let mut encoding = Encoding::<S>::new(spec, basis, gates, every_operand, deadline);
     for row in initial_rows(spec) {
         encoding.add_row(row);
     }
@@ -558,6 +565,7 @@ fn solve_size_with<S: SatSolver + Default>(
             return Ok(SizeAnswer::Timeout);
         }
         match encoding.solver.solve() {
+            None if Instant::now() >= deadline => return Ok(SizeAnswer::Timeout),
             None => return Err(SynthError::SolverFailed),
             Some(false) => return Ok(SizeAnswer::Unsat),
             Some(true) => {}
@@ -578,8 +586,8 @@ fn solve_size_with<S: SatSolver + Default>(
 /// [`solve_size`] on worker threads, so one long SAT call cannot overrun the deadline. For LUT3 a
 /// second worker looks only at gates that use all three operands, which often finds a network much
 /// sooner; its UNSAT is ignored, and only the complete encoding's answer refutes a size. A solve
-/// still running when the answer is known or the deadline passes is abandoned: its thread ends when
-/// the solver returns or the process exits.
+/// still running when the answer is known is abandoned: its thread ends when the solver returns,
+/// which the solver does soon after the deadline ([`SatSolver::stop_at`]).
 fn solve_size_within(
     spec: &Spec,
     basis: Basis,
@@ -637,6 +645,10 @@ pub struct SearchOptions {
     /// A verified network already known (from lowering): the search tries only smaller sizes,
     /// and returns it when it finds none.
     pub known: Option<Network>,
+    /// Try sizes from one below the known network's down, rather than from `min` up: a smaller
+    /// network sooner (a size just below a known network is the easiest to satisfy), at the price
+    /// of proving nothing.
+    pub descend: bool,
 }
 
 impl SearchOptions {
@@ -648,8 +660,18 @@ impl SearchOptions {
             max: 40,
             budget: Duration::from_secs(600),
             known: None,
+            descend: false,
         }
     }
+}
+
+/// Whether every size from 1 to `size - 1` was refuted: a network of `size` gates is optimal.
+fn refuted_below(attempts: &[Attempt], size: usize) -> bool {
+    (1..size).all(|s| {
+        attempts
+            .iter()
+            .any(|a| a.gates == s && a.answer == SizeAnswer::Unsat)
+    })
 }
 
 /// Tries sizes from `min` up until one is satisfiable, the known network's size is reached, or the
@@ -686,6 +708,25 @@ pub fn search(
         attempts.push(attempt);
         Ok::<SizeAnswer, SynthError>(answer)
     };
+    if options.descend
+        && let Some(known) = &options.known
+    {
+        let mut size = known.gates().len();
+        while size > options.min.max(1) && Instant::now() < deadline {
+            size -= 1;
+            match try_size(size, deadline, &mut attempts)? {
+                SizeAnswer::Sat(network) => best = Some(network),
+                SizeAnswer::Unsat | SizeAnswer::Timeout => break,
+            }
+        }
+        return Ok(SearchResult {
+            proven_optimal: best
+                .as_ref()
+                .is_some_and(|b| refuted_below(&attempts, b.gates().len())),
+            attempts,
+            best,
+        });
+    }
     let mut lowest_open = options.min.max(1);
     while lowest_open <= max {
         match try_size(lowest_open, upward_deadline, &mut attempts)? {
@@ -711,17 +752,9 @@ pub fn search(
     {
         best = Some(network);
     }
-    // A network of `size` gates is optimal when every size from 1 to `size - 1` was refuted.
-    let refuted_below = |size: usize| {
-        (1..size).all(|s| {
-            attempts
-                .iter()
-                .any(|a| a.gates == s && a.answer == SizeAnswer::Unsat)
-        })
-    };
     let proven_optimal = best
         .as_ref()
-        .is_some_and(|n| refuted_below(n.gates().len()));
+        .is_some_and(|n| refuted_below(&attempts, n.gates().len()));
     Ok(SearchResult {
         attempts,
         best,

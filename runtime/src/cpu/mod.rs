@@ -250,12 +250,16 @@ fn map3(out: &mut Words, x: &Words, y: &Words, z: &Words, f: impl Fn(u64, u64, u
     }
 }
 
-/// The cheapest verified cell network this backend knows for `rule`.
+/// The cheapest verified cell network this backend knows for `rule`: the adder networks, and the
+/// row-shared logic every backend gets ([`crate::records::chosen`]), in LUT3 and in 2-input gates.
 pub fn best_program(rule: &LifeLike) -> CellProgram {
     let spec = cell_spec(rule);
+    let row_shared = &crate::records::chosen(rule).kernel;
     let mut candidates = vec![
         lifegen_gen::lowering::adder_network(rule, lifegen_gen::Basis::Gate2),
         lifegen_gen::lowering::adder_network(rule, lifegen_gen::Basis::Lut3),
+        row_shared.cell_network(),
+        lifegen_gen::rust_emit::gate2_kernel(row_shared).cell_network(),
     ];
     if *rule == LifeLike::CONWAY {
         candidates.extend(lifegen_gen::named::published().into_iter().map(|(n, _)| n));
