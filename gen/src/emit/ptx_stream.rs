@@ -164,14 +164,6 @@ impl Layout {
                 deepest[src as usize] = deepest[src as usize].max(rows);
             }
         }
-        let max_back = program
-            .instrs
-            .iter()
-            .filter_map(|i| match *i {
-                Instr::Load { back } => Some(back),
-                _ => None,
-            })
-            .max();
         let mut depths: Vec<u32> = program
             .instrs
             .iter()
@@ -182,6 +174,7 @@ impl Layout {
             .collect();
         depths.sort_unstable();
         depths.dedup();
+        let max_back = depths.last().copied();
         let prefetch = PREFETCH_ROWS;
         // One slot a row from the one loaded `prefetch` iterations early to the oldest read,
         // and one more for the row this iteration loads.
