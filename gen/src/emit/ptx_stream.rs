@@ -992,6 +992,37 @@ mod tests {
     use crate::rule::{Neighbourhood, Rule};
 
     #[test]
+    fn many_input_depths_come_through_the_shared_ring() {
+        let Rule::LargerThanLife(rule) = crate::rule::parse("R16,C0,M0,S170..296,B170..300,NN")
+            .unwrap()
+            .rule
+        else {
+            panic!()
+        };
+        let columns =
+            LtlKernel::with_history(16, Neighbourhood::VonNeumann, History::Paired).for_rule(&rule);
+        for k in [1, 2] {
+            let ptx = emit(&columns, ShiftForm::Funnel, k).unwrap();
+            let count = |op: &str| ptx.text.matches(op).count() as u32;
+            // One row's words before the loops and one an iteration of each (warm-up, main),
+            // whatever the 34 depths.
+            let loops = 1 + count("WARM:");
+            assert_eq!(count("ld.global.nc"), (1 + loops) * k);
+            assert!(count("ld.shared") >= 34 * k);
+            assert_eq!(ptx.shared_bytes, 2 * 34 * 128 * k as usize);
+        }
+        let Rule::LargerThanLife(box_rule) = crate::rule::parse("R16,C0,M0,S170..296,B170..300,NM")
+            .unwrap()
+            .rule
+        else {
+            panic!()
+        };
+        let paired = LtlKernel::with_history(16, Neighbourhood::Moore, History::Paired);
+        let ptx = emit(&paired.for_rule(&box_rule), ShiftForm::Funnel, 2).unwrap();
+        assert_eq!(ptx.shared_bytes, 0, "three depths read the source");
+    }
+
+    #[test]
     fn moore_radius_16_fits_a_warp() {
         let Rule::LargerThanLife(rule) = crate::rule::parse("R16,C0,M0,S170..296,B170..300,NM")
             .unwrap()
