@@ -1,8 +1,9 @@
 //! Prints the GPU stream kernel (PTX) of a rule: `cargo run -p lifegen-gen --example emit_stream
-//! -- R16,C0,M0,S170..296,B170..300,NM paired` (LtL history: delay, recompute or paired), or
+//! -- R16,C0,M0,S170..296,B170..300,NM paired` (LtL history: delay, recompute, paired, or gpu:
+//! the one the GPU backend picks at `K`), or
 //! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane, `WARPS=4` warps a block.
 use lifegen_gen::emit::ptx_stream::{ShiftForm, emit, emit_in_blocks};
-use lifegen_gen::kernel::ltl::{History, LtlKernel};
+use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history};
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::rule::Rule;
 
@@ -18,6 +19,7 @@ fn main() {
             let history = match option.as_deref() {
                 Some("recompute") => History::Recompute,
                 Some("paired") => History::Paired,
+                Some("gpu") => gpu_history(&rule, k),
                 _ => History::Delay,
             };
             LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(&rule)

@@ -13,7 +13,9 @@
 //! no value is ever moved; in shared memory otherwise (`[ring][slot][word][lane]`, so the 32
 //! lanes hit 32 banks). Input rows come the same way: when no `Load` reaches further back than
 //! [`REGISTER_RING_ROWS`] rows, each row is loaded once, [`PREFETCH_ROWS`] iterations before its
-//! first use, into a register ring; otherwise every `Load` reads the source (`ld.global.nc`).
+//! first use, into a register ring; when more than [`MAX_GLOBAL_LOAD_DEPTHS`] depths are read,
+//! each row is loaded once into a shared-memory ring kept twice over (see `InputRing`), which
+//! every `Load` reads with one cursor; otherwise every `Load` reads the source (`ld.global.nc`).
 //!
 //! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
@@ -47,6 +49,12 @@ pub const PREFETCH_ROWS: u32 = 1;
 /// load into a ring register far ahead at 236 registers); with it B3/S23 k2-t10 at 65536^2 ran
 /// 4.16e13 instead of 3.57e13 (3 rows 4.15e13, 12 rows 4.16e13, 24 rows 4.11e13).
 pub const L2_PREFETCH_ROWS: u32 = 6;
+
+/// The most distinct load depths read straight from the source each iteration; a program
+/// reading more rows than that gets them through a shared-memory ring instead (one global load
+/// a word and iteration, then one `ld.shared` a `Load`, where each depth read from global
+/// memory costs a row cursor, a 64-bit address and a predicated load a word).
+pub const MAX_GLOBAL_LOAD_DEPTHS: usize = 3;
 
 /// The most loop iterations unrolled to give every register-ring slot its own register.
 const MAX_UNROLL: u32 = 12;
@@ -100,11 +108,24 @@ enum Ring {
     Shared { base: usize, len: u32 },
 }
 
+/// Input rows in shared memory from byte `base`: `len` rows (the deepest `Load` and the
+/// newest), each kept twice, at slots `p` and `p + len` of `2 len` slots, where `p` is the
+/// iteration's write slot. `Load { back }` then reads slot `p + len - back`, one cursor and an
+/// immediate offset for every depth, and no read ever wraps. The ring starts zeroed, so rows
+/// before the segment read as zero until they are written.
+#[derive(Clone, Copy, Debug)]
+struct InputRing {
+    base: usize,
+    len: u32,
+}
+
 /// How a program's rows are held: a ring per delayed value, and the input rows' ring.
 struct Layout {
     rings: Vec<Option<Ring>>,
-    /// Slots of the ring of loaded rows, when input rows come through one.
+    /// Slots of the ring of loaded rows, when input rows come through one in registers.
     load_ring: Option<u32>,
+    /// The shared-memory ring of input rows, when many depths are read: see [`InputRing`].
+    input_ring: Option<InputRing>,
     /// Iterations between a row's load and the iteration that first reads it.
     prefetch: u32,
     unroll: u32,
@@ -126,14 +147,17 @@ impl Layout {
                 deepest[src as usize] = deepest[src as usize].max(rows);
             }
         }
-        let max_back = program
+        let mut depths: Vec<u32> = program
             .instrs
             .iter()
             .filter_map(|i| match *i {
                 Instr::Load { back } => Some(back),
                 _ => None,
             })
-            .max();
+            .collect();
+        depths.sort_unstable();
+        depths.dedup();
+        let max_back = depths.last().copied();
         let prefetch = PREFETCH_ROWS;
         // One slot a row from the one loaded `prefetch` iterations early to the oldest read,
         // and one more for the row this iteration loads.
@@ -170,9 +194,21 @@ impl Layout {
                 }
             })
             .collect();
+        let load_ring = load_ring.filter(|_| registers);
+        let input_ring = max_back
+            .filter(|_| load_ring.is_none() && depths.len() > MAX_GLOBAL_LOAD_DEPTHS)
+            .map(|back| {
+                let ring = InputRing {
+                    base: shared,
+                    len: back + 1,
+                };
+                shared += 2 * ring.len as usize * 128 * k as usize;
+                ring
+            });
         Layout {
             rings,
-            load_ring: load_ring.filter(|_| registers),
+            load_ring,
+            input_ring,
             prefetch,
             unroll: if registers { unroll } else { 1 },
             shared,
@@ -424,6 +460,9 @@ impl Emitter {
             if let Some(len) = layout.load_ring {
                 self.line(format!("\t.reg .b32 %ld{j}_<{len}>;"));
             }
+            if layout.input_ring.is_some() {
+                self.line(format!("\t.reg .b32 %in{j};"));
+            }
         }
         // At most two shuffles a shifted word.
         let shuffles = 2 * counts.shift * k * layout.unroll as usize + 1;
@@ -434,7 +473,9 @@ impl Emitter {
     /// %r7 task, %r8 strip, %c{j} column of word j, %r10 first row of the segment, %r11 rows of
     /// the segment, %r12 iterations (a multiple of the unroll), %r26 iterations that store,
     /// %r13 newest row, %r14 iteration, %r27 bytes a row, %pw{j} word j is written, %rd1 src,
-    /// %rd2 dst, %rb{j} / %rq{j} src / dst + word j's column, %r20 shared base + lane * 4.
+    /// %rd2 dst, %rb{j} / %rq{j} src / dst + word j's column, %r20 shared base + lane * 4,
+    /// %r28 the next row loaded, %r30 rows the L2 prefetch runs ahead, %r31 / %r32 the input
+    /// ring's write slot and the end of its first copy.
     fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, layout: &Layout) {
         let k = self.k;
         for (reg, param) in [
@@ -535,13 +576,28 @@ impl Emitter {
             self.line("\tsub.u32 %r30, %r2, 1;");
             self.line(format!("\tmin.u32 %r30, %r30, {L2_PREFETCH_ROWS};"));
             for p in 0..layout.prefetch {
-                self.load_ring_row((len + p - layout.prefetch) % len);
+                let slot = (len + p - layout.prefetch) % len;
+                self.load_row(|j| format!("%ld{j}_{slot}"));
             }
+        }
+        // The input ring's write slot %r31 and the end of its first copy %r32; %in{j} holds
+        // the row the next iteration writes, loaded one iteration early.
+        if let Some(ring) = layout.input_ring {
+            let slot_bytes = 128 * self.k as usize;
+            self.line(format!("\tadd.u32 %r31, %r20, {};", ring.base));
+            self.line(format!(
+                "\tadd.u32 %r32, %r31, {};",
+                ring.len as usize * slot_bytes
+            ));
+            self.line("\tmov.u32 %r28, %r13;");
+            self.line("\tsub.u32 %r30, %r2, 1;");
+            self.line(format!("\tmin.u32 %r30, %r30, {L2_PREFETCH_ROWS};"));
+            self.load_row(|j| format!("%in{j}"));
         }
     }
 
-    /// Loads row %r28 into slot `slot` of the load ring and steps %r28 to the next row.
-    fn load_ring_row(&mut self, slot: u32) {
+    /// Loads row %r28 into the registers `dest(j)` and steps %r28 to the next row.
+    fn load_row(&mut self, dest: impl Fn(u32) -> String) {
         // An L2 prefetch of the row loaded L2_PREFETCH_ROWS iterations from now: no register
         // waits for it, and the load then finds the row in L2.
         self.line("\tadd.u32 %r29, %r28, %r30;");
@@ -553,7 +609,7 @@ impl Emitter {
         self.line("\tmul.wide.u32 %rd7, %r28, %r27;");
         for j in 0..self.k {
             self.line(format!("\tadd.s64 %rd4, %rb{j}, %rd7;"));
-            self.line(format!("\tld.global.nc.b32 %ld{j}_{slot}, [%rd4];"));
+            self.line(format!("\tld.global.nc.b32 {}, [%rd4];", dest(j)));
         }
         self.line("\tadd.u32 %r28, %r28, 1;");
         self.line("\tsetp.eq.u32 %p5, %r28, %r2;");
@@ -570,7 +626,11 @@ impl Emitter {
             .instrs
             .iter()
             .filter_map(|i| match *i {
-                Instr::Load { back } if layout.load_ring.is_none() => Some(back),
+                Instr::Load { back }
+                    if layout.load_ring.is_none() && layout.input_ring.is_none() =>
+                {
+                    Some(back)
+                }
                 _ => None,
             })
             .collect();
@@ -628,7 +688,16 @@ impl Emitter {
                 // The row a later iteration reads, first: its slot is not read in this one, so
                 // ptxas may hoist the load as far as it likes.
                 if let Some(len) = layout.load_ring {
-                    self.load_ring_row(u % len);
+                    self.load_row(|j| format!("%ld{j}_{}", u % len));
+                }
+                if let Some(ring) = layout.input_ring {
+                    let copy = ring.len * slot_bytes;
+                    for j in 0..k {
+                        let at = 128 * j;
+                        self.line(format!("\tst.shared.b32 [%r31+{at}], %in{j};"));
+                        self.line(format!("\tst.shared.b32 [%r31+{}], %in{j};", copy + at));
+                    }
+                    self.load_row(|j| format!("%in{j}"));
                 }
                 // Byte offsets of each cursor's row.
                 for (r, &back) in rows.iter().enumerate() {
@@ -647,6 +716,10 @@ impl Emitter {
                                 if is_alias(program, layout, index as u32) =>
                             {
                                 // A register of a ring: nothing to compute.
+                            }
+                            Instr::Load { back } if let Some(ring) = layout.input_ring => {
+                                let at = (ring.len - back) * slot_bytes + 128 * j;
+                                self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
                             }
                             Instr::Load { back } => {
                                 let r = row_reg(back);
@@ -728,6 +801,14 @@ impl Emitter {
                     self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
                     self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
                     self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
+                }
+                if let Some(ring) = layout.input_ring {
+                    self.line(format!("\tadd.u32 %r31, %r31, {slot_bytes};"));
+                    self.line("\tsetp.eq.u32 %p5, %r31, %r32;");
+                    self.line(format!(
+                        "\t@%p5 sub.u32 %r31, %r31, {};",
+                        ring.len * slot_bytes
+                    ));
                 }
                 self.line("\tadd.u32 %r14, %r14, 1;");
             }
@@ -892,6 +973,37 @@ mod tests {
     use super::*;
     use crate::kernel::ltl::{History, LtlKernel};
     use crate::rule::{Neighbourhood, Rule};
+
+    #[test]
+    fn many_input_depths_come_through_the_shared_ring() {
+        let Rule::LargerThanLife(rule) = crate::rule::parse("R16,C0,M0,S170..296,B170..300,NN")
+            .unwrap()
+            .rule
+        else {
+            panic!()
+        };
+        let columns =
+            LtlKernel::with_history(16, Neighbourhood::VonNeumann, History::Paired).for_rule(&rule);
+        for k in [1, 2] {
+            let ptx = emit(&columns, ShiftForm::Funnel, k).unwrap();
+            let count = |op: &str| ptx.text.matches(op).count() as u32;
+            // One row's words before the loops and one an iteration of each (warm-up, main),
+            // whatever the 34 depths.
+            let loops = 1 + count("WARM:");
+            assert_eq!(count("ld.global.nc"), (1 + loops) * k);
+            assert!(count("ld.shared") >= 34 * k);
+            assert_eq!(ptx.shared_bytes, 2 * 34 * 128 * k as usize);
+        }
+        let Rule::LargerThanLife(box_rule) = crate::rule::parse("R16,C0,M0,S170..296,B170..300,NM")
+            .unwrap()
+            .rule
+        else {
+            panic!()
+        };
+        let paired = LtlKernel::with_history(16, Neighbourhood::Moore, History::Paired);
+        let ptx = emit(&paired.for_rule(&box_rule), ShiftForm::Funnel, 2).unwrap();
+        assert_eq!(ptx.shared_bytes, 0, "three depths read the source");
+    }
 
     #[test]
     fn moore_radius_16_fits_a_warp() {
