@@ -10,5 +10,7 @@ for t in gpu backends gpu_ltl; do
     | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)
   cp "$exe" .gpu/test-$t
 done
+cargo build --release -p lifegen-gen --example on_demand_search
+cp target/release/examples/on_demand_search .gpu/
 strip .gpu/*
 ls -la .gpu

@@ -15,10 +15,10 @@ export LIFEGEN_CACHE_DIR=$cache
 echo "| rule | lowered cell updates/s | combine LUT3 after ${seconds} s | searched cell updates/s |"
 echo "|---|---|---|---|"
 for rule in $rules; do
-  rate() { ./target/release/lifegen bench --rule "$rule" --size 65536x65536 --backend gpu "$@" |
+  rate() { "$bin"/lifegen bench --rule "$rule" --size 65536x65536 --backend gpu "$@" |
     sed -n 's/.*cell updates\/s[^0-9]*\([0-9.e+]*\).*/\1/p' | tail -1; }
   lowered=$(LIFEGEN_SEARCH_SECONDS=0 LIFEGEN_CACHE_DIR=$(mktemp -d) rate)
-  gates=$(LIFEGEN_SEARCH_SECONDS=$seconds ./target/release/lifegen count --rule "$rule" |
+  gates=$(LIFEGEN_SEARCH_SECONDS=$seconds "$bin"/lifegen count --rule "$rule" |
     sed -n 's/^network: [^:]*: a combine network of \([0-9]*\) LUT3.*/\1/p')
   echo "| $rule | $lowered | $gates | $(rate) |"
 done
@@ -27,10 +27,10 @@ done
 rule=B012468/S13457
 gens=${SWITCH_GENS:-30000000}
 switch=$(mktemp -d)
-LIFEGEN_CACHE_DIR=$switch ./target/release/lifegen run --rule "$rule" --size 4096x4096 \
+LIFEGEN_CACHE_DIR=$switch "$bin"/lifegen run --rule "$rule" --size 4096x4096 \
   --gens "$gens" --backend gpu --search-beside-seconds 10 --output "$switch/switched.rle" 2>&1 |
   tee "$switch/log"
-LIFEGEN_CACHE_DIR=$(mktemp -d) ./target/release/lifegen run --rule "$rule" --size 4096x4096 \
+LIFEGEN_CACHE_DIR=$(mktemp -d) "$bin"/lifegen run --rule "$rule" --size 4096x4096 \
   --gens "$gens" --backend gpu --search-seconds 0 --search-beside-seconds 0 \
   --output "$switch/lowered.rle" > /dev/null
 cmp "$switch/switched.rle" "$switch/lowered.rle" && echo "the switched run is identical"
