@@ -13,6 +13,11 @@ use rayon::prelude::*;
 
 use crate::universe::{Universe, UniverseError};
 
+#[cfg(all(target_arch = "x86_64", unix))]
+mod exec_memory;
+#[cfg(all(target_arch = "x86_64", unix))]
+pub mod jit;
+
 /// Words per evaluation chunk: 4096 cells; every gate's chunk of a small network stays in L1.
 const CHUNK: usize = 64;
 
