@@ -53,6 +53,9 @@ pub enum BackendError {
     Gpu(#[from] GpuError),
     #[error("{0}")]
     Bands(String),
+    #[cfg(all(target_arch = "x86_64", unix))]
+    #[error(transparent)]
+    Native(#[from] crate::cpu::jit::JitError),
     #[error(
         "internal error: the generated Larger-than-Life program failed its check ({0}); please report it"
     )]
@@ -135,7 +138,7 @@ impl Simulator for Transposed {
 /// A simulator that advances a universe in host memory.
 trait HostStepper: Send {
     fn describe(&self) -> String;
-    fn step(&mut self, universe: &mut Universe, gens: u64);
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError>;
 }
 
 struct Resident<S> {
@@ -148,8 +151,7 @@ impl<S: HostStepper> Simulator for Resident<S> {
         self.stepper.describe()
     }
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
-        self.stepper.step(&mut self.universe, gens);
-        Ok(())
+        self.stepper.step(&mut self.universe, gens)
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(&self.universe)
@@ -175,8 +177,9 @@ impl HostStepper for Reference {
     fn describe(&self) -> String {
         "reference (one cell at a time)".into()
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
         *universe = reference::run(universe, &self.0, gens);
+        Ok(())
     }
 }
 
@@ -190,8 +193,9 @@ impl HostStepper for NetworkStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        NetworkStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        NetworkStepper::advance(self, universe, gens);
+        Ok(())
     }
 }
 
@@ -206,8 +210,9 @@ impl HostStepper for TileStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        TileStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        TileStepper::advance(self, universe, gens);
+        Ok(())
     }
 }
 
@@ -221,8 +226,9 @@ impl HostStepper for CompiledStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        CompiledStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        CompiledStepper::advance(self, universe, gens);
+        Ok(())
     }
 }
 
@@ -239,8 +245,42 @@ impl HostStepper for StreamStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        StreamStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        StreamStepper::advance(self, universe, gens);
+        Ok(())
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", unix))]
+impl HostStepper for crate::cpu::jit::JitStepper {
+    fn describe(&self) -> String {
+        let threads = rayon::current_num_threads();
+        format!(
+            "cpu (native code compiled at run time from {}, {}, {}-word tiles, {} generation{} per pass, {threads} thread{})",
+            self.name(),
+            self.isa().name(),
+            self.tile_words(),
+            self.gens_per_pass(),
+            if self.gens_per_pass() == 1 { "" } else { "s" },
+            if threads == 1 { "" } else { "s" }
+        )
+    }
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        Ok(self.advance(universe, gens)?)
+    }
+}
+
+/// Environment variable that picks the CPU code: `native` (machine code compiled at run time
+/// for any program) or `compiled` (the modules built into lifegen, where there is one).
+pub const CPU_CODE_VARIABLE: &str = "LIFEGEN_CPU_CODE";
+
+fn cpu_code_compiled() -> Result<bool, BackendError> {
+    match std::env::var(CPU_CODE_VARIABLE).ok().as_deref() {
+        None | Some("") | Some("native") => Ok(!cfg!(all(target_arch = "x86_64", unix))),
+        Some("compiled") => Ok(true),
+        Some(other) => Err(BackendError::Bands(format!(
+            "{CPU_CODE_VARIABLE}={other:?} is not native or compiled"
+        ))),
     }
 }
 
@@ -461,6 +501,14 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let isa = Isa::from_environment()?;
     let spare = Universe::new(width, height)?;
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if !cpu_code_compiled()? {
+        let logic = crate::gpu::kernel_logic(life);
+        let gens = crate::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+        let chain = Box::new(move |g| logic.stream_program(g));
+        let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
+        return Ok(resident(stepper, universe));
+    }
     Ok(match TileStepper::new(life, isa, spare) {
         Some(tiles) => resident(tiles, universe),
         None => {
@@ -524,6 +572,11 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
     let kernel = checked_kernel(rule, History::Delay)?;
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if !cpu_code_compiled()? {
+        let stepper = crate::cpu::jit::JitStepper::single(&kernel.for_rule(rule), isa, spare)?;
+        return Ok(resident(stepper, universe));
+    }
     // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
     // keeps a block in registers, elsewhere the run-time back end is faster.
     if let Some(compiled) =

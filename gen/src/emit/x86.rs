@@ -45,7 +45,8 @@ pub struct TileArgs {
     pub output: *mut u64,
     pub output_stride: usize,
     pub iterations: usize,
-    /// `scratch_words` words, 64-byte aligned, zero when the function is called.
+    /// `scratch_words` words, 64-byte aligned, zero when the function is called; the output
+    /// and its stride 64-byte aligned too.
     pub scratch: *mut u64,
 }
 
@@ -547,11 +548,17 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
         }
     }
     let pad = pad as usize;
-    let row_words = tile_words + 2 * pad;
+    // Ring and scratch rows keep their words aligned to the vector (the scratch is 64-byte
+    // aligned): `row_pad` words before them, at least `pad` after.
+    // Unrolled code reads zeros for the vectors beyond a ring or scratch row (they feed only
+    // the halo) and needs no padding there.
+    let input_pad = pad.next_multiple_of(lanes);
+    let row_pad = if isa == CpuIsa::Avx512 { 0 } else { input_pad };
+    let row_words = row_pad + tile_words + row_pad;
     let frame_words = lowered.rings as usize * row_words;
     let scratch_words =
         lowered.ring_len as usize * frame_words + lowered.scratch_rows as usize * row_words;
-    let mut emitter = Emitter::new(isa, &lowered, tile_words, pad, row_words)?;
+    let mut emitter = Emitter::new(isa, &lowered, tile_words, row_pad, row_words)?;
     emitter.function()?;
     let bytes = emitter.asm.assemble(0)?;
     Ok(MachineCode {
@@ -559,7 +566,7 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
         isa,
         tile_words,
         halo_words: halo,
-        pad_words: pad,
+        pad_words: input_pad,
         scratch_words: scratch_words.div_ceil(8) * 8 + 8,
         max_back: max_back as usize,
         warmup: program.warmup as usize,
@@ -730,6 +737,10 @@ impl<'a> Emitter<'a> {
         a.set_label(&mut iteration)?;
         self.iteration_bases()?;
         for phase in &self.lowered.phases {
+            if self.unrolled() {
+                self.phase_body(phase)?;
+                continue;
+            }
             let a = &mut self.asm;
             a.xor(OFFSET, OFFSET)?;
             let mut top = a.create_label();
@@ -811,11 +822,27 @@ impl<'a> Emitter<'a> {
         within as i32
     }
 
+    /// Whether a phase's vectors are unrolled into one straight-line body: on AVX-512, where
+    /// the words either side of a vector come from its aligned neighbours by `valignq`, as the
+    /// tile kernels do, rather than from unaligned loads.
+    fn unrolled(&self) -> bool {
+        self.isa == CpuIsa::Avx512
+    }
+
     fn phase_body(&mut self, steps: &[Step]) -> Result<(), X86Error> {
-        let mut alloc = Allocator::new(self, steps);
-        for (position, step) in steps.iter().enumerate() {
+        let vectors = if self.unrolled() {
+            (self.tile_words / self.isa.lanes()) as i64
+        } else {
+            1
+        };
+        let instances: Vec<(Step, i64)> = (0..vectors)
+            .flat_map(|v| steps.iter().map(move |&s| (s, v)))
+            .collect();
+        let mut alloc = Allocator::new(self, &instances);
+        for (position, &(step, vector)) in instances.iter().enumerate() {
             alloc.position = position;
-            match *step {
+            alloc.vector = vector;
+            match step {
                 Step::Compute(node) => alloc.compute(node)?,
                 Step::Store { node, row } => {
                     let reg = alloc.reg_of(node)?;
@@ -842,12 +869,23 @@ fn base_of(row: RowRef) -> Base {
 #[derive(Clone, Copy)]
 struct Mem(AsmMemoryOperand);
 
-/// Linear-scan register allocation over one phase body, emitting as it goes.
+/// What a register holds: a node's value for one vector of the tile, or an aligned vector of a
+/// memory row (vector `u` of the tile, `-1` and beyond the last reading the padding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Key {
+    Node(usize, i64),
+    Vector(RowRef, i64),
+}
+
+/// Linear-scan register allocation over one phase body, emitting as it goes. Registers hold
+/// keys, interned as ids.
 struct Allocator<'e, 'a> {
     e: &'e mut Emitter<'a>,
-    steps: Vec<Step>,
     position: usize,
-    /// Positions where each node is read, ascending.
+    vector: i64,
+    ids: HashMap<Key, usize>,
+    keys: Vec<Key>,
+    /// Positions where each key is read, ascending.
     uses: HashMap<usize, Vec<usize>>,
     regs: Vec<VReg>,
     holder: Vec<Option<usize>>,
@@ -861,24 +899,7 @@ struct Allocator<'e, 'a> {
 }
 
 impl<'e, 'a> Allocator<'e, 'a> {
-    fn new(e: &'e mut Emitter<'a>, steps: &[Step]) -> Self {
-        let mut uses: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (p, step) in steps.iter().enumerate() {
-            let read: Vec<usize> = match *step {
-                Step::Compute(node) => match e.lowered.nodes[node] {
-                    Node::Lut3 { a, b, c, .. } => vec![a, b, c],
-                    Node::Op2 { a, b, .. } => vec![a, b],
-                    Node::Not(a) => vec![a],
-                    Node::Mem(_) | Node::Const(_) => vec![],
-                },
-                Step::Store { node, .. } => vec![node],
-            };
-            for node in read {
-                // A shifted memory word reads its aligned neighbours' nodes too, which may
-                // already be in registers; no use is recorded for them.
-                uses.entry(node).or_default().push(p);
-            }
-        }
+    fn new(e: &'e mut Emitter<'a>, instances: &[(Step, i64)]) -> Self {
         let regs: Vec<VReg> = match e.isa {
             CpuIsa::Avx512 => ZMM.iter().map(|&r| VReg::Zmm(r)).collect(),
             CpuIsa::Avx2 => YMM.iter().map(|&r| VReg::Ymm(r)).collect(),
@@ -890,11 +911,13 @@ impl<'e, 'a> Allocator<'e, 'a> {
         };
         let n = regs.len();
         let nb = base_regs.len();
-        Allocator {
+        let mut alloc = Allocator {
             e,
-            steps: steps.to_vec(),
             position: 0,
-            uses,
+            vector: 0,
+            ids: HashMap::new(),
+            keys: Vec::new(),
+            uses: HashMap::new(),
             holder: vec![None; n],
             locked: vec![false; n],
             regs,
@@ -904,7 +927,63 @@ impl<'e, 'a> Allocator<'e, 'a> {
             base_in: vec![None; nb],
             base_age: vec![0; nb],
             clock: 0,
+        };
+        for (p, &(step, vector)) in instances.iter().enumerate() {
+            alloc.vector = vector;
+            let read: Vec<usize> = match step {
+                Step::Compute(node) => match alloc.e.lowered.nodes[node] {
+                    Node::Lut3 { a, b, c, .. } => vec![a, b, c],
+                    Node::Op2 { a, b, .. } => vec![a, b],
+                    Node::Not(a) => vec![a],
+                    Node::Mem(_) | Node::Const(_) => vec![node],
+                },
+                Step::Store { node, .. } => vec![node],
+            };
+            for node in read {
+                let id = alloc.node_id(node);
+                alloc.uses.entry(id).or_default().push(p);
+                if let (Key::Node(..), Node::Mem(m)) = (alloc.keys[id], alloc.e.lowered.nodes[node])
+                    && alloc.e.unrolled()
+                {
+                    for u in alloc.vectors_read(m) {
+                        let id = alloc.id(Key::Vector(m.row, u));
+                        alloc.uses.entry(id).or_default().push(p);
+                    }
+                }
+            }
         }
+        alloc.vector = 0;
+        alloc
+    }
+
+    fn id(&mut self, key: Key) -> usize {
+        if let Some(&id) = self.ids.get(&key) {
+            return id;
+        }
+        self.keys.push(key);
+        self.ids.insert(key, self.keys.len() - 1);
+        self.keys.len() - 1
+    }
+
+    /// The key of `node` in the current vector: an aligned memory word is its row's vector.
+    fn node_id(&mut self, node: usize) -> usize {
+        let lanes = self.e.isa.lanes() as i64;
+        if let Node::Mem(m) = self.e.lowered.nodes[node]
+            && self.e.unrolled()
+            && m.cells.rem_euclid(64 * lanes) == 0
+        {
+            let u = self.vector + m.cells.div_euclid(64 * lanes);
+            return self.id(Key::Vector(m.row, u));
+        }
+        self.id(Key::Node(node, self.vector))
+    }
+
+    /// The aligned vectors of its row a shifted memory word reads (unrolled code).
+    fn vectors_read(&self, m: MemRef) -> Vec<i64> {
+        let lanes = self.e.isa.lanes() as i64;
+        let first = self.vector * lanes + m.cells.div_euclid(64);
+        let last = first + lanes;
+        (first.div_euclid(lanes)..=last.div_euclid(lanes)).collect()
     }
 
     fn next_use(&self, node: usize) -> Option<usize> {
@@ -942,9 +1021,14 @@ impl<'e, 'a> Allocator<'e, 'a> {
             })
             .expect("more registers than one instruction's operands");
         let node = self.holder[victim].expect("full");
-        let has_home = matches!(self.e.lowered.nodes[node], Node::Mem(m) if m.cells.rem_euclid(64) == 0)
-            || matches!(self.e.lowered.nodes[node], Node::Const(_))
-            || self.spilled.contains_key(&node);
+        let has_home = match self.keys[node] {
+            Key::Vector(..) => true,
+            Key::Node(n, _) => match self.e.lowered.nodes[n] {
+                Node::Mem(m) => m.cells.rem_euclid(64) == 0,
+                Node::Const(_) => true,
+                _ => self.spilled.contains_key(&node),
+            },
+        };
         if !has_home {
             let slot = self.e.spill_slots as i32;
             self.e.spill_slots += 1;
@@ -1003,10 +1087,17 @@ impl<'e, 'a> Allocator<'e, 'a> {
         Ok(self.base_regs[i])
     }
 
+    /// Word `word` of the current vector of `row`.
     fn mem_operand(&mut self, row: RowRef, word: i64) -> Result<Mem, X86Error> {
         let base = self.base_reg(base_of(row))?;
-        let disp = self.e.displacement(row, word);
-        Ok(self.sized(base + OFFSET + disp))
+        if self.e.unrolled() {
+            let lanes = self.e.isa.lanes() as i64;
+            let disp = self.e.displacement(row, word + self.vector * lanes);
+            Ok(self.sized(base + disp))
+        } else {
+            let disp = self.e.displacement(row, word);
+            Ok(self.sized(base + OFFSET + disp))
+        }
     }
 
     fn take(&mut self, r: usize, node: usize) {
@@ -1020,7 +1111,14 @@ impl<'e, 'a> Allocator<'e, 'a> {
         Ok(self.regs[r])
     }
 
+    /// The register of `node` in the current vector.
     fn reg_index(&mut self, node: usize) -> Result<usize, X86Error> {
+        let id = self.node_id(node);
+        self.reg_index_id(id)
+    }
+
+    fn reg_index_id(&mut self, id: usize) -> Result<usize, X86Error> {
+        let node = id;
         if let Some(&r) = self.reg_of.get(&node) {
             return Ok(r);
         }
@@ -1031,7 +1129,32 @@ impl<'e, 'a> Allocator<'e, 'a> {
             self.take(r, node);
             return Ok(r);
         }
-        match self.e.lowered.nodes[node] {
+        let (n, vector) = match self.keys[id] {
+            Key::Vector(row, u)
+                if !matches!(row, RowRef::Input { .. })
+                    && !(0..(self.e.tile_words / self.e.isa.lanes()) as i64).contains(&u) =>
+            {
+                let r = self.free_reg()?;
+                let VReg::Zmm(z) = self.regs[r] else {
+                    unreachable!("unrolled code is AVX-512")
+                };
+                self.e.asm.vpxorq(z, z, z)?;
+                self.take(r, id);
+                return Ok(r);
+            }
+            Key::Vector(row, u) => {
+                let r = self.free_reg()?;
+                let lanes = self.e.isa.lanes() as i64;
+                let mem = self.mem_operand(row, (u - self.vector) * lanes)?;
+                self.load(self.regs[r], mem)?;
+                self.take(r, id);
+                return Ok(r);
+            }
+            Key::Node(n, vector) => (n, vector),
+        };
+        debug_assert_eq!(vector, self.vector);
+        match self.e.lowered.nodes[n] {
+            Node::Mem(m) if self.e.unrolled() => self.funnel_unrolled(id, m),
             Node::Mem(m) => {
                 let (q, s) = (m.cells.div_euclid(64), m.cells.rem_euclid(64) as u32);
                 if s == 0 {
@@ -1075,8 +1198,10 @@ impl<'e, 'a> Allocator<'e, 'a> {
                 .position(|&n| n == Node::Mem(m.at_word(word)))
         };
         let (lo_node, hi_node) = (find(q, self), find(q + 1, self));
-        let mut lo_reg = lo_node.and_then(|n| self.reg_of.get(&n).copied());
-        let mut hi_reg = hi_node.and_then(|n| self.reg_of.get(&n).copied());
+        let lo_id = lo_node.map(|n| self.node_id(n));
+        let hi_id = hi_node.map(|n| self.node_id(n));
+        let mut lo_reg = lo_id.and_then(|id| self.reg_of.get(&id).copied());
+        let mut hi_reg = hi_id.and_then(|id| self.reg_of.get(&id).copied());
         if lo_reg.is_none() && hi_reg.is_none() {
             if let (0, Some(n)) = (q, lo_node) {
                 lo_reg = Some(self.reg_index(n)?);
@@ -1176,6 +1301,71 @@ impl<'e, 'a> Allocator<'e, 'a> {
         Ok(dst)
     }
 
+    /// Words `start .. start + lanes` of the current row as a register: an aligned vector, or
+    /// two aligned by `valignq` into a temporary (the bool).
+    fn words_at(&mut self, row: RowRef, start: i64) -> Result<(usize, bool), X86Error> {
+        let lanes = self.e.isa.lanes() as i64;
+        let (u, k) = (start.div_euclid(lanes), start.rem_euclid(lanes));
+        let lo_id = self.id(Key::Vector(row, u));
+        let lo = self.reg_index_id(lo_id)?;
+        if k == 0 {
+            return Ok((lo, false));
+        }
+        self.locked[lo] = true;
+        let hi_id = self.id(Key::Vector(row, u + 1));
+        let hi = self.reg_index_id(hi_id)?;
+        self.locked[hi] = true;
+        let t = self.free_reg()?;
+        let zmm = |r: usize, me: &Self| match me.regs[r] {
+            VReg::Zmm(z) => z,
+            _ => unreachable!("unrolled code is AVX-512"),
+        };
+        let (tz, hz, lz) = (zmm(t, self), zmm(hi, self), zmm(lo, self));
+        self.e.asm.valignq(tz, hz, lz, k as u32)?;
+        self.locked[lo] = false;
+        self.locked[hi] = false;
+        Ok((t, true))
+    }
+
+    /// A shifted memory word in unrolled AVX-512 code: `valignq` for the words, `vpshrdq` /
+    /// `vpshldq` for the cells.
+    fn funnel_unrolled(&mut self, id: usize, m: MemRef) -> Result<usize, X86Error> {
+        let lanes = self.e.isa.lanes() as i64;
+        let (q, s) = (m.cells.div_euclid(64), m.cells.rem_euclid(64) as u32);
+        let first = self.vector * lanes + q;
+        let (lo, lo_temp) = self.words_at(m.row, first)?;
+        self.locked[lo] = true;
+        if s == 0 {
+            debug_assert!(lo_temp, "aligned vectors are keyed as vectors");
+            self.locked[lo] = false;
+            self.take(lo, id);
+            return Ok(lo);
+        }
+        let (hi, hi_temp) = self.words_at(m.row, first + 1)?;
+        self.locked[hi] = true;
+        let zmm = |r: usize, me: &Self| match me.regs[r] {
+            VReg::Zmm(z) => z,
+            _ => unreachable!("unrolled code is AVX-512"),
+        };
+        let dst = if lo_temp {
+            lo
+        } else if hi_temp {
+            hi
+        } else {
+            self.free_reg()?
+        };
+        let (d, l, h) = (zmm(dst, self), zmm(lo, self), zmm(hi, self));
+        if dst == hi {
+            self.e.asm.vpshldq(d, h, l, 64 - s)?;
+        } else {
+            self.e.asm.vpshrdq(d, l, h, s)?;
+        }
+        self.locked[lo] = false;
+        self.locked[hi] = false;
+        self.take(dst, id);
+        Ok(dst)
+    }
+
     /// Whether `node`'s register may be overwritten by the instruction at this position.
     fn dies_here(&self, node: usize) -> bool {
         self.next_use(node).is_none()
@@ -1184,10 +1374,10 @@ impl<'e, 'a> Allocator<'e, 'a> {
     fn compute(&mut self, node: usize) -> Result<(), X86Error> {
         match self.e.lowered.nodes[node] {
             Node::Lut3 { table, a, b, c } => {
-                let ops = [a, b, c];
+                let ops = [a, b, c].map(|o| self.node_id(o));
                 let mut regs = [0usize; 3];
                 for (k, &v) in ops.iter().enumerate() {
-                    regs[k] = self.reg_index(v)?;
+                    regs[k] = self.reg_index_id(v)?;
                     self.locked[regs[k]] = true;
                 }
                 // vpternlogq overwrites its first operand: put a dying operand there.
@@ -1230,12 +1420,14 @@ impl<'e, 'a> Allocator<'e, 'a> {
                 for r in regs {
                     self.locked[r] = false;
                 }
-                self.take(dst, node);
+                let me = self.node_id(node);
+                self.take(dst, me);
             }
             Node::Op2 { table, a, b } => {
-                let ra = self.reg_index(a)?;
+                let (a, b) = (self.node_id(a), self.node_id(b));
+                let ra = self.reg_index_id(a)?;
                 self.locked[ra] = true;
-                let rb = self.reg_index(b)?;
+                let rb = self.reg_index_id(b)?;
                 self.locked[rb] = true;
                 match self.e.isa {
                     CpuIsa::Avx2 => {
@@ -1264,7 +1456,8 @@ impl<'e, 'a> Allocator<'e, 'a> {
                         }
                         self.locked[ra] = false;
                         self.locked[rb] = false;
-                        self.take(dst, node);
+                        let me = self.node_id(node);
+                        self.take(dst, me);
                     }
                     _ => {
                         // Two-operand: dst = a (op) b, with `!a & b` as not(a) and b.
@@ -1295,12 +1488,14 @@ impl<'e, 'a> Allocator<'e, 'a> {
                         }
                         self.locked[ra] = false;
                         self.locked[rb] = false;
-                        self.take(dst, node);
+                        let me = self.node_id(node);
+                        self.take(dst, me);
                     }
                 }
             }
             Node::Not(a) => {
-                let ra = self.reg_index(a)?;
+                let a = self.node_id(a);
+                let ra = self.reg_index_id(a)?;
                 self.locked[ra] = true;
                 let dst = if self.dies_here(a) {
                     self.holder[ra] = None;
@@ -1321,13 +1516,13 @@ impl<'e, 'a> Allocator<'e, 'a> {
                     _ => unreachable!("one register file"),
                 }
                 self.locked[ra] = false;
-                self.take(dst, node);
+                let me = self.node_id(node);
+                self.take(dst, me);
             }
             Node::Mem(_) | Node::Const(_) => {
                 self.reg_index(node)?;
             }
         }
-        let _ = &self.steps;
         Ok(())
     }
 }
@@ -1364,4 +1559,18 @@ mod tests {
             }
         }
     }
+}
+
+/// The code as Intel-syntax assembly, one instruction a line: for people and for the tests.
+pub fn disassemble(bytes: &[u8]) -> String {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+    let mut decoder = Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE);
+    let mut formatter = IntelFormatter::new();
+    let mut text = String::new();
+    for instruction in &mut decoder {
+        let mut line = String::new();
+        formatter.format(&instruction, &mut line);
+        text.push_str(&format!("{:04x} {line}\n", instruction.ip()));
+    }
+    text
 }

@@ -22,7 +22,7 @@ use crate::stream::fill_padded;
 use crate::universe::Universe;
 
 /// Words of a tile row unless `LIFEGEN_CPU_TILE_WORDS` says otherwise.
-pub const DEFAULT_TILE_WORDS: usize = 32;
+pub const DEFAULT_TILE_WORDS: usize = 16;
 pub const TILE_WORDS_VARIABLE: &str = "LIFEGEN_CPU_TILE_WORDS";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -199,6 +199,12 @@ fn tile_words_for(program: &Program, isa: Isa) -> Result<usize, JitError> {
     Ok(words.div_ceil(lanes) * lanes)
 }
 
+/// `len` words of `buffer` from its first 64-byte boundary on.
+fn aligned(buffer: &mut [u64], len: usize) -> &mut [u64] {
+    let skip = buffer.as_ptr().align_offset(64);
+    &mut buffer[skip..skip + len]
+}
+
 /// One pass of `kernel` from `src` into `out`.
 fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
     let k = kernel.shape();
@@ -226,8 +232,10 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
                     .rem_euclid(height as i64) as usize;
                 fill_padded(src.row(y), width, lead, row);
             }
-            let mut tile_out = vec![0u64; iterations * k.tile_words];
-            let mut scratch = vec![0u64; k.scratch_words];
+            let mut tile_out_buffer = vec![0u64; iterations * k.tile_words + 8];
+            let tile_out = aligned(&mut tile_out_buffer, iterations * k.tile_words);
+            let mut scratch_buffer = vec![0u64; k.scratch_words + 8];
+            let scratch = aligned(&mut scratch_buffer, k.scratch_words);
             for b in 0..tiles {
                 scratch.fill(0);
                 let args = TileArgs {
