@@ -300,6 +300,32 @@ mod tests {
                 }
             }
         }
-        let _ = Rule::LifeLike(LifeLike::CONWAY);
+    }
+
+    #[test]
+    fn larger_than_life_programs_match_the_reference() {
+        use lifegen_gen::kernel::ltl::LtlKernel;
+        for text in [
+            "R2,C0,M1,S2..5,B3..4,NM",
+            "R3,C0,M0,S4..9,B4..6,NN",
+            "R2,C0,M1,S1..4,B0..3,NC",
+        ] {
+            let rule = lifegen_gen::rule::parse(text).unwrap().rule;
+            let Rule::LargerThanLife(ltl) = rule else {
+                unreachable!()
+            };
+            let program = LtlKernel::new(ltl.radius, ltl.neighbourhood).for_rule(&ltl);
+            for isa in isas() {
+                for (w, h) in [(131, 23), (70, 1), (9, 2), (300, 40)] {
+                    let start = Universe::random(w, h, 0.4, 3).unwrap();
+                    let spare = Universe::new(w, h).unwrap();
+                    let mut stepper = JitStepper::single(&program, isa, spare).unwrap();
+                    let mut got = start.clone();
+                    stepper.advance(&mut got, 3).unwrap();
+                    let want = reference::run(&start, &rule, 3);
+                    assert!(got == want, "{text} {w}x{h} {isa:?}");
+                }
+            }
+        }
     }
 }
