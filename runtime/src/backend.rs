@@ -270,16 +270,26 @@ impl HostStepper for crate::cpu::jit::JitStepper {
     }
 }
 
-/// Environment variable that picks the CPU code: `native` (machine code compiled at run time
-/// for any program) or `compiled` (the modules built into lifegen, where there is one).
+/// Environment variable that picks the CPU code: unset, a module built into lifegen where there
+/// is one for the rule (reviewed, snapshot-tested, and as fast or faster), else machine code
+/// compiled at run time; `native` always the machine code; `compiled` the built-in modules,
+/// else the interpreters (which is what runs off x86-64).
 pub const CPU_CODE_VARIABLE: &str = "LIFEGEN_CPU_CODE";
 
-fn cpu_code_compiled() -> Result<bool, BackendError> {
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CpuCode {
+    Either,
+    Native,
+    Compiled,
+}
+
+fn cpu_code() -> Result<CpuCode, BackendError> {
     match std::env::var(CPU_CODE_VARIABLE).ok().as_deref() {
-        None | Some("") | Some("native") => Ok(!cfg!(all(target_arch = "x86_64", unix))),
-        Some("compiled") => Ok(true),
+        None | Some("") => Ok(CpuCode::Either),
+        Some("native") if cfg!(all(target_arch = "x86_64", unix)) => Ok(CpuCode::Native),
+        Some("compiled") => Ok(CpuCode::Compiled),
         Some(other) => Err(BackendError::Bands(format!(
-            "{CPU_CODE_VARIABLE}={other:?} is not native or compiled"
+            "{CPU_CODE_VARIABLE}={other:?} is not native (x86-64 only) or compiled"
         ))),
     }
 }
@@ -500,22 +510,23 @@ fn life_like_gpu(
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let isa = Isa::from_environment()?;
-    let spare = Universe::new(width, height)?;
+    let code = cpu_code()?;
+    if code != CpuCode::Native
+        && let Some(tiles) = TileStepper::new(life, isa, Universe::new(width, height)?)
+    {
+        return Ok(resident(tiles, universe));
+    }
     #[cfg(all(target_arch = "x86_64", unix))]
-    if !cpu_code_compiled()? {
+    if code != CpuCode::Compiled {
         let logic = crate::gpu::kernel_logic(life);
         let gens = crate::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
         let chain = Box::new(move |g| logic.stream_program(g));
+        let spare = Universe::new(width, height)?;
         let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
         return Ok(resident(stepper, universe));
     }
-    Ok(match TileStepper::new(life, isa, spare) {
-        Some(tiles) => resident(tiles, universe),
-        None => {
-            let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
-            resident(stepper, universe)
-        }
-    })
+    let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
+    Ok(resident(stepper, universe))
 }
 
 /// Radii up to this have their program checked against the reference on small tori each time
@@ -572,15 +583,12 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
     let kernel = checked_kernel(rule, History::Delay)?;
-    #[cfg(all(target_arch = "x86_64", unix))]
-    if !cpu_code_compiled()? {
-        let stepper = crate::cpu::jit::JitStepper::single(&kernel.for_rule(rule), isa, spare)?;
-        return Ok(resident(stepper, universe));
-    }
+    let code = cpu_code()?;
     // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
-    // keeps a block in registers, elsewhere the run-time back end is faster.
-    if let Some(compiled) =
-        crate::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
+    // keeps a block in registers, elsewhere the run-time back ends are faster.
+    if code != CpuCode::Native
+        && let Some(compiled) =
+            crate::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
     {
         let stepper = CompiledStepper::new(
             compiled,
@@ -589,6 +597,11 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
             isa,
             spare,
         );
+        return Ok(resident(stepper, universe));
+    }
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if code != CpuCode::Compiled {
+        let stepper = crate::cpu::jit::JitStepper::single(&kernel.for_rule(rule), isa, spare)?;
         return Ok(resident(stepper, universe));
     }
     let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
