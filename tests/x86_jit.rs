@@ -45,13 +45,6 @@ fn the_code_for_a_tiny_program_is_as_reviewed() {
     }
 }
 
-fn isas() -> Vec<Isa> {
-    [Isa::Portable, Isa::Avx2, Isa::Avx512]
-        .into_iter()
-        .filter(|isa| Isa::from_name(isa.name()).is_ok())
-        .collect()
-}
-
 #[test]
 fn native_code_matches_the_built_in_tile_kernels() {
     for kernel in GENERATED {
@@ -61,7 +54,7 @@ fn native_code_matches_the_built_in_tile_kernels() {
         let life: LifeLike = *rule.as_life_like().expect("life-like");
         let (w, h) = (192, 70);
         let start = Universe::random(w, h, 0.35, 11).unwrap();
-        for isa in isas() {
+        for isa in Isa::available() {
             let spare = Universe::new(w, h).unwrap();
             let mut stored = TileStepper::new(&life, isa, spare).expect("a stored kernel");
             let mut want = start.clone();
@@ -92,7 +85,7 @@ fn native_code_matches_the_built_in_stream_modules() {
         let compiled = find(&kernel.program.name).expect("a module built in for this radius");
         let (w, h) = (300, 50);
         let start = Universe::random(w, h, 0.4, 5).unwrap();
-        for isa in isas() {
+        for isa in Isa::available() {
             let spare = Universe::new(w, h).unwrap();
             let params = kernel.param_values(&ltl);
             let mut stored = CompiledStepper::new(compiled, &kernel.program, &params, isa, spare);

@@ -53,6 +53,14 @@ impl Isa {
         }
     }
 
+    /// Every instruction set this CPU has, narrowest first: what the tests run.
+    pub fn available() -> Vec<Isa> {
+        [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(Isa::supported)
+            .collect()
+    }
+
     /// The widest instruction set this CPU has.
     pub fn detect() -> Isa {
         [Isa::Avx512, Isa::Avx2]

@@ -1267,30 +1267,8 @@ impl<'e, 'a> Allocator<'e, 'a> {
                 let VReg::Gpr(t) = self.regs[tmp] else {
                     unreachable!("one register file")
                 };
-                match lo_reg {
-                    Some(l) => {
-                        let VReg::Gpr(l) = self.regs[l] else {
-                            unreachable!("one register file")
-                        };
-                        self.e.asm.mov(d, l)?;
-                    }
-                    None => {
-                        let lo = self.mem_operand(m.row, q)?;
-                        self.e.asm.mov(d, lo.0)?;
-                    }
-                }
-                match hi_reg {
-                    Some(h) => {
-                        let VReg::Gpr(h) = self.regs[h] else {
-                            unreachable!("one register file")
-                        };
-                        self.e.asm.mov(t, h)?;
-                    }
-                    None => {
-                        let hi = self.mem_operand(m.row, q + 1)?;
-                        self.e.asm.mov(t, hi.0)?;
-                    }
-                }
+                self.gpr_word(d, lo_reg, m.row, q)?;
+                self.gpr_word(t, hi_reg, m.row, q + 1)?;
                 self.e.asm.shrd(d, t, s)?;
             }
         }
@@ -1299,6 +1277,25 @@ impl<'e, 'a> Allocator<'e, 'a> {
         }
         self.take(dst, node);
         Ok(dst)
+    }
+
+    /// Word `word` of `row` into `dst`, from the register that holds it when there is one.
+    fn gpr_word(
+        &mut self,
+        dst: AsmRegister64,
+        held: Option<usize>,
+        row: RowRef,
+        word: i64,
+    ) -> Result<(), X86Error> {
+        match held.map(|r| self.regs[r]) {
+            Some(VReg::Gpr(r)) => self.e.asm.mov(dst, r)?,
+            Some(_) => unreachable!("one register file"),
+            None => {
+                let mem = self.mem_operand(row, word)?;
+                self.e.asm.mov(dst, mem.0)?;
+            }
+        }
+        Ok(())
     }
 
     /// Words `start .. start + lanes` of the current row as a register: an aligned vector, or
@@ -1538,6 +1535,20 @@ fn permute_table(table: u8, order: [usize; 3]) -> u8 {
     eval_table3(table, old[0], old[1], old[2]) as u8
 }
 
+/// The code as Intel-syntax assembly, one instruction a line: for people and for the tests.
+pub fn disassemble(bytes: &[u8]) -> String {
+    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+    let mut decoder = Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE);
+    let mut formatter = IntelFormatter::new();
+    let mut text = String::new();
+    for instruction in &mut decoder {
+        let mut line = String::new();
+        formatter.format(&instruction, &mut line);
+        text.push_str(&format!("{:04x} {line}\n", instruction.ip()));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1559,18 +1570,4 @@ mod tests {
             }
         }
     }
-}
-
-/// The code as Intel-syntax assembly, one instruction a line: for people and for the tests.
-pub fn disassemble(bytes: &[u8]) -> String {
-    use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
-    let mut decoder = Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE);
-    let mut formatter = IntelFormatter::new();
-    let mut text = String::new();
-    for instruction in &mut decoder {
-        let mut line = String::new();
-        formatter.format(&instruction, &mut line);
-        text.push_str(&format!("{:04x} {line}\n", instruction.ip()));
-    }
-    text
 }

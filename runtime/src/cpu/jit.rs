@@ -274,19 +274,12 @@ mod tests {
     use lifegen_gen::kernel::row_shared::RowSharedKernel;
     use lifegen_gen::{LifeLike, Rule};
 
-    fn isas() -> Vec<Isa> {
-        [Isa::Portable, Isa::Avx2, Isa::Avx512]
-            .into_iter()
-            .filter(|isa| Isa::from_name(isa.name()).is_ok())
-            .collect()
-    }
-
     #[test]
     fn life_like_chains_match_the_reference() {
         for text in ["B3/S23", "B36/S125", "B0/S8"] {
             let rule = lifegen_gen::rule::parse(text).unwrap().rule;
             let life: LifeLike = *rule.as_life_like().unwrap();
-            for isa in isas() {
+            for isa in Isa::available() {
                 for (w, h) in [(200, 37), (64, 1), (77, 2), (1000, 90)] {
                     let start = Universe::random(w, h, 0.4, 7).unwrap();
                     let logic = RowSharedKernel::lowered(life);
@@ -315,7 +308,7 @@ mod tests {
                 unreachable!()
             };
             let program = LtlKernel::new(ltl.radius, ltl.neighbourhood).for_rule(&ltl);
-            for isa in isas() {
+            for isa in Isa::available() {
                 for (w, h) in [(131, 23), (70, 1), (9, 2), (300, 40)] {
                     let start = Universe::random(w, h, 0.4, 3).unwrap();
                     let spare = Universe::new(w, h).unwrap();
