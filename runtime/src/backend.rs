@@ -518,15 +518,36 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
     }
     #[cfg(all(target_arch = "x86_64", unix))]
     if code != CpuCode::Compiled {
-        let logic = crate::gpu::kernel_logic(life);
+        let life = *life;
         let gens = crate::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-        let chain = Box::new(move |g| logic.stream_program(g));
+        let chain = Box::new(move |g| life_like_chain(&life, g));
         let spare = Universe::new(width, height)?;
         let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
         return Ok(resident(stepper, universe));
     }
     let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
     Ok(resident(stepper, universe))
+}
+
+/// `life`'s row-shared program chained over `gens` generations and checked
+/// ([`lifegen_gen::kernel::row_shared::RowSharedKernel::stream_program`]), made once a process:
+/// lowering a network for a rule without a stored one takes a good part of a second, and band
+/// drivers and tests make many simulators of one rule.
+#[cfg(all(target_arch = "x86_64", unix))]
+fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Made = HashMap<(LifeLike, u32), Result<Program, String>>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let made = MADE.get_or_init(Default::default);
+    if let Some(program) = made.lock().expect("not poisoned").get(&(*life, gens)) {
+        return program.clone();
+    }
+    let program = crate::gpu::kernel_logic(life).stream_program(gens);
+    made.lock()
+        .expect("not poisoned")
+        .insert((*life, gens), program.clone());
+    program
 }
 
 /// Radii up to this have their program checked against the reference on small tori each time
