@@ -89,7 +89,7 @@ impl Simulator for Transposed {
 /// A simulator that advances a universe in host memory.
 trait HostStepper: Send {
     fn describe(&self) -> String;
-    fn step(&mut self, universe: &mut Universe, gens: u64);
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError>;
 }
 
 struct Resident<S> {
@@ -102,8 +102,7 @@ impl<S: HostStepper> Simulator for Resident<S> {
         self.stepper.describe()
     }
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
-        self.stepper.step(&mut self.universe, gens);
-        Ok(())
+        self.stepper.step(&mut self.universe, gens)
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(&self.universe)
@@ -129,8 +128,9 @@ impl HostStepper for Reference {
     fn describe(&self) -> String {
         "reference (one cell at a time)".into()
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
         *universe = reference::run(universe, &self.0, gens);
+        Ok(())
     }
 }
 
@@ -144,8 +144,9 @@ impl HostStepper for NetworkStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        NetworkStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        NetworkStepper::advance(self, universe, gens);
+        Ok(())
     }
 }
 
@@ -160,8 +161,9 @@ impl HostStepper for TileStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        TileStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        TileStepper::advance(self, universe, gens);
+        Ok(())
     }
 }
 
@@ -175,8 +177,9 @@ impl HostStepper for CompiledStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        CompiledStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        CompiledStepper::advance(self, universe, gens);
+        Ok(())
     }
 }
 
@@ -193,8 +196,52 @@ impl HostStepper for StreamStepper {
             if threads == 1 { "" } else { "s" }
         )
     }
-    fn step(&mut self, universe: &mut Universe, gens: u64) {
-        StreamStepper::advance(self, universe, gens)
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        StreamStepper::advance(self, universe, gens);
+        Ok(())
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", unix))]
+impl HostStepper for crate::cpu::jit::JitStepper {
+    fn describe(&self) -> String {
+        let threads = rayon::current_num_threads();
+        format!(
+            "cpu (native code compiled at run time from {}, {}, {}-word tiles, {} generation{} per pass, {threads} thread{})",
+            self.name(),
+            self.isa().name(),
+            self.tile_words(),
+            self.gens_per_pass(),
+            if self.gens_per_pass() == 1 { "" } else { "s" },
+            if threads == 1 { "" } else { "s" }
+        )
+    }
+    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
+        Ok(self.advance(universe, gens)?)
+    }
+}
+
+/// Environment variable that picks the CPU code: unset, a module built into lifegen where there
+/// is one for the rule (reviewed, snapshot-tested, and as fast or faster), else machine code
+/// compiled at run time; `native` always the machine code; `compiled` the built-in modules,
+/// else the interpreters (which is what runs off x86-64).
+pub const CPU_CODE_VARIABLE: &str = "LIFEGEN_CPU_CODE";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CpuCode {
+    Either,
+    Native,
+    Compiled,
+}
+
+fn cpu_code() -> Result<CpuCode, BackendError> {
+    match std::env::var(CPU_CODE_VARIABLE).ok().as_deref() {
+        None | Some("") => Ok(CpuCode::Either),
+        Some("native") if cfg!(all(target_arch = "x86_64", unix)) => Ok(CpuCode::Native),
+        Some("compiled") => Ok(CpuCode::Compiled),
+        Some(other) => Err(BackendError::Bands(format!(
+            "{CPU_CODE_VARIABLE}={other:?} is not native (x86-64 only) or compiled"
+        ))),
     }
 }
 
@@ -423,21 +470,51 @@ fn life_like_gpu(
 
 /// The smallest row-shared logic known for `rule`: the stored record, the per-user cache or a
 /// bounded search ([`crate::records::chosen`]).
-fn life_logic(rule: &LifeLike) -> RowSharedKernel {
+pub fn life_logic(rule: &LifeLike) -> RowSharedKernel {
     crate::records::chosen(rule).kernel.clone()
 }
 
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let isa = Isa::from_environment()?;
-    let spare = Universe::new(width, height)?;
-    Ok(match TileStepper::new(life, isa, spare) {
-        Some(tiles) => resident(tiles, universe),
-        None => {
-            let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
-            resident(stepper, universe)
-        }
-    })
+    let code = cpu_code()?;
+    if code != CpuCode::Native
+        && let Some(tiles) = TileStepper::new(life, isa, Universe::new(width, height)?)
+    {
+        return Ok(resident(tiles, universe));
+    }
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if code != CpuCode::Compiled {
+        let life = *life;
+        let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+        let chain = Box::new(move |g| life_like_chain(&life, g));
+        let spare = Universe::new(width, height)?;
+        let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
+        return Ok(resident(stepper, universe));
+    }
+    let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
+    Ok(resident(stepper, universe))
+}
+
+/// `life`'s row-shared program chained over `gens` generations and checked
+/// ([`lifegen_gen::kernel::row_shared::RowSharedKernel::stream_program`]), made once a process:
+/// lowering a network for a rule without a stored one takes a good part of a second, and band
+/// drivers and tests make many simulators of one rule.
+#[cfg(all(target_arch = "x86_64", unix))]
+fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Made = HashMap<(LifeLike, u32), Result<Program, String>>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let made = MADE.get_or_init(Default::default);
+    if let Some(program) = made.lock().expect("not poisoned").get(&(*life, gens)) {
+        return program.clone();
+    }
+    let program = life_logic(life).stream_program(gens);
+    made.lock()
+        .expect("not poisoned")
+        .insert((*life, gens), program.clone());
+    program
 }
 
 /// Radii up to this have their program checked against the reference on small tori each time
@@ -494,10 +571,12 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     let isa = Isa::from_environment()?;
     let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
     let kernel = checked_kernel(rule, History::Delay)?;
+    let code = cpu_code()?;
     // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
-    // keeps a block in registers, elsewhere the run-time back end is faster.
-    if let Some(compiled) =
-        crate::cpu::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
+    // keeps a block in registers, elsewhere the run-time back ends are faster.
+    if code != CpuCode::Native
+        && let Some(compiled) =
+            crate::cpu::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
     {
         let stepper = CompiledStepper::new(
             compiled,
@@ -506,6 +585,11 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
             isa,
             spare,
         );
+        return Ok(resident(stepper, universe));
+    }
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if code != CpuCode::Compiled {
+        let stepper = crate::cpu::jit::JitStepper::single(&kernel.for_rule(rule), isa, spare)?;
         return Ok(resident(stepper, universe));
     }
     let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);

@@ -16,6 +16,9 @@ pub enum BackendError {
     Gpu(#[from] GpuError),
     #[error("{0}")]
     Bands(String),
+    #[cfg(all(target_arch = "x86_64", unix))]
+    #[error(transparent)]
+    Native(#[from] crate::cpu::jit::JitError),
     #[error(
         "internal error: the generated Larger-than-Life program failed its check ({0}); please report it"
     )]

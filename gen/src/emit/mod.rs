@@ -4,3 +4,4 @@ pub mod ptx_stream;
 pub mod regen;
 pub mod rust_emit;
 pub mod rust_stream;
+pub mod x86;

@@ -17,6 +17,11 @@ use rayon::prelude::*;
 
 use crate::universe::{Universe, UniverseError};
 
+#[cfg(all(target_arch = "x86_64", unix))]
+mod exec_memory;
+#[cfg(all(target_arch = "x86_64", unix))]
+pub mod jit;
+
 /// Words per evaluation chunk: 4096 cells; every gate's chunk of a small network stays in L1.
 const CHUNK: usize = 64;
 
@@ -50,6 +55,14 @@ impl Isa {
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
+    }
+
+    /// Every instruction set this CPU has, narrowest first: what the tests run.
+    pub fn available() -> Vec<Isa> {
+        [Isa::Portable, Isa::Avx2, Isa::Avx512]
+            .into_iter()
+            .filter(Isa::supported)
+            .collect()
     }
 
     /// The widest instruction set this CPU has.

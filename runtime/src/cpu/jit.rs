@@ -1,0 +1,324 @@
+//! The CPU simulator of machine code compiled at run time: any stream program of the kernel IR
+//! (a life-like rule's row-shared program chained over several generations, a
+//! Larger-than-Life window program, whatever a front end makes) through
+//! `lifegen_gen::emit::x86`, run over column tiles and row bands on rayon's threads.
+//!
+//! A pass advances the universe by the program's generations: each band of rows is copied once
+//! into padded rows (wrapped round the torus at the cell, so any width works), then every
+//! column tile of the band streams down it through the compiled function, its rings and
+//! scratch rows staying in L1/L2, and the kept words of each output row go back to the
+//! universe.
+
+use std::collections::HashMap;
+
+use lifegen_gen::emit::rust_emit::CpuIsa;
+use lifegen_gen::emit::x86::{self, MachineCode, TileArgs, X86Error};
+use lifegen_gen::kernel::ir::Program;
+use rayon::prelude::*;
+
+use super::exec_memory::{ExecMemoryError, ExecutableCode};
+use crate::cpu::Isa;
+use crate::cpu::stream::fill_padded;
+use crate::universe::Universe;
+
+/// Words of a tile row unless `LIFEGEN_CPU_TILE_WORDS` says otherwise.
+pub const DEFAULT_TILE_WORDS: usize = 16;
+pub const TILE_WORDS_VARIABLE: &str = "LIFEGEN_CPU_TILE_WORDS";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JitError {
+    #[error(transparent)]
+    Compile(#[from] X86Error),
+    #[error(transparent)]
+    Memory(#[from] ExecMemoryError),
+    #[error("{0}")]
+    Setting(String),
+}
+
+/// One compiled function and the shape of its buffers.
+pub struct JitKernel {
+    code: ExecutableCode,
+    shape: MachineCode,
+}
+
+impl JitKernel {
+    pub fn compile(program: &Program, isa: Isa, tile_words: usize) -> Result<JitKernel, JitError> {
+        let mut shape = x86::compile(program, cpu_isa(isa), tile_words)?;
+        let code = ExecutableCode::new(&shape.bytes)?;
+        shape.bytes = Vec::new();
+        Ok(JitKernel { code, shape })
+    }
+
+    pub fn shape(&self) -> &MachineCode {
+        &self.shape
+    }
+
+    /// # Safety
+    /// `args` describes buffers of the sizes [`MachineCode`] asks for, and the CPU has the
+    /// kernel's instruction set.
+    unsafe fn call(&self, args: &TileArgs) {
+        // SAFETY: the bytes are a complete `extern "C" fn(&TileArgs)` (x86::compile).
+        let function: extern "C" fn(&TileArgs) = unsafe { std::mem::transmute(self.code.entry()) };
+        function(args)
+    }
+}
+
+fn cpu_isa(isa: Isa) -> CpuIsa {
+    match isa {
+        Isa::Avx512 => CpuIsa::Avx512,
+        Isa::Avx2 => CpuIsa::Avx2,
+        Isa::Portable => CpuIsa::Portable,
+    }
+}
+
+/// The instruction set the machine code uses for `isa`: AVX-512 needs VBMI2 (funnel shifts).
+pub fn jit_isa(isa: Isa) -> Isa {
+    if isa == Isa::Avx512 && !std::arch::is_x86_feature_detected!("avx512vbmi2") {
+        return Isa::Avx2;
+    }
+    isa
+}
+
+/// The tile width `LIFEGEN_CPU_TILE_WORDS` asks for (unset: the default).
+pub fn tile_words_setting() -> Result<usize, JitError> {
+    match std::env::var(TILE_WORDS_VARIABLE).ok().as_deref() {
+        None | Some("") => Ok(DEFAULT_TILE_WORDS),
+        Some(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&w| (8..=1024).contains(&w) && w.is_multiple_of(8))
+            .ok_or_else(|| {
+                JitError::Setting(format!(
+                    "{TILE_WORDS_VARIABLE}={text:?} is not a multiple of 8 from 8 to 1024"
+                ))
+            }),
+    }
+}
+
+/// Makes the program of `gens` generations: a chain of the one-generation program.
+pub type ChainFn = Box<dyn Fn(u32) -> Result<Program, String> + Send>;
+
+/// Advances universes with machine code compiled for one program.
+pub struct JitStepper {
+    name: String,
+    chain: Option<ChainFn>,
+    gens_per_pass: u32,
+    isa: Isa,
+    tile_words: usize,
+    /// Kernels by generations per pass.
+    kernels: HashMap<u32, JitKernel>,
+    spare: Universe,
+}
+
+impl JitStepper {
+    /// A stepper for one generation a pass of `program` (parameters folded).
+    pub fn single(program: &Program, isa: Isa, spare: Universe) -> Result<JitStepper, JitError> {
+        let isa = jit_isa(isa);
+        let tile_words = tile_words_for(program, isa)?;
+        let kernel = JitKernel::compile(program, isa, tile_words)?;
+        Ok(JitStepper {
+            name: program.name.clone(),
+            chain: None,
+            gens_per_pass: 1,
+            isa,
+            tile_words,
+            kernels: HashMap::from([(1, kernel)]),
+            spare,
+        })
+    }
+
+    /// A stepper for programs that chain: `chain(g)` is the program of `g` generations;
+    /// `gens_per_pass` of them go in one pass.
+    pub fn chained(
+        chain: ChainFn,
+        gens_per_pass: u32,
+        isa: Isa,
+        spare: Universe,
+    ) -> Result<JitStepper, JitError> {
+        let isa = jit_isa(isa);
+        let program = chain(gens_per_pass).map_err(JitError::Setting)?;
+        let tile_words = tile_words_for(&program, isa)?;
+        let kernel = JitKernel::compile(&program, isa, tile_words)?;
+        Ok(JitStepper {
+            name: program.name.clone(),
+            chain: Some(chain),
+            gens_per_pass,
+            isa,
+            tile_words,
+            kernels: HashMap::from([(gens_per_pass, kernel)]),
+            spare,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    pub fn gens_per_pass(&self) -> u32 {
+        self.gens_per_pass
+    }
+
+    pub fn tile_words(&self) -> usize {
+        self.tile_words
+    }
+
+    pub fn advance(&mut self, universe: &mut Universe, gens: u64) -> Result<(), JitError> {
+        let mut left = gens;
+        while left > 0 {
+            let t = left.min(u64::from(self.gens_per_pass)) as u32;
+            if !self.kernels.contains_key(&t) {
+                let chain = self
+                    .chain
+                    .as_ref()
+                    .expect("single steppers pass one generation");
+                let program = chain(t).map_err(JitError::Setting)?;
+                let kernel = JitKernel::compile(&program, self.isa, self.tile_words)?;
+                self.kernels.insert(t, kernel);
+            }
+            pass(&self.kernels[&t], universe, &mut self.spare);
+            std::mem::swap(universe, &mut self.spare);
+            left -= u64::from(t);
+        }
+        Ok(())
+    }
+}
+
+/// The configured tile width, widened until the program's halo leaves words to keep.
+fn tile_words_for(program: &Program, isa: Isa) -> Result<usize, JitError> {
+    let lanes = cpu_isa(isa).lanes();
+    let halo = x86::halo_words(program);
+    let mut words = tile_words_setting()?;
+    while 4 * halo > words {
+        words *= 2;
+    }
+    Ok(words.div_ceil(lanes) * lanes)
+}
+
+/// `len` words of `buffer` from its first 64-byte boundary on.
+fn aligned(buffer: &mut [u64], len: usize) -> &mut [u64] {
+    let skip = buffer.as_ptr().align_offset(64);
+    &mut buffer[skip..skip + len]
+}
+
+/// One pass of `kernel` from `src` into `out`.
+fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
+    let k = kernel.shape();
+    let (width, height, n) = (src.width(), src.height(), src.words_per_row());
+    let keep = k.tile_words - 2 * k.halo_words;
+    let tiles = n.div_ceil(keep);
+    // Word j of a padded row holds cells 64 (j - lead) ..; tile b's word 0 is universe word
+    // b * keep - halo, padded word b * keep + pad.
+    let lead = k.halo_words + k.pad_words;
+    let stride = (tiles - 1) * keep + k.tile_words + 2 * k.pad_words;
+    let threads = rayon::current_num_threads();
+    let bands = threads.min(height.div_ceil((4 * k.warmup).max(16))).max(1);
+    let band_rows = height.div_ceil(bands);
+    let mask = src.last_word_mask();
+    out.words_mut()
+        .par_chunks_mut(band_rows * n)
+        .enumerate()
+        .for_each(|(band, out)| {
+            let first = band * band_rows;
+            let rows = out.len() / n;
+            let iterations = k.warmup + rows;
+            let mut input = vec![0u64; (k.max_back + iterations) * stride];
+            for (t, row) in input[k.max_back * stride..].chunks_mut(stride).enumerate() {
+                let y = (first as i64 + k.lag as i64 - k.warmup as i64 + t as i64)
+                    .rem_euclid(height as i64) as usize;
+                fill_padded(src.row(y), width, lead, row);
+            }
+            let mut tile_out_buffer = vec![0u64; iterations * k.tile_words + 8];
+            let tile_out = aligned(&mut tile_out_buffer, iterations * k.tile_words);
+            let mut scratch_buffer = vec![0u64; k.scratch_words + 8];
+            let scratch = aligned(&mut scratch_buffer, k.scratch_words);
+            for b in 0..tiles {
+                scratch.fill(0);
+                let args = TileArgs {
+                    input: input[k.max_back * stride + b * keep + k.pad_words..].as_ptr(),
+                    input_stride: 8 * stride,
+                    output: tile_out.as_mut_ptr(),
+                    output_stride: 8 * k.tile_words,
+                    iterations,
+                    scratch: scratch.as_mut_ptr(),
+                };
+                // SAFETY: the input holds `max_back` rows before the first and `pad_words`
+                // words each side of every tile (the stride covers the last tile), the output
+                // `iterations` rows of `tile_words`, the scratch `scratch_words` zeros; the
+                // stepper's instruction set was checked when it was made.
+                unsafe { kernel.call(&args) };
+                let col = b * keep;
+                let width = keep.min(n - col);
+                for (row, computed) in out
+                    .chunks_mut(n)
+                    .zip(tile_out[k.warmup * k.tile_words..].chunks(k.tile_words))
+                {
+                    row[col..col + width]
+                        .copy_from_slice(&computed[k.halo_words..k.halo_words + width]);
+                }
+            }
+            for row in out.chunks_mut(n) {
+                row[n - 1] &= mask;
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::reference;
+    use lifegen_gen::kernel::row_shared::RowSharedKernel;
+    use lifegen_gen::{LifeLike, Rule};
+
+    #[test]
+    fn life_like_chains_match_the_reference() {
+        for text in ["B3/S23", "B36/S125", "B0/S8"] {
+            let rule = lifegen_gen::rule::parse(text).unwrap().rule;
+            let life: LifeLike = *rule.as_life_like().unwrap();
+            for isa in Isa::available() {
+                for (w, h) in [(200, 37), (64, 1), (77, 2), (1000, 90)] {
+                    let start = Universe::random(w, h, 0.4, 7).unwrap();
+                    let logic = RowSharedKernel::lowered(life);
+                    let chain: ChainFn = Box::new(move |g| logic.stream_program(g));
+                    let spare = Universe::new(w, h).unwrap();
+                    let mut stepper = JitStepper::chained(chain, 4, isa, spare).unwrap();
+                    let mut got = start.clone();
+                    stepper.advance(&mut got, 11).unwrap();
+                    let want = reference::run(&start, &rule, 11);
+                    assert!(got == want, "{text} {w}x{h} {isa:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn larger_than_life_programs_match_the_reference() {
+        use lifegen_gen::kernel::ltl::LtlKernel;
+        for text in [
+            "R2,C0,M1,S2..5,B3..4,NM",
+            "R3,C0,M0,S4..9,B4..6,NN",
+            "R2,C0,M1,S1..4,B0..3,NC",
+        ] {
+            let rule = lifegen_gen::rule::parse(text).unwrap().rule;
+            let Rule::LargerThanLife(ltl) = rule else {
+                unreachable!()
+            };
+            let program = LtlKernel::new(ltl.radius, ltl.neighbourhood).for_rule(&ltl);
+            for isa in Isa::available() {
+                for (w, h) in [(131, 23), (70, 1), (9, 2), (300, 40)] {
+                    let start = Universe::random(w, h, 0.4, 3).unwrap();
+                    let spare = Universe::new(w, h).unwrap();
+                    let mut stepper = JitStepper::single(&program, isa, spare).unwrap();
+                    let mut got = start.clone();
+                    stepper.advance(&mut got, 3).unwrap();
+                    let want = reference::run(&start, &rule, 3);
+                    assert!(got == want, "{text} {w}x{h} {isa:?}");
+                }
+            }
+        }
+    }
+}
