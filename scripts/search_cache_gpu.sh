@@ -6,9 +6,15 @@
 # the CPU bit for bit.  Usage: scripts/search_cache_gpu.sh [SECONDS]   (60 by default)
 set -euo pipefail
 seconds=${1:-60}
-cargo build --release --quiet
-cargo build --release --quiet -p lifegen-gen --example on_demand_search
-rules=$(./target/release/examples/on_demand_search 20 18 0 | tail -n +3 | cut -d'|' -f2)
+# On a machine without cargo: BIN=.gpu (lifegen and on_demand_search, as scripts/gpu-build.sh
+# leaves them) and RULES=N for the first N rules only.
+bin=${BIN:-./target/release}
+if [ -z "${BIN:-}" ]; then
+  cargo build --release --quiet
+  cargo build --release --quiet -p lifegen-gen --example on_demand_search
+  cp ./target/release/examples/on_demand_search ./target/release/
+fi
+rules=$("$bin"/on_demand_search 20 18 0 | tail -n +3 | cut -d'|' -f2 | head -n "${RULES:-20}")
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 export LIFEGEN_CACHE_DIR=$cache
