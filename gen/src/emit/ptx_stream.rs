@@ -50,6 +50,13 @@ pub const PREFETCH_ROWS: u32 = 1;
 /// 4.16e13 instead of 3.57e13 (3 rows 4.15e13, 12 rows 4.16e13, 24 rows 4.11e13).
 pub const L2_PREFETCH_ROWS: u32 = 6;
 
+/// The fewest `lop3`s a lane issues per row for the L2 prefetch to pay. A long row means many
+/// registers, few warps an SM and loads that must come from far ahead; a short one runs enough
+/// warps to hide its loads, and the prefetch only costs its 6 instructions a row: R2 NM (27
+/// lop3 a word, 2 words a lane, 36 warps an SM) ran 8.99e12 without it and 7.23e12 with it,
+/// where B3/S23 k2-t10 (160 a lane) ran 3.57e13 without and 4.18e13 with (H100, 2026-11-24).
+pub const L2_PREFETCH_MIN_LOP3: usize = 64;
+
 /// The most distinct load depths read straight from the source each iteration; a program
 /// reading more rows than that gets them through a shared-memory ring instead (one global load
 /// a word and iteration, then one `ld.shared` a `Load`, where each depth read from global
@@ -361,6 +368,7 @@ pub fn emit_in_blocks(
         shifts,
         k,
         warps: warps_per_block,
+        l2_prefetch: program.counts().lut3 * k as usize >= L2_PREFETCH_MIN_LOP3,
         neighbours: 0,
     };
     e.header(program, &entry, halo_words, &layout);
@@ -386,6 +394,8 @@ struct Emitter {
     k: u32,
     /// Warps a block.
     warps: u32,
+    /// Whether each row's load is preceded by an L2 prefetch of a row further on.
+    l2_prefetch: bool,
     /// Shuffle registers handed out so far.
     neighbours: usize,
 }
@@ -600,12 +610,14 @@ impl Emitter {
     fn load_row(&mut self, dest: impl Fn(u32) -> String) {
         // An L2 prefetch of the row loaded L2_PREFETCH_ROWS iterations from now: no register
         // waits for it, and the load then finds the row in L2.
-        self.line("\tadd.u32 %r29, %r28, %r30;");
-        self.line("\tsetp.ge.u32 %p5, %r29, %r2;");
-        self.line("\t@%p5 sub.u32 %r29, %r29, %r2;");
-        self.line("\tmul.wide.u32 %rd8, %r29, %r27;");
-        self.line("\tadd.s64 %rd9, %rb0, %rd8;");
-        self.line("\tprefetch.global.L2 [%rd9];");
+        if self.l2_prefetch {
+            self.line("\tadd.u32 %r29, %r28, %r30;");
+            self.line("\tsetp.ge.u32 %p5, %r29, %r2;");
+            self.line("\t@%p5 sub.u32 %r29, %r29, %r2;");
+            self.line("\tmul.wide.u32 %rd8, %r29, %r27;");
+            self.line("\tadd.s64 %rd9, %rb0, %rd8;");
+            self.line("\tprefetch.global.L2 [%rd9];");
+        }
         self.line("\tmul.wide.u32 %rd7, %r28, %r27;");
         for j in 0..self.k {
             self.line(format!("\tadd.s64 %rd4, %rb{j}, %rd7;"));
