@@ -162,22 +162,32 @@ struct Lowered {
     scratch_rows: u32,
 }
 
-/// Builds nodes, merging equal ones.
-struct NodeBuilder {
-    nodes: Vec<Node>,
-    seen: HashMap<Node, usize>,
+/// Values numbered in the order first pushed; an equal value gets the number it had.
+struct Interner<T> {
+    values: Vec<T>,
+    index: HashMap<T, usize>,
 }
 
-impl NodeBuilder {
-    fn push(&mut self, node: Node) -> usize {
-        if let Some(&n) = self.seen.get(&node) {
+impl<T: Copy + Eq + std::hash::Hash> Interner<T> {
+    fn new() -> Self {
+        Interner {
+            values: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn push(&mut self, value: T) -> usize {
+        if let Some(&n) = self.index.get(&value) {
             return n;
         }
-        self.nodes.push(node);
-        self.seen.insert(node, self.nodes.len() - 1);
-        self.nodes.len() - 1
+        self.values.push(value);
+        self.index.insert(value, self.values.len() - 1);
+        self.values.len() - 1
     }
 }
+
+/// Builds nodes, merging equal ones.
+type NodeBuilder = Interner<Node>;
 
 /// What an IR value became.
 #[derive(Clone, Copy, Debug)]
@@ -203,10 +213,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
     if !program.params.is_empty() {
         return Err(X86Error::Params(program.name.clone()));
     }
-    let mut b = NodeBuilder {
-        nodes: Vec::new(),
-        seen: HashMap::new(),
-    };
+    let mut b = NodeBuilder::new();
     let n = program.instrs.len();
     // Rings: one per delayed computed value and one per state slot.
     let mut ring_of: Vec<Option<u32>> = vec![None; n];
@@ -329,9 +336,9 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
         };
         if let Lowering::Computed { node, phase } = low
             && phase == current
-            && !matches!(b.nodes[node], Node::Const(_))
+            && !matches!(b.values[node], Node::Const(_))
         {
-            add_compute(&mut phases[current], node, &b.nodes);
+            add_compute(&mut phases[current], node, &b.values);
         }
         lowered.push(low);
     }
@@ -376,7 +383,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
         }
     }
     Ok(Lowered {
-        nodes: b.nodes,
+        nodes: b.values,
         phases,
         rings,
         ring_len,
@@ -451,7 +458,7 @@ fn operand(
     match *low {
         Lowering::Memory(m) => b.push(Node::Mem(m)),
         Lowering::Computed { node, phase } if phase == current => node,
-        Lowering::Computed { node, .. } if matches!(b.nodes[node], Node::Const(_)) => node,
+        Lowering::Computed { node, .. } if matches!(b.values[node], Node::Const(_)) => node,
         Lowering::Computed { .. } => {
             let row = home(v, scratch_of, scratch_rows, ring_of);
             b.push(Node::Mem(MemRef { row, cells: 0 }))
@@ -883,8 +890,7 @@ struct Allocator<'e, 'a> {
     e: &'e mut Emitter<'a>,
     position: usize,
     vector: i64,
-    ids: HashMap<Key, usize>,
-    keys: Vec<Key>,
+    keys: Interner<Key>,
     /// Positions where each key is read, ascending.
     uses: HashMap<usize, Vec<usize>>,
     regs: Vec<VReg>,
@@ -915,8 +921,7 @@ impl<'e, 'a> Allocator<'e, 'a> {
             e,
             position: 0,
             vector: 0,
-            ids: HashMap::new(),
-            keys: Vec::new(),
+            keys: Interner::new(),
             uses: HashMap::new(),
             holder: vec![None; n],
             locked: vec![false; n],
@@ -942,7 +947,8 @@ impl<'e, 'a> Allocator<'e, 'a> {
             for node in read {
                 let id = alloc.node_id(node);
                 alloc.uses.entry(id).or_default().push(p);
-                if let (Key::Node(..), Node::Mem(m)) = (alloc.keys[id], alloc.e.lowered.nodes[node])
+                if let (Key::Node(..), Node::Mem(m)) =
+                    (alloc.keys.values[id], alloc.e.lowered.nodes[node])
                     && alloc.e.unrolled()
                 {
                     for u in alloc.vectors_read(m) {
@@ -957,12 +963,7 @@ impl<'e, 'a> Allocator<'e, 'a> {
     }
 
     fn id(&mut self, key: Key) -> usize {
-        if let Some(&id) = self.ids.get(&key) {
-            return id;
-        }
-        self.keys.push(key);
-        self.ids.insert(key, self.keys.len() - 1);
-        self.keys.len() - 1
+        self.keys.push(key)
     }
 
     /// The key of `node` in the current vector: an aligned memory word is its row's vector.
@@ -1021,7 +1022,7 @@ impl<'e, 'a> Allocator<'e, 'a> {
             })
             .expect("more registers than one instruction's operands");
         let node = self.holder[victim].expect("full");
-        let has_home = match self.keys[node] {
+        let has_home = match self.keys.values[node] {
             Key::Vector(..) => true,
             Key::Node(n, _) => match self.e.lowered.nodes[n] {
                 Node::Mem(m) => m.cells.rem_euclid(64) == 0,
@@ -1129,7 +1130,7 @@ impl<'e, 'a> Allocator<'e, 'a> {
             self.take(r, node);
             return Ok(r);
         }
-        let (n, vector) = match self.keys[id] {
+        let (n, vector) = match self.keys.values[id] {
             Key::Vector(row, u)
                 if !matches!(row, RowRef::Input { .. })
                     && !(0..(self.e.tile_words / self.e.isa.lanes()) as i64).contains(&u) =>
