@@ -582,9 +582,7 @@ impl Emitter {
         // rows of iterations 0 .. PREFETCH_ROWS are loaded here (%r28 is the row cursor).
         if let Some(len) = layout.load_ring {
             self.line("\tmov.u32 %r28, %r13;");
-            // %r30: rows the L2 prefetch runs ahead, fewer on a torus of few rows.
-            self.line("\tsub.u32 %r30, %r2, 1;");
-            self.line(format!("\tmin.u32 %r30, %r30, {L2_PREFETCH_ROWS};"));
+            self.prefetch_distance();
             for p in 0..layout.prefetch {
                 let slot = (len + p - layout.prefetch) % len;
                 self.load_row(|j| format!("%ld{j}_{slot}"));
@@ -600,13 +598,20 @@ impl Emitter {
                 ring.len as usize * slot_bytes
             ));
             self.line("\tmov.u32 %r28, %r13;");
-            self.line("\tsub.u32 %r30, %r2, 1;");
-            self.line(format!("\tmin.u32 %r30, %r30, {L2_PREFETCH_ROWS};"));
+            self.prefetch_distance();
             self.load_row(|j| format!("%in{j}"));
         }
     }
 
     /// Loads row %r28 into the registers `dest(j)` and steps %r28 to the next row.
+    /// %r30: rows the L2 prefetch runs ahead of the loads, fewer on a torus of few rows.
+    fn prefetch_distance(&mut self) {
+        if self.l2_prefetch {
+            self.line("\tsub.u32 %r30, %r2, 1;");
+            self.line(format!("\tmin.u32 %r30, %r30, {L2_PREFETCH_ROWS};"));
+        }
+    }
+
     fn load_row(&mut self, dest: impl Fn(u32) -> String) {
         // An L2 prefetch of the row loaded L2_PREFETCH_ROWS iterations from now: no register
         // waits for it, and the load then finds the row in L2.
