@@ -7,13 +7,15 @@ use clap::Args;
 use lifegen_gen::cache::{NETWORKS_DIR, SearchRecord};
 use lifegen_gen::count::{self, Counted, Technique};
 use lifegen_gen::emit::ptx_stream;
+use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history};
+use lifegen_gen::kernel::map::MapKernel;
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::regen::SassFigures;
 use lifegen_gen::rust_emit::CpuIsa;
 use lifegen_gen::sass::CudaTools;
-use lifegen_gen::{LargerThanLife, LifeLike, rule};
+use lifegen_gen::{LifeLike, rule};
 
 #[derive(Args, Debug)]
 pub struct CountArgs {
@@ -58,7 +60,23 @@ pub fn count(args: CountArgs) -> Result<()> {
     let counted = Counted::new(&spec.rule);
     let life = match counted {
         Counted::LifeLike(life) => life,
-        Counted::LargerThanLife(ltl) => return count_ltl(&ltl, &counted, &args),
+        Counted::LargerThanLife(ltl) => {
+            let history = gpu_history(&ltl, ptx_stream::DEFAULT_WORDS_PER_LANE);
+            let program =
+                LtlKernel::with_history(ltl.radius, ltl.neighbourhood, history).for_rule(&ltl);
+            return count_stream(&program, &counted, &args);
+        }
+        Counted::Map(map) => {
+            let kernel = MapKernel::new(map)?;
+            if !(args.json || args.markdown) {
+                println!(
+                    "network: {} LUT3, the rule's 512-entry table lowered by Shannon decomposition \
+                     (not searched, not proven optimal)\n",
+                    kernel.network().gates().len()
+                );
+            }
+            return count_stream(&kernel.program(), &counted, &args);
+        }
     };
     let (records, network) = match args.root.as_deref() {
         Some(root) => (load_records(root)?, None),
@@ -79,9 +97,10 @@ pub fn count(args: CountArgs) -> Result<()> {
     Ok(())
 }
 
-/// Larger than Life: CAT's tensor-core work beside lifegen's CPU and GPU stream programs;
-/// `--sass` assembles the GPU kernel.
-fn count_ltl(rule: &LargerThanLife, counted: &Counted, args: &CountArgs) -> Result<()> {
+/// A rule whose rows are stream programs (Larger than Life: CAT's tensor-core work beside
+/// lifegen's CPU and GPU programs; rules given by a table); `--sass` assembles `program`, one
+/// generation of the GPU kernel.
+fn count_stream(program: &Program, counted: &Counted, args: &CountArgs) -> Result<()> {
     let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
     let mut rows = counted.rows(&[]);
     if args.sass {
@@ -91,19 +110,15 @@ fn count_ltl(rule: &LargerThanLife, counted: &Counted, args: &CountArgs) -> Resu
                 lifegen_gen::sass::VENV
             );
         };
-        let history = gpu_history(rule, k);
-        let program =
-            LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(rule);
-        let ptx = ptx_stream::emit(&program, ptx_stream::ShiftForm::Funnel, k)?;
+        let ptx = ptx_stream::emit(program, ptx_stream::ShiftForm::Funnel, k)?;
         let assembled = tools
             .assemble(&ptx.text)
             .context("cannot assemble the GPU kernel")?;
         // One trip of the main loop is `unroll` rows of k words a lane.
         let cells = f64::from(32 * k * ptx.unroll);
-        if let Some(row) = rows
-            .iter_mut()
-            .find(|r| r.technique.starts_with("lifegen GPU"))
-        {
+        if let Some(row) = rows.iter_mut().find(|r| {
+            r.technique.starts_with("lifegen GPU") || r.technique.starts_with("lifegen stream")
+        }) {
             row.sass_per_cell_gen = Some(assembled.loop_mix.values().sum::<usize>() as f64 / cells);
             row.sass_mix = assembled
                 .loop_mix
@@ -136,10 +151,9 @@ fn measure(rule: &LifeLike, records: &[SearchRecord], rows: &mut Vec<Technique>)
                 .assemble(&ptx.text)
                 .context("cannot assemble the GPU kernel")?;
             let figures = SassFigures::new(ptx.entry.clone(), plan, &ptx, &assembled);
-            if let Some(row) = rows
-                .iter_mut()
-                .find(|r| r.technique.starts_with("lifegen GPU"))
-            {
+            if let Some(row) = rows.iter_mut().find(|r| {
+                r.technique.starts_with("lifegen GPU") || r.technique.starts_with("lifegen stream")
+            }) {
                 row.sass_per_cell_gen = Some(figures.total() / 32.0);
                 row.sass_mix = figures
                     .per_word_gen

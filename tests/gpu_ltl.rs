@@ -4,7 +4,7 @@
 
 mod checks;
 
-use lifegen_gen::{LargerThanLife, Rule};
+use lifegen_gen::Rule;
 use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create, reference};
@@ -63,13 +63,10 @@ fn radii_1_to_16_every_shape_on_the_gpu() {
         for n in ['M', 'N', 'C'] {
             for m in [0u32, 1] {
                 let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
-                let Rule::LargerThanLife(LargerThanLife { .. }) = probe else {
+                let Rule::LargerThanLife(probe) = probe else {
                     unreachable!("an LtL rule string")
                 };
-                let max = match probe {
-                    Rule::LargerThanLife(p) => p.neighbourhood_size(),
-                    Rule::LifeLike(_) => unreachable!("an LtL rule string"),
-                };
+                let max = probe.neighbourhood_size();
                 let pick = |rng: &mut SplitMix64| (rng.next() % u64::from(max + 1)) as u32;
                 let (a, b) = {
                     let (x, y) = (pick(&mut rng), pick(&mut rng));

@@ -2,6 +2,7 @@
 //! own tests, src/fuzz_cli.rs, where its clap definitions are; this crate gives it the driver.)
 
 use lifegen_gen::Rule;
+use lifegen_gen::map::{MapNeighbourhood, MapNotation};
 use lifegen_gen::rule::{self, LtlNotation, RuleSpec};
 use lifegen_runtime::Universe;
 use lifegen_runtime::formats::rle::{self, Reader};
@@ -164,6 +165,26 @@ pub fn rule(data: &[u8]) -> Result<Outcome, String> {
             }
             let _ = ltl.neighbourhood_size();
         }
+        Rule::Map(map) => {
+            if map.life_like().is_some() && map.notation == MapNotation::Letters {
+                return Err(format!(
+                    "{text:?}: a life-like rule read as a table: {map:?}"
+                ));
+            }
+            let mask = map.neighbourhood.mask();
+            if let Some(index) = (0..512).find(|&i| map.next(i) != map.next(i & mask)) {
+                return Err(format!(
+                    "{text:?}: neighbourhood {index:#b} reads cells outside {:?}",
+                    map.neighbourhood
+                ));
+            }
+            if map.notation == MapNotation::Letters
+                && map.neighbourhood == MapNeighbourhood::Moore
+                && !map.is_isotropic()
+            {
+                return Err(format!("{text:?}: a Hensel rule that is not isotropic"));
+            }
+        }
     }
     Ok(Outcome::Accepted)
 }
@@ -277,7 +298,7 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
             let side = ltl.min_torus_side();
             (uw.max(side), uh.max(side))
         }
-        Rule::LifeLike(_) => (uw, uh),
+        Rule::LifeLike(_) | Rule::Map(_) => (uw, uh),
     };
     let expected = RuleSpec {
         rule,

@@ -36,6 +36,13 @@ fn main() {
                 .stream_program(gens)
                 .unwrap()
         }
+        Rule::Map(rule) => {
+            let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
+            lifegen_gen::kernel::map::MapKernel::new(rule)
+                .unwrap()
+                .stream_program(gens)
+                .unwrap()
+        }
     };
     eprintln!("{:?}", program.counts());
     if std::env::var_os("LISTING").is_some() {

@@ -15,10 +15,11 @@ pub use emit::{ptx_stream, regen, rust_emit};
 pub use kernel::plan;
 pub use logic::{lowering, named, network};
 pub use measure::{ceilings, count, sass};
-pub use rules::{echo, life, rule, spec};
+pub use rules::{echo, life, map, rule, spec};
 pub use synth::{cache, on_demand, sat, shapes};
 
 pub use lowering::Basis;
+pub use map::MapRule;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
 pub use rule::{LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec};
 pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};

@@ -3,7 +3,9 @@
 use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history, life_like_equivalent};
+use lifegen_gen::kernel::map::MapKernel;
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
+use lifegen_gen::map::MapRule;
 use lifegen_gen::plan::GpuPlan;
 use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
@@ -402,11 +404,22 @@ pub fn create_with_plan(
     universe: Universe,
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
+    // A MAP string of a life-like rule runs the life-like kernels (its searched networks).
+    if let Rule::Map(map) = rule
+        && let Some(life) = map.life_like()
+        && kind != BackendKind::Reference
+    {
+        return create_with_plan(kind, &Rule::LifeLike(life), universe, plan);
+    }
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let host = matches!(kind, BackendKind::Cpu)
         || matches!(kind, BackendKind::Auto) && !width.is_multiple_of(32);
     if host && (width as usize) < TRANSPOSE_BELOW_WIDTH && height > width {
-        let inner = create_with_plan(kind, rule, universe.transposed(), plan)?;
+        let mirrored = match rule {
+            Rule::Map(map) => Rule::Map(map.transposed()),
+            other => *other,
+        };
+        let inner = create_with_plan(kind, &mirrored, universe.transposed(), plan)?;
         return Ok(Box::new(Transposed {
             inner,
             upright: None,
@@ -439,6 +452,13 @@ pub fn create_with_plan(
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
             life_like_cpu(life, universe)?
         }
+        (BackendKind::Gpu, Rule::Map(map)) => map_gpu(map, universe, plan)?,
+        (BackendKind::Auto, Rule::Map(map))
+            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
+        {
+            map_gpu(map, universe, plan)?
+        }
+        (BackendKind::Auto | BackendKind::Cpu, Rule::Map(map)) => map_cpu(map, universe)?,
         (BackendKind::Auto | BackendKind::Cpu, Rule::LargerThanLife(ltl)) => {
             match life_like_equivalent(ltl) {
                 Some(life) => life_like_cpu(&life, universe)?,
@@ -515,6 +535,63 @@ fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
         .expect("not poisoned")
         .insert((*life, gens), program.clone());
     program
+}
+
+/// `rule`'s stream program chained over `gens` generations and checked
+/// ([`MapKernel::stream_program`]), made once a process (the lowering tries thousands of
+/// variable orders).
+fn map_chain(rule: &MapRule, gens: u32) -> Result<Program, String> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    type Made = HashMap<(MapRule, u32), Result<Program, String>>;
+    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
+    let made = MADE.get_or_init(Default::default);
+    if let Some(program) = made.lock().expect("not poisoned").get(&(*rule, gens)) {
+        return program.clone();
+    }
+    let program = MapKernel::new(*rule)
+        .map_err(|e| format!("the lowered network of {rule} failed its check: {e}"))
+        .and_then(|kernel| kernel.stream_program(gens));
+    made.lock()
+        .expect("not poisoned")
+        .insert((*rule, gens), program.clone());
+    program
+}
+
+/// A rule given by its 3x3 table on the GPU: its lowered network as a program of the kernel
+/// IR, `plan.gens_per_launch` generations chained a launch.
+fn map_gpu(
+    rule: &MapRule,
+    universe: Universe,
+    plan: GpuPlan,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    let rule = *rule;
+    let chain = Box::new(move |gens| map_chain(&rule, gens));
+    Ok(Box::new(StreamGpuSimulator::chained(
+        chain,
+        plan.gens_per_launch,
+        (plan.shifts, plan.words_per_lane),
+        &rule.to_string(),
+        universe,
+    )?))
+}
+
+/// A rule given by its 3x3 table on the CPU: machine code on x86-64, the IR interpreter
+/// elsewhere (or with `LIFEGEN_CPU_CODE=compiled`).
+fn map_cpu(rule: &MapRule, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+    let (width, height) = (universe.width() as u64, universe.height() as u64);
+    let isa = Isa::from_environment()?;
+    let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+    let spare = Universe::new(width, height)?;
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if cpu_code()? != CpuCode::Compiled {
+        let rule = *rule;
+        let chain = Box::new(move |g| map_chain(&rule, g));
+        let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
+        return Ok(resident(stepper, universe));
+    }
+    let program = map_chain(rule, gens).map_err(BackendError::Bands)?;
+    Ok(resident(StreamStepper::new(program, isa, spare), universe))
 }
 
 /// Radii up to this have their program checked against the reference on small tori each time

@@ -8,6 +8,7 @@
 //! `2r`, which Golly does not make (it raises the side to `2r`), every offset is still counted
 //! once, at its place modulo the side.
 
+use lifegen_gen::map::{MapRule, bit_of};
 use lifegen_gen::{Neighbourhood, Rule};
 
 use crate::universe::Universe;
@@ -15,7 +16,7 @@ use crate::universe::Universe;
 /// The offsets a cell counts, and whether its own state counts among them.
 fn offsets(rule: &Rule) -> Vec<(i64, i64)> {
     let (radius, shape, include_centre) = match rule {
-        Rule::LifeLike(_) => (1, Neighbourhood::Moore, false),
+        Rule::LifeLike(_) | Rule::Map(_) => (1, Neighbourhood::Moore, false),
         Rule::LargerThanLife(ltl) => (ltl.radius, ltl.neighbourhood, ltl.include_centre),
     };
     let r = radius as i64;
@@ -33,6 +34,9 @@ fn offsets(rule: &Rule) -> Vec<(i64, i64)> {
 
 /// One generation.
 pub fn step(universe: &Universe, rule: &Rule) -> Universe {
+    if let Rule::Map(map) = rule {
+        return map_step(universe, map);
+    }
     let (w, h) = (universe.width() as i64, universe.height() as i64);
     let offsets = offsets(rule);
     let mut next = universe.clone();
@@ -51,8 +55,32 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
             let next_state = match rule {
                 Rule::LifeLike(rule) => rule.next(alive, count),
                 Rule::LargerThanLife(rule) => rule.next(alive, count),
+                Rule::Map(_) => unreachable!("tables are stepped by map_step"),
             };
             next.set(x as usize, y as usize, next_state);
+        }
+    }
+    next
+}
+
+/// One generation of a rule given by its table: each cell's next state is the table's entry
+/// for its 3x3 neighbourhood, the cells taken on the torus.
+fn map_step(universe: &Universe, rule: &MapRule) -> Universe {
+    let (w, h) = (universe.width() as i64, universe.height() as i64);
+    let mut next = universe.clone();
+    for y in 0..h {
+        for x in 0..w {
+            let mut index = 0;
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let alive = universe.get(
+                        (x + dx as i64).rem_euclid(w) as usize,
+                        (y + dy as i64).rem_euclid(h) as usize,
+                    );
+                    index |= usize::from(alive) << bit_of(dx, dy);
+                }
+            }
+            next.set(x as usize, y as usize, rule.next(index));
         }
     }
     next

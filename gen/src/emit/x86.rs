@@ -204,7 +204,7 @@ enum Lowering {
 fn gate2_network(table: u8) -> crate::network::Network {
     let mut b = NetworkBuilder::new(["c", "b", "a"].map(String::from).to_vec());
     let vars = b.inputs();
-    let out = decompose_smallest(&mut b, Basis::Gate2, &vars, table.into());
+    let out = decompose_smallest::<u128>(&mut b, Basis::Gate2, &vars, table.into());
     b.finish(format!("lut3-{table:02x}"), vec![out])
 }
 

@@ -3,5 +3,6 @@
 pub mod eval;
 pub mod ir;
 pub mod ltl;
+pub mod map;
 pub mod plan;
 pub mod row_shared;

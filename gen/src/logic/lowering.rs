@@ -10,11 +10,108 @@ use crate::network::{
 };
 use crate::rule::LifeLike;
 
-/// A truth table over at most [`MAX_DECOMPOSE_VARS`] variables, bit `row` = value on `row`.
+/// A truth table over at most 7 variables, bit `row` = value on `row`.
 pub type Table = u128;
 
-/// The most variables [`decompose_smallest`] takes.
+/// The most variables [`decompose_smallest`] tries every variable order of; above it (up to
+/// 9, through [`WideTable`]) it tries a fixed sample of orders.
 pub const MAX_DECOMPOSE_VARS: usize = 7;
+
+/// A truth table the Shannon decomposition can take: bit `row` is the value on `row`.
+pub trait TruthBits: Copy + Eq + std::hash::Hash {
+    /// Rows the type holds.
+    const ROWS: usize;
+    fn zero() -> Self;
+    fn bit(&self, row: usize) -> bool;
+    fn set(&mut self, row: usize);
+    fn and(self, other: Self) -> Self;
+    fn or(self, other: Self) -> Self;
+    fn xor(self, other: Self) -> Self;
+    fn shl(self, bits: usize) -> Self;
+    fn shr(self, bits: usize) -> Self;
+}
+
+impl TruthBits for u128 {
+    const ROWS: usize = 128;
+    fn zero() -> Self {
+        0
+    }
+    fn bit(&self, row: usize) -> bool {
+        self >> row & 1 == 1
+    }
+    fn set(&mut self, row: usize) {
+        *self |= 1 << row;
+    }
+    fn and(self, other: Self) -> Self {
+        self & other
+    }
+    fn or(self, other: Self) -> Self {
+        self | other
+    }
+    fn xor(self, other: Self) -> Self {
+        self ^ other
+    }
+    fn shl(self, bits: usize) -> Self {
+        self << bits
+    }
+    fn shr(self, bits: usize) -> Self {
+        self >> bits
+    }
+}
+
+/// A truth table over up to 9 variables (a 3x3 neighbourhood).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WideTable(pub [u64; 8]);
+
+impl TruthBits for WideTable {
+    const ROWS: usize = 512;
+    fn zero() -> Self {
+        WideTable([0; 8])
+    }
+    fn bit(&self, row: usize) -> bool {
+        self.0[row / 64] >> (row % 64) & 1 == 1
+    }
+    fn set(&mut self, row: usize) {
+        self.0[row / 64] |= 1 << (row % 64);
+    }
+    fn and(self, other: Self) -> Self {
+        WideTable(std::array::from_fn(|i| self.0[i] & other.0[i]))
+    }
+    fn or(self, other: Self) -> Self {
+        WideTable(std::array::from_fn(|i| self.0[i] | other.0[i]))
+    }
+    fn xor(self, other: Self) -> Self {
+        WideTable(std::array::from_fn(|i| self.0[i] ^ other.0[i]))
+    }
+    fn shl(self, bits: usize) -> Self {
+        let (words, rest) = (bits / 64, bits % 64);
+        let word = |j: Option<usize>| j.map_or(0, |j| self.0[j]);
+        WideTable(std::array::from_fn(|i| {
+            let own = word(i.checked_sub(words)) << rest;
+            let carried = match (rest, i.checked_sub(words + 1)) {
+                (0, _) | (_, None) => 0,
+                (_, j) => word(j) >> (64 - rest),
+            };
+            own | carried
+        }))
+    }
+    fn shr(self, bits: usize) -> Self {
+        let (words, rest) = (bits / 64, bits % 64);
+        WideTable(std::array::from_fn(|i| {
+            let high = if i + words < 8 {
+                self.0[i + words] >> rest
+            } else {
+                0
+            };
+            let above = if i + words + 1 < 8 && rest > 0 {
+                self.0[i + words + 1] << (64 - rest)
+            } else {
+                0
+            };
+            high | above
+        }))
+    }
+}
 
 /// The instruction set a network may use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -58,7 +155,7 @@ pub fn adder_network(rule: &LifeLike, basis: Basis) -> Network {
     let (ones_a, carry_c) = full_adder(&mut b, basis, sum_a, n[6], n[7]);
     let (twos, fours) = full_adder(&mut b, basis, carry_a, carry_b, carry_c);
     let vars = [n[CENTRE], ones_a, ones_b, twos, fours];
-    let table = truth_table(vars.len(), |row| {
+    let table: Table = truth_table(vars.len(), |row| {
         let bit = |i: usize| (row >> i & 1) as u32;
         let count = bit(1) + bit(2) + 2 * bit(3) + 4 * bit(4);
         rule.next(bit(0) == 1, count)
@@ -68,23 +165,39 @@ pub fn adder_network(rule: &LifeLike, basis: Basis) -> Network {
 }
 
 /// The truth table of `f` over `vars` variables, bit `row` = `f(row)`.
-fn truth_table(vars: usize, f: impl Fn(usize) -> bool) -> Table {
-    (0..1usize << vars).fold(0, |t, row| t | (f(row) as Table) << row)
+fn truth_table<T: TruthBits>(vars: usize, f: impl Fn(usize) -> bool) -> T {
+    let mut table = T::zero();
+    for row in (0..1usize << vars).filter(|&row| f(row)) {
+        table.set(row);
+    }
+    table
 }
 
-/// Builds `table` over `vars` with the variable order (of all orders) that needs fewest gates.
-pub fn decompose_smallest(
+/// Builds `table` over `vars` with the variable order that needs fewest gates: of all orders up
+/// to [`MAX_DECOMPOSE_VARS`] variables, of [`SAMPLED_ORDERS`] fixed ones above.
+pub fn decompose_smallest<T: TruthBits>(
     b: &mut NetworkBuilder,
     basis: Basis,
     vars: &[Wire],
-    table: Table,
+    table: T,
 ) -> Wire {
     assert!(
-        vars.len() <= MAX_DECOMPOSE_VARS,
-        "decomposition takes at most 7 variables"
+        1 << vars.len() <= T::ROWS,
+        "a table of {} rows takes at most {} variables",
+        T::ROWS,
+        T::ROWS.trailing_zeros()
     );
+    let orders = if vars.len() <= MAX_DECOMPOSE_VARS {
+        permutations(vars.len())
+    } else {
+        sampled_orders(vars.len())
+    };
+    let var_masks: Vec<T> = (0..vars.len())
+        .map(|v| truth_table(vars.len(), |row| row >> v & 1 == 1))
+        .collect();
+    let full: T = truth_table(vars.len(), |_| true);
     let mut best: Option<(usize, NetworkBuilder, Wire)> = None;
-    for order in permutations(vars.len()) {
+    for order in orders {
         let mut trial = b.clone();
         let before = trial.len();
         let wire = Decomposer {
@@ -92,6 +205,8 @@ pub fn decompose_smallest(
             basis,
             vars,
             order: &order,
+            var_masks: &var_masks,
+            full,
             memo: HashMap::new(),
         }
         .build(table);
@@ -103,6 +218,30 @@ pub fn decompose_smallest(
     let (_, builder, wire) = best.expect("at least one order");
     *b = builder;
     wire
+}
+
+/// Variable orders [`decompose_smallest`] tries above [`MAX_DECOMPOSE_VARS`] variables.
+pub const SAMPLED_ORDERS: usize = 3000;
+
+/// The identity order, its reverse, then pseudo-random shuffles from a fixed seed: the same
+/// orders every time, so the same table always gives the same network.
+fn sampled_orders(n: usize) -> Vec<Vec<usize>> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut orders = vec![(0..n).collect::<Vec<_>>(), (0..n).rev().collect()];
+    while orders.len() < SAMPLED_ORDERS {
+        let mut order: Vec<usize> = (0..n).collect();
+        for i in (1..n).rev() {
+            order.swap(i, (next() % (i as u64 + 1)) as usize);
+        }
+        orders.push(order);
+    }
+    orders
 }
 
 fn permutations(n: usize) -> Vec<Vec<usize>> {
@@ -121,49 +260,36 @@ fn permutations(n: usize) -> Vec<Vec<usize>> {
 }
 
 /// Shannon decomposition with hash-consing of equal sub-functions.
-struct Decomposer<'a> {
+struct Decomposer<'a, T> {
     b: &'a mut NetworkBuilder,
     basis: Basis,
     vars: &'a [Wire],
     order: &'a [usize],
-    memo: HashMap<Table, Wire>,
+    /// Rows where variable `v` is 1, by `v`.
+    var_masks: &'a [T],
+    /// Every row of `vars` variables.
+    full: T,
+    memo: HashMap<T, Wire>,
 }
 
-impl Decomposer<'_> {
-    fn full_mask(&self) -> Table {
-        let rows = 1u32 << self.vars.len();
-        if rows == Table::BITS {
-            !0
-        } else {
-            (1 << rows) - 1
-        }
-    }
-
-    /// Rows where variable `v` is 1.
-    fn var_mask(&self, v: usize) -> Table {
-        truth_table(self.vars.len(), |row| row >> v & 1 == 1)
-    }
-
-    fn cofactor(&self, table: Table, v: usize, value: bool) -> Table {
-        let mask = self.var_mask(v);
-        let shift = 1u32 << v;
-        let kept = if value {
-            table & mask
-        } else {
-            table & !mask & self.full_mask()
-        };
+impl<T: TruthBits> Decomposer<'_, T> {
+    fn cofactor(&self, table: T, v: usize, value: bool) -> T {
+        let mask = self.var_masks[v];
+        let shift = 1usize << v;
         if value {
-            kept | kept >> shift
+            let kept = table.and(mask);
+            kept.or(kept.shr(shift))
         } else {
-            kept | kept << shift
+            let kept = table.and(mask.xor(self.full));
+            kept.or(kept.shl(shift))
         }
     }
 
-    fn depends_on(&self, table: Table, v: usize) -> bool {
+    fn depends_on(&self, table: T, v: usize) -> bool {
         self.cofactor(table, v, true) != self.cofactor(table, v, false)
     }
 
-    fn support(&self, table: Table) -> Vec<usize> {
+    fn support(&self, table: T) -> Vec<usize> {
         self.order
             .iter()
             .copied()
@@ -172,7 +298,7 @@ impl Decomposer<'_> {
     }
 
     /// The table of `table` as a function of `support` only (bit `k` of a row = `support[k]`).
-    fn project(&self, table: Table, support: &[usize]) -> u8 {
+    fn project(&self, table: T, support: &[usize]) -> u8 {
         let mut projected = 0u8;
         for row in 0..1usize << support.len() {
             let full_row: usize = support
@@ -180,12 +306,12 @@ impl Decomposer<'_> {
                 .enumerate()
                 .map(|(k, &v)| (row >> k & 1) << v)
                 .sum();
-            projected |= ((table >> full_row & 1) as u8) << row;
+            projected |= u8::from(table.bit(full_row)) << row;
         }
         projected
     }
 
-    fn build(&mut self, table: Table) -> Wire {
+    fn build(&mut self, table: T) -> Wire {
         if let Some(&wire) = self.memo.get(&table) {
             return wire;
         }
@@ -194,7 +320,7 @@ impl Decomposer<'_> {
         wire
     }
 
-    fn build_new(&mut self, table: Table) -> Wire {
+    fn build_new(&mut self, table: T) -> Wire {
         let support = self.support(table);
         let max_leaf = match self.basis {
             Basis::Lut3 => 3,
@@ -207,15 +333,16 @@ impl Decomposer<'_> {
         let var = self.vars[v];
         let high = self.cofactor(table, v, true);
         let low = self.cofactor(table, v, false);
-        let full = self.full_mask();
-        let is_const = |t: Table| t == 0 || t == full;
-        if high ^ low == full {
+        let full = self.full;
+        let zero = T::zero();
+        let is_const = |t: T| t == zero || t == full;
+        if high.xor(low) == full {
             let low = self.build(low);
             return self.b.xor(var, low);
         }
         match self.basis {
             Basis::Gate2 => match (high, low) {
-                (h, 0) => {
+                (h, l) if l == zero => {
                     let h = self.build(h);
                     self.b.and(var, h)
                 }
@@ -223,7 +350,7 @@ impl Decomposer<'_> {
                     let h = self.build(h);
                     self.b.gate2(op2::ORNOT, h, var)
                 }
-                (0, l) => {
+                (h, l) if h == zero => {
                     let l = self.build(l);
                     self.b.gate2(op2::ANDNOT, l, var)
                 }
@@ -241,9 +368,9 @@ impl Decomposer<'_> {
             },
             Basis::Lut3 => {
                 // One LUT3 `var ? high : low`, with constant branches folded into the table.
-                let signal = |d: &mut Self, t: Table, pattern: u8| -> (Wire, u8) {
+                let signal = |d: &mut Self, t: T, pattern: u8| -> (Wire, u8) {
                     if is_const(t) {
-                        (var, if t == 0 { 0 } else { 0xFF })
+                        (var, if t == zero { 0 } else { 0xFF })
                     } else {
                         (d.build(t), pattern)
                     }
@@ -257,7 +384,7 @@ impl Decomposer<'_> {
     }
 
     /// A function of at most one gate's inputs.
-    fn leaf(&mut self, table: Table, support: &[usize]) -> Wire {
+    fn leaf(&mut self, table: T, support: &[usize]) -> Wire {
         let wires: Vec<Wire> = support.iter().map(|&v| self.vars[v]).collect();
         let projected = self.project(table, support);
         let first = *wires.first().unwrap_or(&self.vars[0]);

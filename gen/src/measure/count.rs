@@ -398,6 +398,7 @@ pub fn render_json(rows: &[Technique]) -> String {
 pub enum Counted {
     LifeLike(LifeLike),
     LargerThanLife(crate::rule::LargerThanLife),
+    Map(crate::map::MapRule),
 }
 
 impl Counted {
@@ -410,6 +411,7 @@ impl Counted {
                     None => Counted::LargerThanLife(*ltl),
                 }
             }
+            crate::rule::Rule::Map(map) => Counted::Map(*map),
         }
     }
 
@@ -421,6 +423,7 @@ impl Counted {
             Counted::LargerThanLife(ltl) => {
                 ltl_techniques(ltl, crate::emit::ptx_stream::DEFAULT_WORDS_PER_LANE)
             }
+            Counted::Map(map) => map_techniques(map),
         }
     }
 }
@@ -526,6 +529,24 @@ pub fn ltl_techniques(rule: &crate::rule::LargerThanLife, words_per_lane: u32) -
             )
         },
     ]
+}
+
+/// The rows of a rule given by its 3x3 table: its lowered network in the stream kernel.
+pub fn map_techniques(rule: &crate::map::MapRule) -> Vec<Technique> {
+    let kernel = crate::kernel::map::MapKernel::new(*rule).expect("lowering is exact");
+    let counts = kernel.program().counts();
+    vec![Technique {
+        lop3_per_word: counts.lut3 as f64,
+        shifts_per_word: counts.shift as f64,
+        ..row(
+            format!(
+                "lifegen stream kernel ({}: the table lowered by Shannon decomposition)",
+                kernel.program().name
+            ),
+            "lut3",
+            32,
+        )
+    }]
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::echo::{escape_controls, quote};
+use crate::map::MapRule;
 
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
 pub type CountSet = u16;
@@ -202,6 +203,9 @@ impl fmt::Display for LargerThanLife {
 pub enum Rule {
     LifeLike(LifeLike),
     LargerThanLife(LargerThanLife),
+    /// Any other rule of the 3x3 neighbourhood: Hensel's non-totalistic, hexagonal, von
+    /// Neumann and `MAP` rules.
+    Map(MapRule),
 }
 
 impl Rule {
@@ -210,7 +214,7 @@ impl Rule {
     pub fn as_life_like(&self) -> Option<&LifeLike> {
         match self {
             Rule::LifeLike(rule) => Some(rule),
-            Rule::LargerThanLife(_) => None,
+            Rule::LargerThanLife(_) | Rule::Map(_) => None,
         }
     }
 }
@@ -220,6 +224,7 @@ impl fmt::Display for Rule {
         match self {
             Rule::LifeLike(rule) => rule.fmt(f),
             Rule::LargerThanLife(rule) => rule.fmt(f),
+            Rule::Map(rule) => rule.fmt(f),
         }
     }
 }
@@ -303,12 +308,14 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         Rule::LargerThanLife(parse_r_notation(body).map_err(fail)?)
     } else if evans {
         Rule::LargerThanLife(parse_evans(body).map_err(fail)?)
+    } else if body.len() >= 3 && body[..3].eq_ignore_ascii_case("map") {
+        Rule::Map(crate::map::parse_map(&body[3..]).map_err(fail)?)
     } else {
-        Rule::LifeLike(parse_life_like(body).map_err(fail)?)
+        crate::map::parse_bs(body).map_err(fail)?
     };
     let torus = match (rule, torus) {
         (_, None) => None,
-        (Rule::LifeLike(_), Some((w, h))) => {
+        (Rule::LifeLike(_) | Rule::Map(_), Some((w, h))) => {
             if w == 0 || h == 0 {
                 return Err(fail(format!(
                     "{} has a zero side; lifegen needs a finite torus, both sides at least 1",
@@ -367,61 +374,6 @@ fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
             let side = size(rest)?;
             Ok((side, side))
         }
-    }
-}
-
-fn parse_counts(text: &str, letter: char) -> Result<CountSet, String> {
-    let mut set: CountSet = 0;
-    for c in text.chars() {
-        match c {
-            '0'..='8' => set |= 1 << (c as u8 - b'0'),
-            '9' => return Err(format!("{letter}9: a cell has at most 8 neighbours")),
-            c if c.is_ascii_alphabetic() => {
-                return Err(format!(
-                    "unexpected letter {c:?} after {letter}; isotropic non-totalistic and \
-                     non-Moore life-like rules are not supported"
-                ));
-            }
-            c => return Err(format!("unexpected character {c:?} in the {letter} counts")),
-        }
-    }
-    Ok(set)
-}
-
-fn parse_life_like(body: &str) -> Result<LifeLike, String> {
-    let upper = body.to_ascii_uppercase();
-    let with_letters = |b: &str, s: &str| -> Result<LifeLike, String> {
-        Ok(LifeLike {
-            birth: parse_counts(b, 'B')?,
-            survival: parse_counts(s, 'S')?,
-        })
-    };
-    if let Some((left, right)) = upper.split_once('/') {
-        if right.contains('/') {
-            return Err("more than one '/'".into());
-        }
-        return match (left.chars().next(), right.chars().next()) {
-            (Some('B'), Some('S')) => with_letters(&left[1..], &right[1..]),
-            (Some('S'), Some('B')) => with_letters(&right[1..], &left[1..]),
-            (Some('B' | 'S'), _) | (_, Some('B' | 'S')) => {
-                Err("write B<counts>/S<counts>, or survival/birth digits without letters".into())
-            }
-            // The S/B form: `23/3`.
-            _ => with_letters(right, left),
-        };
-    }
-    match upper.chars().next() {
-        Some('B') => match upper.split_once('S') {
-            Some((b, s)) => with_letters(&b[1..], s),
-            None => Err("missing the S part (write B3/S23 or b3s23)".into()),
-        },
-        Some('S') => match upper.split_once('B') {
-            Some((s, b)) => with_letters(b, &s[1..]),
-            None => Err("missing the B part (write B3/S23 or b3s23)".into()),
-        },
-        _ => Err("not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
-                  <survival>/<birth> (23/3) or Larger-than-Life R<r>,C0,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N|C>"
-            .into()),
     }
 }
 

@@ -16,7 +16,7 @@ use crate::universe::Universe;
 /// The rows a neighbourhood reaches above and below a cell.
 pub fn radius(rule: &Rule) -> u64 {
     match rule {
-        Rule::LifeLike(_) => 1,
+        Rule::LifeLike(_) | Rule::Map(_) => 1,
         Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
     }
 }
