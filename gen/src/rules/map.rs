@@ -4,8 +4,12 @@
 //!
 //! A neighbourhood is a 9-bit index, Golly's (`generationsalgo::slowcalc`): NW 256, N 128,
 //! NE 64, W 32, centre 16, E 8, SW 4, S 2, SE 1, north being the row above. Golly emulates the
-//! hexagonal grid with the Moore neighbourhood less NW and SE, and reads `MAP` bits in index
-//! order over the cells its neighbourhood has (`liferules::createRuleMapFromMAP`).
+//! hexagonal grid with the Moore neighbourhood less NE and SW, and reads `MAP` bits in index
+//! order over the cells its neighbourhood has (`liferules::createRuleMapFromMAP`). For
+//! hexagonal rules alone, Golly's simulators read its table upside down (`qlifealgo::setrule`
+//! flips it for hexagonal rules, `hlifealgo::setrule` for all others): its hexagonal mask
+//! `0x0fe` leaves out bits 256 and 1, which are SW and NE there, and a hexagonal MAP string's
+//! bits are in that flipped order. [`MapRule::table`] is always in the order above.
 
 use std::fmt;
 
@@ -27,12 +31,26 @@ pub enum MapNeighbourhood {
 }
 
 impl MapNeighbourhood {
-    /// The index bits the rule reads, centre included (`liferules.h`).
+    /// The index bits the rule reads, centre included.
     pub fn mask(self) -> usize {
+        self.to_golly(self.golly_mask())
+    }
+
+    /// Golly's mask (`liferules.h`), in the order its tables have for this neighbourhood.
+    fn golly_mask(self) -> usize {
         match self {
             MapNeighbourhood::Moore => 0x1ff,
             MapNeighbourhood::Hexagonal => 0x0fe,
             MapNeighbourhood::VonNeumann => 0x0ba,
+        }
+    }
+
+    /// An index in lifegen's order as Golly's table for this neighbourhood has it, and back:
+    /// upside down for hexagonal rules (see the module's documentation), else the same.
+    fn to_golly(self, index: usize) -> usize {
+        match self {
+            MapNeighbourhood::Hexagonal => (index & 0x7) << 6 | (index & 0x38) | index >> 6,
+            _ => index,
         }
     }
 
@@ -474,14 +492,14 @@ pub fn parse_map(base64: &str) -> Result<MapRule, String> {
     Ok(MapRule::from_fn(
         neighbourhood,
         MapNotation::Base64,
-        |index| bits[map_bit(neighbourhood, index)],
+        |index| bits[map_bit(neighbourhood, neighbourhood.to_golly(index))],
     ))
 }
 
-/// The position in a MAP string's bits of the neighbourhood `index`: its bits under the
-/// neighbourhood's mask, highest first (`liferules::createRuleMapFromMAP`).
+/// The position in a MAP string's bits of Golly's neighbourhood `index`: its bits under
+/// Golly's mask, highest first (`liferules::createRuleMapFromMAP`).
 fn map_bit(neighbourhood: MapNeighbourhood, index: usize) -> usize {
-    let mask = neighbourhood.mask();
+    let mask = neighbourhood.golly_mask();
     (0..9)
         .rev()
         .filter(|&b| mask >> b & 1 == 1)
@@ -490,12 +508,10 @@ fn map_bit(neighbourhood: MapNeighbourhood, index: usize) -> usize {
 
 impl MapRule {
     fn write_map(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let bits = 1usize << self.neighbourhood.mask().count_ones();
-        let mut by_position = vec![false; bits];
-        for index in 0..INDICES {
-            if index & !self.neighbourhood.mask() == 0 {
-                by_position[map_bit(self.neighbourhood, index)] = self.next(index);
-            }
+        let n = self.neighbourhood;
+        let mut by_position = vec![false; 1 << n.golly_mask().count_ones()];
+        for golly in (0..INDICES).filter(|&i| i & !n.golly_mask() == 0) {
+            by_position[map_bit(n, golly)] = self.next(n.to_golly(golly));
         }
         f.write_str("MAP")?;
         for chunk in by_position.chunks(6) {
