@@ -161,7 +161,7 @@ fn bad_inputs_get_one_line_errors() {
             ],
             "larger than the 20x20 universe",
         ),
-        (vec!["run", "--rule", "B3/S23V"], "bad rule \"B3/S23V\""),
+        (vec!["run", "--rule", "B3/S23X"], "bad rule \"B3/S23X\""),
         (vec!["run", "--size", "0x10"], "zero side"),
         (vec!["run", "--size", "ax10"], "expected WxH"),
         (vec!["run", "--size", "99999999999x10"], "too large"),

@@ -581,16 +581,17 @@ fn map_gpu(
 fn map_cpu(rule: &MapRule, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let isa = Isa::from_environment()?;
-    let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
     let spare = Universe::new(width, height)?;
     #[cfg(all(target_arch = "x86_64", unix))]
     if cpu_code()? != CpuCode::Compiled {
+        let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
         let rule = *rule;
         let chain = Box::new(move |g| map_chain(&rule, g));
         let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
         return Ok(resident(stepper, universe));
     }
-    let program = map_chain(rule, gens).map_err(BackendError::Bands)?;
+    // The interpreter advances one program run a generation: the unchained program.
+    let program = map_chain(rule, 1).map_err(BackendError::Bands)?;
     Ok(resident(StreamStepper::new(program, isa, spare), universe))
 }
 

@@ -136,3 +136,51 @@ pub fn map_step(rule: &MapRule, torus: &Torus) -> Torus {
     }
     next
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::{Rule, parse};
+
+    fn map(text: &str) -> MapRule {
+        match parse(text).unwrap().rule {
+            Rule::Map(map) => map,
+            other => panic!("{text} read as {other}"),
+        }
+    }
+
+    #[test]
+    fn programs_of_every_neighbourhood_match_the_table_when_chained() {
+        for text in [
+            "B2-a/S12",
+            "B2/S34H",
+            "B13/S012V",
+            "MAPemNy9NhbDhiAcd0Bxk+Bww",
+            "MAPABCDEF",
+            "B0/S2-a3",
+        ] {
+            let kernel = MapKernel::new(map(text)).unwrap();
+            for gens in [1, 3] {
+                kernel.stream_program(gens).unwrap();
+            }
+            let counts = kernel.program().counts();
+            assert_eq!(counts.lut3, kernel.network().gates().len(), "{text}");
+            assert_eq!(counts.shift, 2, "{text}: a row's two shifts, made once");
+        }
+    }
+
+    #[test]
+    fn the_oracle_reads_neighbours_where_golly_does() {
+        // MAP with only "NW alive, centre dead" born: a cell is born south-east of a lone cell.
+        let rule = MapRule {
+            table: [0, 0, 0, 0, 1, 0, 0, 0],
+            neighbourhood: crate::map::MapNeighbourhood::Moore,
+            notation: crate::map::MapNotation::Base64,
+        };
+        let mut torus = Torus::new(5, 5);
+        torus.set(2, 2, true);
+        let next = map_step(&rule, &torus);
+        let live: Vec<_> = (0..25).filter(|i| next.get(i % 5, i / 5)).collect();
+        assert_eq!(live, [3 * 5 + 3]);
+    }
+}

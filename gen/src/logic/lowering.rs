@@ -433,6 +433,48 @@ mod tests {
     use crate::life::cell_spec;
     use crate::spec::verify;
 
+    fn xorshift(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn wide_tables_shift_as_one_512_bit_number() {
+        let mut state = 7;
+        for _ in 0..50 {
+            let table = WideTable(std::array::from_fn(|_| xorshift(&mut state)));
+            for bits in [0, 1, 2, 4, 8, 16, 32, 63, 64, 65, 128, 200, 256, 511] {
+                let (left, right) = (table.shl(bits), table.shr(bits));
+                for row in 0..512 {
+                    let want_left = row >= bits && table.bit(row - bits);
+                    let want_right = row + bits < 512 && table.bit(row + bits);
+                    assert_eq!(left.bit(row), want_left, "<< {bits}, row {row}");
+                    assert_eq!(right.bit(row), want_right, ">> {bits}, row {row}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn nine_variable_tables_lower_exactly_in_both_bases() {
+        let mut state = 99;
+        for _ in 0..3 {
+            let table = WideTable(std::array::from_fn(|_| xorshift(&mut state)));
+            let names: Vec<String> = (0..9).map(|i| format!("x{i}")).collect();
+            for basis in [Basis::Lut3, Basis::Gate2] {
+                let mut b = NetworkBuilder::new(names.clone());
+                let vars = b.inputs();
+                let out = decompose_smallest(&mut b, basis, &vars, table);
+                let network = b.finish("random", vec![out]);
+                let spec =
+                    crate::spec::Spec::from_fn(names.clone(), 1, |row| vec![Some(table.bit(row))]);
+                verify(&network, &spec).unwrap();
+            }
+        }
+    }
+
     #[test]
     fn adder_networks_verify_for_every_kind_of_rule() {
         let rules = [

@@ -227,6 +227,11 @@ fn letter_order(count: u32) -> &'static [usize] {
     }
 }
 
+/// What a rule may look like, for error messages.
+const FORMS: &str = "not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
+     <survival>/<birth> (23/3), Hensel's B2-a/S12, B2/S34H, B13/S012V, MAP<base64> or \
+     Larger-than-Life R<r>,C0,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N|C>";
+
 /// Reads the B/S rules of Golly's `liferules::setrule` (`MAP` strings excepted): `B3/S23`,
 /// `b3s23`, `23/3`, `B2-a/S12`, `B2/S34H`, `B13/S012V`. A Moore rule that reads only the count
 /// is a [`LifeLike`] rule, anything else a [`MapRule`].
@@ -257,10 +262,6 @@ pub fn parse_bs(body: &str) -> Result<Rule, String> {
             }
             '9' => return Err("9 neighbours: a cell has at most 8".into()),
             '0'..='8' | 'b' | 's' | '/' | '_' => tidy.push(c),
-            c if LETTERS.contains(&(c as u8)) => {
-                tidy.push(c);
-                letters = true;
-            }
             'w' if tidy.is_empty() => {
                 return Err(
                     "Wolfram's one-dimensional rules (W<n>) are not supported; lifegen runs \
@@ -268,7 +269,11 @@ pub fn parse_bs(body: &str) -> Result<Rule, String> {
                         .into(),
                 );
             }
-            c => return Err(format!("unexpected character {c:?}")),
+            c if LETTERS.contains(&(c as u8)) => {
+                tidy.push(c);
+                letters = true;
+            }
+            c => return Err(format!("unexpected character {c:?}: {FORMS}")),
         }
     }
     if neighbourhood != MapNeighbourhood::Moore {
@@ -370,10 +375,7 @@ fn split_parts(tidy: &str) -> Result<(String, String), String> {
         (Some(b), Some(s)) => Ok((tidy[b + 1..].to_string(), tidy[s + 1..b].to_string())),
         (Some(_), None) => Ok((strip(tidy, 'b'), String::new())),
         (None, Some(_)) => Ok((String::new(), strip(tidy, 's'))),
-        (None, None) => Err("not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
-             <survival>/<birth> (23/3), Hensel's B2-a/S12, B2/S34H, B13/S012V, MAP<base64> or \
-             Larger-than-Life R<r>,C0,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N|C>"
-            .into()),
+        (None, None) => Err(FORMS.into()),
     }
 }
 
@@ -434,7 +436,7 @@ fn part_table(part: &str, which: char) -> Result<Vec<bool>, String> {
             }
             chosen[k] = !negated;
         }
-        for index in 0..INDICES {
+        for (index, entry) in table.iter_mut().enumerate() {
             let cells_alive = index & !(1 << CENTRE_BIT);
             if index >> CENTRE_BIT & 1 == 1 || cells_alive.count_ones() != count {
                 continue;
@@ -450,9 +452,9 @@ fn part_table(part: &str, which: char) -> Result<Vec<bool>, String> {
             };
             if given.is_empty() || negated {
                 // A digit sets its count; its letters (after a minus) clear theirs.
-                table[index] = on;
+                *entry = on;
             } else if on {
-                table[index] = true;
+                *entry = true;
             }
         }
     }
@@ -566,6 +568,136 @@ impl fmt::Display for MapRule {
         match self.notation {
             MapNotation::Base64 => self.write_map(f),
             MapNotation::Letters => self.write_letters(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rule::parse;
+
+    fn map(text: &str) -> MapRule {
+        match parse(text).unwrap().rule {
+            Rule::Map(map) => map,
+            other => panic!("{text} read as {other}"),
+        }
+    }
+
+    fn error(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn each_count_s_letters_split_its_neighbourhoods() {
+        for count in 1..=7u32 {
+            let mut seen = vec![0; INDICES];
+            for &cells in &letter_cells(count) {
+                let mut orbit = orbit(cells).to_vec();
+                orbit.sort();
+                orbit.dedup();
+                for index in orbit {
+                    assert_eq!((index & !(1 << CENTRE_BIT)).count_ones(), count);
+                    seen[index] += 1;
+                }
+            }
+            let all = (0..INDICES)
+                .filter(|i| i & 1 << CENTRE_BIT == 0 && i.count_ones() == count)
+                .all(|i| seen[i] == 1);
+            assert!(
+                all,
+                "count {count}: every neighbourhood in exactly one letter"
+            );
+        }
+    }
+
+    /// Inputs and what bgolly 5 (Golly's source of July 2025) wrote in its RLE header for them.
+    #[test]
+    fn written_back_as_golly_writes_them() {
+        for (given, golly) in [
+            ("B2-a/S12", "B2-a/S12"),
+            ("b2-as12", "B2-a/S12"),
+            ("B2ce3aeiknrjy/S23-a", "B2ce3-cq/S23-a"),
+            ("B3/S2-i34q", "B3/S2-i34q"),
+            ("B2ceka/S", "B2-in/S"),
+            ("B3-ikn/S23", "B3-ikn/S23"),
+            ("B1c2-in/S", "B1c2-in/S"),
+            ("s23-a/b3", "B3/S23-a"),
+            ("B2/S34H", "B2/S34H"),
+            ("B13/S012V", "B13/S012V"),
+            ("MAPABCDEF", "MAPABCDEA"),
+        ] {
+            assert_eq!(parse(given).unwrap().rule.to_string(), golly, "{given}");
+        }
+        let seeds_and_life = crate::rule::LifeLike {
+            birth: 1 << 2,
+            survival: 1 << 2 | 1 << 3,
+        };
+        assert_eq!(
+            parse("B2cekain/S23").unwrap().rule,
+            Rule::LifeLike(seeds_and_life)
+        );
+    }
+
+    #[test]
+    fn map_strings_of_every_length_read_back() {
+        let life = "MAPARYXfhZofugWaH7oaIDogBZofuhogOiAaIDogIAAgAAWaH7oaIDogGiA6ICAAIAAaIDogIAAgACAAIAAAAAAAA";
+        let rule = map(life);
+        assert_eq!(rule.to_string(), life);
+        assert_eq!(rule.life_like(), Some(crate::rule::LifeLike::CONWAY));
+        assert_eq!(map(&format!("{life}==")).to_string(), life);
+        let hex = "MAPemNy9NhbDhiAcd0Bxk+Bww";
+        assert_eq!(map(hex).to_string(), hex);
+        assert_eq!(map(hex).neighbourhood, MapNeighbourhood::Hexagonal);
+        assert_eq!(map("mapABCDEF").neighbourhood, MapNeighbourhood::VonNeumann);
+        for rule in [map(life), map(hex), map("MAPABCDEF")] {
+            let mask = rule.neighbourhood.mask();
+            assert!((0..INDICES).all(|i| rule.next(i) == rule.next(i & mask)));
+        }
+    }
+
+    #[test]
+    fn hexagonal_and_von_neumann_neighbourhoods() {
+        // Golly leaves out NE and SW (bits 64 and 4 here).
+        assert_eq!(MapNeighbourhood::Hexagonal.mask(), 0x1bb);
+        assert_eq!(MapNeighbourhood::VonNeumann.mask(), 0x0ba);
+        let rule = map("B1/SH");
+        let births: Vec<usize> = (0..9)
+            .filter(|&b| b != CENTRE_BIT && rule.next(1 << b))
+            .collect();
+        assert_eq!(births, [0, 1, 3, 5, 7, 8]);
+        assert_eq!(map("B2/S34H").transposed(), map("B2/S34H"));
+    }
+
+    #[test]
+    fn transposing_twice_is_the_rule() {
+        let rule = map("MAPemNy9NhbDhiAcd0Bxk+Bww");
+        assert_eq!(rule.transposed().transposed(), rule);
+        let moore = map("B2-a/S12");
+        assert_eq!(moore.transposed(), moore);
+    }
+
+    #[test]
+    fn what_golly_refuses_is_refused_with_a_reason() {
+        for (text, reason) in [
+            ("B2x/S", "unexpected character"),
+            ("B9/S", "at most 8"),
+            ("B5/S2V", "at most 4"),
+            ("B7/SH", "at most 6"),
+            ("B2a/S2H", "Hensel letters are for the Moore neighbourhood"),
+            ("B2-/S", "a minus needs letters"),
+            ("B-2/S", "a minus can only follow a digit"),
+            ("B1k/S", "1 neighbours take the letters ce"),
+            ("B0c/S", "0 neighbours take no letters"),
+            ("B2/S3HV", "only one neighbourhood letter"),
+            ("B2H/S3", "must end the rule"),
+            ("W30", "Wolfram"),
+            ("MAPAAAA", "86 (Moore), 22 (hexagonal) or 6 (von Neumann)"),
+            ("MAPAAAAA!", "not a base64 character"),
+            ("B3/S23/", "only one slash"),
+        ] {
+            let message = error(text);
+            assert!(message.contains(reason), "{text}: {message}");
         }
     }
 }

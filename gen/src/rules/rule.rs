@@ -308,7 +308,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         Rule::LargerThanLife(parse_r_notation(body).map_err(fail)?)
     } else if evans {
         Rule::LargerThanLife(parse_evans(body).map_err(fail)?)
-    } else if body.len() >= 3 && body[..3].eq_ignore_ascii_case("map") {
+    } else if body.get(..3).is_some_and(|m| m.eq_ignore_ascii_case("map")) {
         Rule::Map(crate::map::parse_map(&body[3..]).map_err(fail)?)
     } else {
         crate::map::parse_bs(body).map_err(fail)?
@@ -925,7 +925,7 @@ mod tests {
         let cases = [
             ("", "empty"),
             ("B3/S29", "at most 8"),
-            ("B2a/S23", "non-totalistic"),
+            ("B2x/S23", "unexpected character 'x'"),
             ("Life", "not a rule"),
             ("B3/S23:P100,100", "plane"),
             ("B3/S23:T0,5", "zero side"),
