@@ -168,3 +168,39 @@ fn a_glider_crosses_the_torus_edges() {
     let moved = gpu_run(&LifeLike::CONWAY, &start, 4 * 40, GpuPlan::default_plan());
     assert!(moved == start.translated(40, 40));
 }
+
+/// Rules given by their 3x3 table (Hensel, hexagonal, von Neumann, random MAP strings, B0)
+/// through the same chained IR kernels, against the reference, every plan shape.
+#[test]
+fn map_rules_match() {
+    if !gpu_present() {
+        return;
+    }
+    let rules = [
+        "B2-a/S12",
+        "B3/S2-i34q",
+        "B2ce3aeiknrjy/S23-a",
+        "B2/S34H",
+        "B13/S012V",
+        "B0/S2-a3",
+        "MAPemNy9NhbDhiAcd0Bxk+Bww",
+        "MAPABCDEF",
+        "MAPeQv8IB8hdY88yTdTxBYqnaHqkpIBAF6PdB8uQ2+bvJf2Mbm+ZMCylH4zBTuJoqTDdcYDkzqXqLjH7v8f9uKGgw",
+    ];
+    let plans = ["k2-t10-funnel", "k1-t4-funnel", "k2-t3-multiply"];
+    for (k, text) in rules.iter().enumerate() {
+        let rule = rule::parse(text).unwrap().rule;
+        assert!(matches!(rule, Rule::Map(_)), "{text}");
+        let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
+        for (w, h, gens) in [(96, 70, 13), (2048, 129, 27), (32, 3, 1)] {
+            let start = Universe::random(w, h, 0.4, k as u64).unwrap();
+            let mut sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), plan).unwrap();
+            sim.advance(gens).unwrap();
+            let got = sim.universe().unwrap().clone();
+            assert!(
+                got == reference::run(&start, &rule, gens),
+                "GPU differs: {text}, plan {plan}, {w}x{h}, {gens} generations"
+            );
+        }
+    }
+}
