@@ -236,6 +236,11 @@ const FORMS: &str = "not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
 /// `b3s23`, `23/3`, `B2-a/S12`, `B2/S34H`, `B13/S012V`. A Moore rule that reads only the count
 /// is a [`LifeLike`] rule, anything else a [`MapRule`].
 pub fn parse_bs(body: &str) -> Result<Rule, String> {
+    if body.matches('/').count() == 2 {
+        return Err("Generations rules (/2/3, 345/2/4, B2/S/C3: more than two states) are not \
+             supported yet; lifegen runs two-state rules"
+            .into());
+    }
     let mut tidy = String::new();
     let mut neighbourhood = MapNeighbourhood::Moore;
     let mut letters = false;
@@ -694,7 +699,10 @@ mod tests {
             ("W30", "Wolfram"),
             ("MAPAAAA", "86 (Moore), 22 (hexagonal) or 6 (von Neumann)"),
             ("MAPAAAAA!", "not a base64 character"),
-            ("B3/S23/", "only one slash"),
+            ("B3/S23//", "only one slash"),
+            ("/2/3", "Generations rules"),
+            ("345/2/4", "Generations rules"),
+            ("B2/S/C3", "Generations rules"),
         ] {
             let message = error(text);
             assert!(message.contains(reason), "{text}: {message}");
