@@ -675,7 +675,7 @@ fn count<'py>(py: Python<'py>, rule: &str) -> PyResult<Bound<'py, PyList>> {
                     .map_err(runtime_error)?
                     .0
             }
-            Counted::LargerThanLife(_) => Vec::new(),
+            Counted::LargerThanLife(_) | Counted::Map(_) => Vec::new(),
         };
         Ok(counted.rows(&records))
     })?;

@@ -42,7 +42,15 @@ def test_a_numpy_array_runs_as_a_universe():
 
 
 @pytest.mark.parametrize(
-    "rule,size", [("B3/S23", (200, 70)), ("B36/S23", (64, 64)), ("B2/S", (65, 33))]
+    "rule,size",
+    [
+        ("B3/S23", (200, 70)),
+        ("B36/S23", (64, 64)),
+        ("B2/S", (65, 33)),
+        ("B2-a/S12", (67, 45)),
+        ("B2/S34H", (64, 40)),
+        ("MAPABCDEF", (100, 9)),
+    ],
 )
 def test_every_backend_here_agrees_on_a_random_torus(rule, size):
     soup = lifegen.random(*size, density=0.4, seed=7)
@@ -255,6 +263,10 @@ def test_count_gives_the_command_lines_rows():
     # Larger-than-Life has its own rows.
     ltl = lifegen.count("R5,C0,M1,S34..58,B34..45,NM")
     assert any(r["technique"].startswith("CAT") for r in ltl)
+    # A rule given by its 3x3 table: the lowered network in the stream kernel.
+    (hensel,) = lifegen.count("B2-a/S12")
+    assert hensel["technique"].startswith("lifegen stream kernel")
+    assert hensel["lop3_per_word"] > 8
     with pytest.raises(ValueError):
         lifegen.count("nonsense")
 
