@@ -1,0 +1,587 @@
+#!/usr/bin/env python3
+"""Golly's bgolly as an outside oracle for `lifegen run` (python3 standard library only).
+
+For every rule x torus size x seed it writes a random soup as RLE (rule with a `:T<w>,<h>`
+suffix), runs Golly's command-line simulator and `lifegen run` on it for each generation count,
+reads both results back as sets of live cells on the torus, and reports IDENTICAL or the first
+differing cells. The exit status is 1 when any case differs or fails, 0 otherwise.
+
+    scripts/golly/build-bgolly.sh /work/.mirror/jimblandy+golly/repo   # -> target/golly/bgolly
+    cargo build --release                                              # -> target/release/lifegen
+    scripts/golly/compare.py                                           # the built-in list
+    scripts/golly/compare.py --rules 'B36/S23;R2,C0,M1,S3..5,B3..4,NN' --sizes 64x64,67x45 \
+        --gens 1,7,64 --seeds 1,2 --backends reference,cpu[,gpu]
+
+Rules in --rules are separated by ';' (LtL rules contain commas). See docs/GOLLY.md.
+
+How the two sides are run and aligned (read from Golly's source, see docs/GOLLY.md):
+
+* Golly: `bgolly -a ALGO -m N -o out.rle soup.rle` (cmdline/bgolly.cpp). bgolly writes plain RLE
+  (writepattern.cpp: writerle(..., xrle=false)): the live cells' bounding box and no
+  `#CXRLE Pos=` line, so the box's top-left is taken from a second run of the same bgolly with a
+  test script (`--exec`: `step 1` N times, then `edges`, `copy` of the whole grid and `showcut`),
+  which prints the bounding box and every live cell in Golly's coordinates; the two must agree.
+* Golly's torus `:Tw,h` spans x = -(w/2) .. -(w/2)+w-1 and y = -(h/2) .. (lifealgo::setgridsize,
+  ltlalgo::create_grids; integer division, y grows downwards). An RLE of size wd x ht without a
+  `#CXRLE Pos=` line is placed with its top-left at (-(wd/2), -(ht/2)) when it fits the grid
+  (readpattern.cpp: readrle). lifegen puts the pattern's top-left at (0, 0). So Golly's cell
+  (gx, gy) is lifegen's ((gx + wd/2) mod W, (gy + ht/2) mod H), W x H being the torus as both
+  report it (Larger than Life raises sides below 2r to 2r: ltlalgo::setrule). The alignment is
+  this fixed offset, never a search.
+* B0 rules: Golly never runs a B0 rule as given (liferules::saveRule, ltlalgo::setup_b0_emulation).
+  - B0 and Smax (Golly's test: the all-alive neighbourhood survives): Golly runs the dual rule
+    NOT(f(NOT x)) on every generation, so what it shows is the complement of the rule's true
+    evolution from the complemented pattern. The oracle gives Golly the complement of the soup
+    and complements Golly's result.
+  - B0 without Smax: Golly alternates NOT(f(x)) (from even generations) and f(NOT x) (from odd
+    ones): what it shows at an even generation is the true state, at an odd generation the
+    complement of it. The oracle complements Golly's result at odd generations.
+  For Larger than Life, Golly's Smax test is survivals[maxn] in the rule's own count (with the
+  centre for M1), which the oracle mirrors. Golly's LtL B0 emulation is wrong for M1 rules
+  (docs/GOLLY.md, "Findings"), so by default Golly gets such a rule in its equivalent M0 form
+  (--ltl-m1-b0 as-is shows the bug).
+"""
+
+import argparse
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The built-in list: every family lifegen runs today.
+DEFAULT_RULES = [
+    # life-like
+    "B3/S23",
+    "B36/S23",
+    "B0/S8",            # B0 with Smax: Golly runs the dual rule (complemented input/output)
+    "B01/S",            # B0 without Smax: Golly complements odd generations
+    "B013/S2567",
+    "B2/S",
+    "B0123478/S01234678",  # AntiLife: B0 with Smax, the dual of B3/S23
+    "B03/S23",
+    # Larger than Life, two states
+    "R5,C0,M1,S34..58,B34..45,NM",
+    "R3,C0,M0,S2..6,B3..5,NN",
+    "R2,C0,M1,S3..5,B3..4,NN",
+    "R2,C2,M0,S2..4,B3..5,NC",
+    "R3,C0,M1,S5..14,B6..9,NC",
+    "R4,C0,M0,S20..40,B25..35,NM",
+    "R4,C2,M1,S8..20,B10..14,NN",
+    "R5,C0,M0,S20..40,B30..45,NC",
+    "R2,C0,M0,S0..12,B0..6,NM",   # LtL B0 without Smax (M0)
+    "R2,C0,M0,S10..24,B0..8,NM",  # LtL B0 with Smax (M0)
+    "R2,C0,M1,S2..10,B0..5,NM",   # LtL B0 without Smax, M1: Golly gets the M0 form
+    "R2,C0,M1,S5..13,B0..6,NN",   # LtL B0 with Smax, M1: Golly gets the M0 form
+]
+
+DEFAULT_SIZES = ["64x64", "67x45", "100x37", "1x37", "7x45"]
+DEFAULT_GENS = [1, 7, 64]
+DEFAULT_SEEDS = [1]
+DEFAULT_BACKENDS = ["reference", "cpu"]
+
+LTL_RE = re.compile(
+    r"^R(\d+),C(\d+),M([01]),S(\d+)\.\.(\d+),B(\d+)\.\.(\d+),N([A-Z@#+*])", re.IGNORECASE)
+BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+class CaseError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Rules: family, Golly algorithm, and how Golly emulates B0
+
+
+def strip_suffix(rule):
+    return rule.split(":", 1)[0].strip()
+
+
+def ltl_maxn(r, n):
+    """Neighbours without the centre (ltlalgo::max_neighbors)."""
+    n = n.upper()
+    if n == "M":
+        return (2 * r + 1) ** 2 - 1
+    if n == "N":
+        return 2 * r * (r + 1)
+    if n == "C":
+        count = 0
+        r2 = r * r + r
+        for i in range(-r, r + 1):
+            w = 0
+            while (w + 1) * (w + 1) + i * i <= r2:
+                w += 1
+            count += 2 * w + 1
+        return count - 1
+    raise CaseError("neighbourhood N%s: the oracle knows M, N and C only" % n)
+
+
+def classify(rule):
+    """(family, golly_algorithm, b0_scheme) where b0_scheme is None, 'dual' or 'alternate'."""
+    body = strip_suffix(rule)
+    m = LTL_RE.match(body)
+    if m:
+        r, _c, mid, _s1, s2, b1, _b2, n = m.groups()
+        r, mid, s1, s2, b1 = int(r), int(m.group(3)), int(m.group(4)), int(s2), int(b1)
+        scheme = None
+        if b1 == 0:
+            maxn = ltl_maxn(r, n)
+            # ltlalgo::setup_b0_emulation tests survivals[maxn], indexed by the rule's own count
+            scheme = "dual" if s1 <= maxn <= s2 else "alternate"
+        return "ltl", "Larger than Life", scheme
+    if body[:3].upper() == "MAP":
+        code = body[3:]
+        if code.endswith("=="):
+            code = code[:-2]
+        nbits = {86: 512, 22: 128, 6: 32}.get(len(code))
+        if nbits is None:
+            raise CaseError("MAP rule of %d base64 characters" % len(code))
+        bits = []
+        for ch in code:
+            v = BASE64.index(ch)
+            bits.extend((v >> (5 - k)) & 1 for k in range(6))
+        b0, smax = bits[0], bits[nbits - 1]
+        return "life", "QuickLife", (None if not b0 else ("dual" if smax else "alternate"))
+    # life-like: B.../S..., b3s23, S/B digits; optional H or V; Hensel letters allowed
+    low = body.lower()
+    nmax = 8
+    if low.endswith("h"):
+        nmax, low = 6, low[:-1]
+    elif low.endswith("v"):
+        nmax, low = 4, low[:-1]
+    if "b" in low or "s" in low:
+        mb = re.search(r"b([0-9a-z\-]*)", low)
+        ms = re.search(r"s([0-9a-z\-]*)", low)
+        births = mb.group(1) if mb else ""
+        survivals = ms.group(1) if ms else ""
+    elif "/" in low or "_" in low:
+        survivals, births = re.split(r"[/_]", low, maxsplit=1)
+    else:
+        raise CaseError("cannot read rule %r" % rule)
+    # a count is present when its digit appears; 0 and Smax take no letters
+    b0 = "0" in births
+    smax = str(nmax) in survivals
+    return "life", "QuickLife", (None if not b0 else ("dual" if smax else "alternate"))
+
+
+def golly_rule_for(rule, m1_b0):
+    """The rule given to Golly. Golly's Larger than Life B0 emulation is wrong for M1 rules
+    (ltlalgo::setup_b0_emulation indexes the survival list by the neighbour count without the
+    centre, which only M0 lists are; docs/GOLLY.md, "Results"), so with m1_b0 == "m0" an M1 rule
+    with B0 is given to Golly in its M0 form: S s1..s2 counted with the centre is S s1-1..s2-1
+    without it (s1 >= 1 for M1), births unchanged (clamped to maxn)."""
+    body = strip_suffix(rule)
+    m = LTL_RE.match(body)
+    if not m or m1_b0 != "m0":
+        return body
+    r, c, mid, s1, s2, b1, b2, n = m.groups()
+    if mid != "1" or int(b1) != 0:
+        return body
+    maxn = ltl_maxn(int(r), n)
+    return "R%s,C%s,M0,S%d..%d,B%d..%d,N%s%s" % (r, c, int(s1) - 1, int(s2) - 1, int(b1),
+                                                min(int(b2), maxn), n, body[m.end():])
+
+
+# ---------------------------------------------------------------------------------------------
+# RLE
+
+
+def parse_rle(text):
+    """(header dict with x, y, rule; set of live (x, y) relative to the top-left)."""
+    lines = text.splitlines()
+    header = None
+    i = 0
+    while i < len(lines):
+        line = lines[i].strip()
+        i += 1
+        if not line or line.startswith("#"):
+            continue
+        header = line
+        break
+    if header is None:
+        raise CaseError("RLE without a header line")
+    hm = re.match(r"x\s*=\s*(\d+)\s*,\s*y\s*=\s*(\d+)(?:\s*,\s*rule\s*=\s*(\S+))?", header,
+                  re.IGNORECASE)
+    if not hm:
+        raise CaseError("bad RLE header %r" % header)
+    info = {"x": int(hm.group(1)), "y": int(hm.group(2)), "rule": hm.group(3) or ""}
+    cells = set()
+    x = y = 0
+    n = 0
+    body = "".join(l.strip() for l in lines[i:])
+    j = 0
+    while j < len(body):
+        c = body[j]
+        j += 1
+        if c.isdigit():
+            n = n * 10 + int(c)
+            continue
+        count = n or 1
+        n = 0
+        if c in "b.":
+            x += count
+        elif c == "$":
+            x = 0
+            y += count
+        elif c == "!":
+            break
+        elif c == "o" or ("A" <= c <= "X") or ("p" <= c <= "y"):
+            if "p" <= c <= "y":
+                j += 1  # two-letter state: any non-zero state is alive here
+            for k in range(count):
+                cells.add((x + k, y))
+            x += count
+        elif c.isspace():
+            continue
+        else:
+            raise CaseError("bad RLE character %r" % c)
+    return info, cells
+
+
+def torus_of(rule):
+    m = re.search(r":T(\d+),(\d+)", rule)
+    if not m:
+        raise CaseError("no :T suffix in rule %r" % rule)
+    return int(m.group(1)), int(m.group(2))
+
+
+def soup_cells(rule, w, h, seed, density):
+    """The soup's live cells, (x, y) with 0 <= x < w, 0 <= y < h (the same for every run)."""
+    rng = random.Random("%s|%dx%d|%d" % (rule, w, h, seed))
+    return {(x, y) for y in range(h) for x in range(w) if rng.random() < density}
+
+
+def write_rle(path, rule, w, h, live):
+    """An RLE of size w x h whose rule carries `:Tw,h`; runs within rows, lines <= 70."""
+    toks = []
+    pending = 0
+    for y in range(h):
+        runs = []
+        x = 0
+        while x < w:
+            v = (x, y) in live
+            e = x
+            while e < w and ((e, y) in live) == v:
+                e += 1
+            runs.append((e - x, "o" if v else "b"))
+            x = e
+        if runs and runs[-1][1] == "b":
+            runs.pop()
+        if runs:
+            if pending:
+                toks.append("%s$" % (pending if pending > 1 else ""))
+                pending = 0
+            toks.extend("%s%s" % (n if n > 1 else "", t) for n, t in runs)
+        pending += 1
+    toks.append("!")
+    out, line = [], ""
+    for t in toks:
+        if len(line) + len(t) > 70:
+            out.append(line)
+            line = ""
+        line += t
+    out.append(line)
+    with open(path, "w") as f:
+        f.write("x = %d, y = %d, rule = %s:T%d,%d\n" % (w, h, strip_suffix(rule), w, h))
+        f.write("\n".join(out) + "\n")
+
+
+def torus_for(rule, w, h):
+    """The torus both programs make of `:Tw,h`: Larger than Life raises sides below 2r to 2r
+    (ltlalgo::setrule: minsize = 2 * range)."""
+    m = LTL_RE.match(strip_suffix(rule))
+    if m:
+        r = int(m.group(1))
+        return max(w, 2 * r), max(h, 2 * r)
+    return w, h
+
+
+# ---------------------------------------------------------------------------------------------
+# Golly
+
+
+def run_cmd(cmd, cwd, timeout):
+    p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True, timeout=timeout)
+    return p.returncode, p.stdout
+
+
+def golly_exec(bgolly, algo, soup, gens_list, w, h, work, timeout):
+    """Runs bgolly's test script once to max(gens); per generation: bounding box and cells.
+    The copied square is wider than any torus here (Larger than Life may raise the size)."""
+    half = max(w, h, 1024)
+    gl, gt, gr, gb = -half, -half, half, half
+    script = []
+    done = 0
+    for g in sorted(set(gens_list)):
+        script += ["step 1"] * (g - done)
+        done = g
+        script += ["show", "edges", "copy %d %d %d %d" % (gl, gt, gr, gb),
+                   "showcut"]
+    spath = os.path.join(work, "script.txt")
+    with open(spath, "w") as f:
+        f.write("\n".join(script) + "\n")
+    rc, out = run_cmd([bgolly, "-a", algo, "--exec", spath, soup], work, timeout)
+    if rc != 0 or "Fatal error" in out or "Warning" in out:
+        raise CaseError("bgolly --exec failed (rc %d): %s" % (rc, out.strip()[-400:]))
+    result = {}
+    lines = out.splitlines()
+    i = 0
+    order = sorted(set(gens_list))
+    k = -1
+    cur = None
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        # bigint::tostring() groups digits with commas: "1: 1,151"
+        m = re.match(r"^([\d,]+): ([\d,]+)$", line)
+        if m:
+            m = [None, m.group(1).replace(",", ""), m.group(2).replace(",", "")]
+        if m and cur is None and k + 1 < len(order) and int(m[1]) == order[k + 1]:
+            # the `show` line of the next dump (the `step` lines before it print the same form)
+            if i < len(lines) and lines[i].startswith("Bounding box"):
+                k += 1
+                cur = {"gen": int(m[1]), "pop": int(m[2])}
+            continue
+        if cur is not None and line.startswith("Bounding box"):
+            bm = re.match(r"Bounding box (-?\d+) (-?\d+) \.\. (-?\d+) (-?\d+)", line)
+            cur["box"] = tuple(int(v) for v in bm.groups())
+            continue
+        if cur is not None and re.match(r"^\d+ pixels copied\.$", line):
+            n = int(line.split()[0])
+            cells = set()
+            for _ in range(n):
+                xs, ys = lines[i].split()
+                i += 1
+                cells.add((int(xs) + gl, int(ys) + gt))
+            cur["cells"] = cells
+            result[cur["gen"]] = cur
+            cur = None
+    for g in order:
+        if g not in result:
+            raise CaseError("bgolly --exec output lacks generation %d" % g)
+        if result[g]["pop"] != len(result[g]["cells"]):
+            raise CaseError("bgolly: population %d but %d cells copied at generation %d"
+                            % (result[g]["pop"], len(result[g]["cells"]), g))
+    return result
+
+
+def golly_cli(bgolly, algo, soup, gens, work, timeout):
+    out = os.path.join(work, "golly-%d.rle" % gens)
+    if os.path.exists(out):
+        os.remove(out)  # writepattern copies the comments of an existing file
+    rc, log = run_cmd([bgolly, "-q", "-q", "-a", algo, "-m", str(gens), "-o", out, soup], work,
+                      timeout)
+    if rc != 0 or not os.path.exists(out) or "Fatal error" in log:
+        raise CaseError("bgolly -m %d failed (rc %d): %s" % (gens, rc, log.strip()[-400:]))
+    with open(out) as f:
+        return parse_rle(f.read())
+
+
+# ---------------------------------------------------------------------------------------------
+# lifegen
+
+
+def lifegen_run(lifegen, backend, soup, gens, work, timeout, extra):
+    out = os.path.join(work, "lifegen-%s-%d.rle" % (backend, gens))
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [lifegen, "run", "--input", soup, "--gens", str(gens), "--backend", backend,
+           "--output", out] + extra
+    rc, log = run_cmd(cmd, work, timeout)
+    if rc != 0 or not os.path.exists(out):
+        raise CaseError("lifegen failed (rc %d): %s" % (rc, log.strip()[-400:]))
+    with open(out) as f:
+        info, cells = parse_rle(f.read())
+    return info, cells, log
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def fmt_cells(cells, limit=6):
+    s = sorted(cells, key=lambda c: (c[1], c[0]))
+    text = " ".join("(%d,%d)" % c for c in s[:limit])
+    return text + (" ..." if len(s) > limit else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bgolly", default=os.path.join(ROOT, "target", "golly", "bgolly"))
+    ap.add_argument("--lifegen", default=os.path.join(ROOT, "target", "release", "lifegen"))
+    ap.add_argument("--rules", help="rules separated by ';' (default: the built-in list)")
+    ap.add_argument("--sizes", default=",".join(DEFAULT_SIZES), help="WxH,WxH,...")
+    ap.add_argument("--gens", default=",".join(map(str, DEFAULT_GENS)), help="N,N,...")
+    ap.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)), help="N,N,...")
+    ap.add_argument("--density", type=float, default=0.5)
+    ap.add_argument("--backends", default=",".join(DEFAULT_BACKENDS),
+                    help="lifegen backends: reference,cpu,gpu (gpu: widths that are multiples "
+                         "of 32; other sizes are reported SKIP)")
+    ap.add_argument("--algo", default="auto",
+                    help="Golly algorithm: auto (QuickLife for life-like rules, Larger than "
+                         "Life for LtL), or a name such as HashLife")
+    ap.add_argument("--ltl-m1-b0", choices=["m0", "as-is"], default="m0",
+                    help="how Golly gets a Larger than Life M1 rule with B0: m0 (default: its "
+                         "equivalent M0 form, working round Golly's M1 B0 emulation bug) or "
+                         "as-is (shows the bug)")
+    ap.add_argument("--lifegen-arg", action="append", default=[],
+                    help="an extra argument for `lifegen run` (repeatable)")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per command")
+    ap.add_argument("--keep", help="keep the soups and outputs in this directory")
+    ap.add_argument("--quiet", action="store_true", help="print only differences and the summary")
+    args = ap.parse_args()
+
+    for tool in (args.bgolly, args.lifegen):
+        if not os.access(tool, os.X_OK):
+            sys.exit("error: %s is not there (see the header of this script)" % tool)
+    rules = [r.strip() for r in args.rules.split(";")] if args.rules else DEFAULT_RULES
+    rules = [r for r in rules if r]
+    sizes = []
+    for s in args.sizes.split(","):
+        w, _, h = s.lower().partition("x")
+        sizes.append((int(w), int(h or w)))
+    gens_list = [int(g) for g in args.gens.split(",")]
+    seeds = [int(s) for s in args.seeds.split(",")]
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+
+    commit = "unknown"
+    cpath = args.bgolly + ".commit"
+    if os.path.exists(cpath):
+        commit = open(cpath).read().strip()
+    print("bgolly: %s (Golly commit %s)" % (args.bgolly, commit))
+    print("lifegen: %s" % args.lifegen)
+    print("%-34s %-8s %4s %-9s %-16s %s" % ("rule", "size", "gens", "backend", "golly algo",
+                                             "result"))
+
+    work_root = args.keep or tempfile.mkdtemp(prefix="golly-compare-")
+    os.makedirs(work_root, exist_ok=True)
+    counts = {"IDENTICAL": 0, "DIFFERENT": 0, "ERROR": 0, "SKIP": 0}
+    rows = []
+
+    def report(rule, w, h, g, backend, algo, seed, result, detail=""):
+        counts[result.split()[0]] += 1
+        line = "%-34s %-8s %4d %-9s %-16s %s%s" % (
+            rule, "%dx%d" % (w, h), g, backend, algo, result,
+            ("  seed %d" % seed) + (("  " + detail) if detail else ""))
+        rows.append(line)
+        if not args.quiet or not result.startswith("IDENTICAL"):
+            print(line, flush=True)
+
+    for rule in rules:
+        try:
+            grule = golly_rule_for(rule, args.ltl_m1_b0)
+            family, algo, scheme = classify(grule)
+        except CaseError as e:
+            print("%-34s ERROR %s" % (rule, e))
+            counts["ERROR"] += 1
+            continue
+        if args.algo != "auto":
+            algo = args.algo
+        if grule != strip_suffix(rule):
+            print("# Golly runs %s for %s" % (grule, rule))
+        if algo == "HashLife" and scheme == "alternate":
+            for (w, h) in sizes:
+                for seed in seeds:
+                    for g in gens_list:
+                        for b in backends:
+                            report(rule, w, h, g, b, algo, seed, "SKIP",
+                                   "HashLife refuses B0 rules without Smax (hlifealgo::setrule)")
+            continue
+        for (w, h) in sizes:
+            for seed in seeds:
+                tag = re.sub(r"[^A-Za-z0-9]+", "_", rule) + "_%dx%d_s%d" % (w, h, seed)
+                work = os.path.join(work_root, tag)
+                os.makedirs(work, exist_ok=True)
+                soup = os.path.join(work, "soup.rle")
+                gsoup = os.path.join(work, "soup-golly.rle")
+                W, H = torus_for(rule, w, h)
+                live0 = soup_cells(rule, w, h, seed, args.density)
+                try:
+                    write_rle(soup, rule, w, h, live0)
+                    if scheme == "dual":
+                        # Golly runs NOT f NOT: give it the complement of lifegen's whole
+                        # starting universe (W x H: the soup at (0, 0), dead cells elsewhere)
+                        gw, gh = W, H
+                        everything = {(x, y) for y in range(H) for x in range(W)}
+                        write_rle(gsoup, grule, W, H, everything - live0)
+                    else:
+                        gw, gh = w, h
+                        write_rle(gsoup, grule, w, h, live0)
+                    dumps = golly_exec(args.bgolly, algo, gsoup, gens_list, gw, gh, work,
+                                       args.timeout)
+                except (CaseError, subprocess.TimeoutExpired) as e:
+                    for g in gens_list:
+                        for b in backends:
+                            report(rule, w, h, g, b, algo, seed, "ERROR", str(e))
+                    continue
+                for g in gens_list:
+                    try:
+                        ginfo, gbox_cells = golly_cli(args.bgolly, algo, gsoup, g, work,
+                                                      args.timeout)
+                        if torus_of(ginfo["rule"]) != (W, H):
+                            raise CaseError("Golly's torus is %dx%d, expected %dx%d"
+                                            % (torus_of(ginfo["rule"]) + (W, H)))
+                        d = dumps[g]
+                        # the -o RLE is the bounding box; place it with `edges`' top-left
+                        if ginfo["x"] == 0:
+                            gcells = set()
+                        else:
+                            left, top = d["box"][0], d["box"][1]
+                            gcells = {(x + left, y + top) for (x, y) in gbox_cells}
+                        if gcells != d["cells"]:
+                            raise CaseError("bgolly's -o output and its --exec cell list differ")
+                        # Golly coordinates -> lifegen's (pattern top-left at (0, 0)): Golly
+                        # put the gw x gh soup's top-left at (-(gw/2), -(gh/2))
+                        ox, oy = gw // 2, gh // 2
+                        expect = {((x + ox) % W, (y + oy) % H) for (x, y) in gcells}
+                        if len(expect) != len(gcells):
+                            raise CaseError("Golly cells outside its torus")
+                        if scheme == "dual" or (scheme == "alternate" and g % 2 == 1):
+                            expect = {(x, y) for y in range(H) for x in range(W)} - expect
+                    except (CaseError, subprocess.TimeoutExpired) as e:
+                        for b in backends:
+                            report(rule, w, h, g, b, algo, seed, "ERROR", str(e))
+                        continue
+                    for b in backends:
+                        if b == "gpu" and w % 32 != 0:
+                            report(rule, w, h, g, b, algo, seed, "SKIP",
+                                   "gpu needs a width that is a multiple of 32")
+                            continue
+                        try:
+                            linfo, lcells, _log = lifegen_run(args.lifegen, b, soup, g, work,
+                                                              args.timeout, args.lifegen_arg)
+                        except (CaseError, subprocess.TimeoutExpired) as e:
+                            report(rule, w, h, g, b, algo, seed, "ERROR", str(e))
+                            continue
+                        if (linfo["x"], linfo["y"]) != (W, H):
+                            report(rule, w, h, g, b, algo, seed, "DIFFERENT",
+                                   "torus: Golly %dx%d, lifegen %dx%d"
+                                   % (W, H, linfo["x"], linfo["y"]))
+                            continue
+                        if lcells == expect:
+                            report(rule, w, h, g, b, algo, seed, "IDENTICAL",
+                                   "pop %d%s" % (len(lcells),
+                                                 (" b0:" + scheme) if scheme else ""))
+                        else:
+                            only_g = expect - lcells
+                            only_l = lcells - expect
+                            report(rule, w, h, g, b, algo, seed,
+                                   "DIFFERENT (%d cells)" % (len(only_g) + len(only_l)),
+                                   "alive only in Golly: %s; alive only in lifegen: %s "
+                                   "(lifegen coordinates)" % (fmt_cells(only_g),
+                                                              fmt_cells(only_l)))
+    print()
+    print("cases: %d identical, %d different, %d errors, %d skipped"
+          % (counts["IDENTICAL"], counts["DIFFERENT"], counts["ERROR"], counts["SKIP"]))
+    if not args.keep:
+        shutil.rmtree(work_root, ignore_errors=True)
+    sys.exit(1 if counts["DIFFERENT"] or counts["ERROR"] else 0)
+
+
+if __name__ == "__main__":
+    main()
