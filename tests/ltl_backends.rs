@@ -82,7 +82,7 @@ fn radii_1_to_16_every_shape_against_the_reference() {
     );
     let mut rng = SplitMix64::new(2026);
     for r in 1..=16u32 {
-        for n in ['M', 'N', 'C'] {
+        for n in ['M', 'N', 'C', '+', '2'] {
             for m in [0, 1] {
                 let rule = random_rule(r, n, m, &mut rng);
                 let span = 2 * r as u64 + 1;

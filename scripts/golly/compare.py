@@ -85,7 +85,7 @@ DEFAULT_SEEDS = [1]
 DEFAULT_BACKENDS = ["reference", "cpu"]
 
 LTL_RE = re.compile(
-    r"^R(\d+),C(\d+),M([01]),S(\d+)\.\.(\d+),B(\d+)\.\.(\d+),N([A-Z@#+*])", re.IGNORECASE)
+    r"^R(\d+),C(\d+),M([01]),S(\d+)\.\.(\d+),B(\d+)\.\.(\d+),N([A-Z0-9@#+*])", re.IGNORECASE)
 BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
@@ -108,16 +108,18 @@ def ltl_maxn(r, n):
         return (2 * r + 1) ** 2 - 1
     if n == "N":
         return 2 * r * (r + 1)
-    if n == "C":
+    if n == "+":
+        return 4 * r
+    if n in "C2":
         count = 0
-        r2 = r * r + r
+        r2 = r * r + r if n == "C" else r * r
         for i in range(-r, r + 1):
             w = 0
             while (w + 1) * (w + 1) + i * i <= r2:
                 w += 1
             count += 2 * w + 1
         return count - 1
-    raise CaseError("neighbourhood N%s: the oracle knows M, N and C only" % n)
+    raise CaseError("neighbourhood N%s: the oracle knows M, N, C, + and 2 only" % n)
 
 
 def classify(rule):

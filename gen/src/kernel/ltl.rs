@@ -210,13 +210,15 @@ pub fn life_like_equivalent(rule: &LargerThanLife) -> Option<LifeLike> {
     })
 }
 
-/// Golly's letter for the shape: `M`, `N` or `C`.
+/// A letter for the shape in kernel names: Golly's `M`, `N`, `C`, then `P` for the cross (`+`)
+/// and `E` for the Euclidean disc (`2`), which names must not hold.
 pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
-    #[allow(unreachable_patterns)]
     match neighbourhood {
         Neighbourhood::Moore => 'M',
         Neighbourhood::VonNeumann => 'N',
-        _ => 'C',
+        Neighbourhood::Circular => 'C',
+        Neighbourhood::Cross => 'P',
+        Neighbourhood::Euclidean => 'E',
     }
 }
 
@@ -645,6 +647,8 @@ mod tests {
             Neighbourhood::Moore,
             Neighbourhood::VonNeumann,
             Neighbourhood::Circular,
+            Neighbourhood::Cross,
+            Neighbourhood::Euclidean,
         ] {
             for history in [History::Delay, History::Paired] {
                 let kernel = LtlKernel::with_history(1, shape, history);
@@ -665,7 +669,7 @@ mod tests {
                                 ),
                                 birth: (low, high),
                                 include_centre,
-                                ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape_letter(shape)))
+                                ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape.letter()))
                             };
                             let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
                             let want = reference_step(&rule, &torus);

@@ -237,9 +237,11 @@ const FORMS: &str = "not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
 /// is a [`LifeLike`] rule, anything else a [`MapRule`].
 pub fn parse_bs(body: &str) -> Result<Rule, String> {
     if body.matches('/').count() == 2 {
-        return Err("Generations rules (/2/3, 345/2/4, B2/S/C3: more than two states) are not \
+        return Err(
+            "Generations rules (/2/3, 345/2/4, B2/S/C3: more than two states) are not \
              supported yet; lifegen runs two-state rules"
-            .into());
+                .into(),
+        );
     }
     let mut tidy = String::new();
     let mut neighbourhood = MapNeighbourhood::Moore;
@@ -395,6 +397,7 @@ fn part_table(part: &str, which: char) -> Result<Vec<bool>, String> {
     {
         return Err(format!("the {which} part must start with a count"));
     }
+    let (mut plain, mut minus) = ([false; 9], [false; 9]);
     let mut i = 0;
     while i < chars.len() {
         let count = chars[i].to_digit(10).expect("parts are digits and letters");
@@ -413,8 +416,17 @@ fn part_table(part: &str, which: char) -> Result<Vec<bool>, String> {
             i += 1;
         }
         let given: Vec<char> = chars[start..i].to_vec();
-        if negated && given.is_empty() {
-            return Err(format!("{which}{count}-: a minus needs letters after it"));
+        // Golly: a minus with no letters after it is the count alone (`B2-3` is `B23`).
+        let negated = negated && !given.is_empty();
+        if !given.is_empty() {
+            let other = if negated { &mut plain } else { &mut minus };
+            if other[count as usize] {
+                return Err(format!(
+                    "{which}{count}: letters and negated letters on one count (Golly refuses them)"
+                ));
+            }
+            let same = if negated { &mut minus } else { &mut plain };
+            same[count as usize] = true;
         }
         let cells = letter_cells(count);
         let mut chosen = vec![given.is_empty() || negated; cells.len().max(1)];
@@ -631,6 +643,10 @@ mod tests {
             ("B2/S34H", "B2/S34H"),
             ("B13/S012V", "B13/S012V"),
             ("MAPABCDEF", "MAPABCDEA"),
+            ("B2ceikn/S", "B2-a/S"),
+            ("B4-qjrtwz/S", "B4aceikny/S"),
+            ("B2-aceikn3/S", "B3/S"),
+            ("B2-3/S1c", "B23/S1c"),
         ] {
             assert_eq!(parse(given).unwrap().rule.to_string(), golly, "{given}");
         }
@@ -690,7 +706,7 @@ mod tests {
             ("B5/S2V", "at most 4"),
             ("B7/SH", "at most 6"),
             ("B2a/S2H", "Hensel letters are for the Moore neighbourhood"),
-            ("B2-/S", "a minus needs letters"),
+            ("B2a2-c/S", "letters and negated letters on one count"),
             ("B-2/S", "a minus can only follow a digit"),
             ("B1k/S", "1 neighbours take the letters ce"),
             ("B0c/S", "0 neighbours take no letters"),

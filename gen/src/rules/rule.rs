@@ -52,8 +52,8 @@ impl fmt::Display for LifeLike {
     }
 }
 
-/// The shape of a Larger-than-Life neighbourhood: the three of Golly's square-grid shapes that
-/// are stacks of centred row intervals (Golly's `NM`, `NN` and `NC`).
+/// The shape of a Larger-than-Life neighbourhood: Golly's square-grid shapes that are stacks of
+/// centred row intervals (`NM`, `NN`, `NC`, `N+`, `N2`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Neighbourhood {
     /// `NM`: the (2r+1) x (2r+1) square.
@@ -63,15 +63,21 @@ pub enum Neighbourhood {
     /// `NC`: the disc dx^2 + dy^2 <= r^2 + r (Golly's `ltlalgo::max_neighbors`, case 'C'),
     /// which is the disc of radius r + 1/2 on the integer grid.
     Circular,
+    /// `N+`: the cross, the centre's row and column out to r (`ltlalgo::fast_Cross`).
+    Cross,
+    /// `N2`: the Euclidean disc dx^2 + dy^2 <= r^2 (`ltlalgo::max_neighbors`, case '2').
+    Euclidean,
 }
 
 impl Neighbourhood {
-    /// Golly's letter after `N`: `M`, `N` or `C`.
+    /// Golly's letter after `N`: `M`, `N`, `C`, `+` or `2`.
     pub fn letter(&self) -> char {
         match self {
             Neighbourhood::Moore => 'M',
             Neighbourhood::VonNeumann => 'N',
             Neighbourhood::Circular => 'C',
+            Neighbourhood::Cross => '+',
+            Neighbourhood::Euclidean => '2',
         }
     }
 
@@ -94,6 +100,9 @@ impl Neighbourhood {
             // Golly: the largest `width` with width^2 + dy^2 <= r^2 + r. The right side is at
             // least r >= 0 for |dy| <= r, so this is an integer square root.
             Neighbourhood::Circular => (r * r + r - dy * dy).isqrt(),
+            Neighbourhood::Cross if dy == 0 => r,
+            Neighbourhood::Cross => 0,
+            Neighbourhood::Euclidean => (r * r - dy * dy).isqrt(),
         };
         Some(half as u32)
     }
@@ -416,12 +425,14 @@ fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
         'M' => Neighbourhood::Moore,
         'N' => Neighbourhood::VonNeumann,
         'C' => Neighbourhood::Circular,
+        '+' => Neighbourhood::Cross,
+        '2' => Neighbourhood::Euclidean,
         other => {
             return Err(
                 match GOLLY_NEIGHBOURHOODS.iter().find(|(c, _)| *c == other) {
                     Some((_, name)) => format!(
                         "neighbourhood N{other} ({name}) is not supported; lifegen runs NM (Moore), \
-                     NN (von Neumann) and NC (circular)"
+                     NN (von Neumann), NC (circular), N+ (cross) and N2 (Euclidean)"
                     ),
                     None => format!(
                         "{} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
@@ -941,11 +952,7 @@ mod tests {
             ("R0,C2,M0,S1..2,B1..1,NM", "outside"),
             ("R2,C2,M2,S1..2,B1..1,NM", "M must be 0 or 1"),
             ("R2,C2,M0,S1..2,B1..1,NX", "NX (saltire) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,N+", "N+ (cross) is not supported"),
-            (
-                "R2,C2,M0,S1..2,B1..1,N2",
-                "N2 (L2/Euclidean) is not supported",
-            ),
+            ("R2,C2,M0,S1..2,B1..1,N*", "N* (star) is not supported"),
             ("R2,C2,M0,S1..2,B1..1,NH", "NH (hexagonal) is not supported"),
             (
                 "R2,C2,M0,S1..2,B1..1,N@891891",
