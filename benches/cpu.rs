@@ -1,12 +1,15 @@
-//! CPU backend throughput: the generated tile kernels and the generic network path, on each
-//! instruction set this CPU has. `cargo bench --bench cpu`; criterion's "thrpt" is cell updates
+//! CPU backend throughput: the generated tile kernels and the kernel-IR interpreter (what runs
+//! off x86-64) on B3/S23's row-shared chain, on each instruction set this CPU has. `cargo bench --bench cpu`; criterion's "thrpt" is cell updates
 //! per second.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use lifegen_gen::LifeLike;
 use lifegen_runtime::Universe;
+use lifegen_runtime::backend::life_like_chain;
+use lifegen_runtime::cpu::Isa;
+use lifegen_runtime::cpu::stream::StreamStepper;
+use lifegen_runtime::cpu::tiles::DEFAULT_GENS_PER_PASS;
 use lifegen_runtime::cpu::tiles::TileStepper;
-use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
 
 const SIDE: u64 = 2048;
 const GENS: u64 = 16;
@@ -51,17 +54,19 @@ fn tile_stepper(c: &mut Criterion) {
     );
 }
 
-fn network_stepper(c: &mut Criterion) {
+fn interpreter(c: &mut Criterion) {
     bench_each_isa(
         c,
-        "cpu-network-b3s23-2048x2048x16",
+        "cpu-interpreter-b3s23-2048x2048x16",
         |isa| {
-            let program = best_program(&LifeLike::CONWAY);
-            NetworkStepper::new(program, isa, SIDE, SIDE).expect("fits in memory")
+            let chain = Box::new(|g| life_like_chain(&LifeLike::CONWAY, g));
+            let spare = Universe::new(SIDE, SIDE).expect("fits in memory");
+            let gens = DEFAULT_GENS_PER_PASS as u32;
+            StreamStepper::chained(chain, gens, isa, spare).expect("B3/S23's chain checks")
         },
-        |stepper, u| stepper.advance(u, GENS),
+        |stepper, u| stepper.advance(u, GENS).expect("made at the start"),
     );
 }
 
-criterion_group!(benches, tile_stepper, network_stepper);
+criterion_group!(benches, tile_stepper, interpreter);
 criterion_main!(benches);

@@ -261,8 +261,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             "network: {}",
             lifegen_runtime::records::chosen(&life).describe()
         );
-        // On the CPU the search would take cores from the run, whose network interpreter
-        // would rarely choose a searched network anyway.
+        // On the CPU the search would take cores from the run.
         let on_gpu = lifegen_runtime::backend::resolve(args.backend, width) == BackendKind::Gpu;
         if on_gpu && let Some(found) = lifegen_runtime::records::search_beside(&life) {
             let (backend, gpus) = (args.backend, args.gpus);

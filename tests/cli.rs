@@ -495,3 +495,42 @@ fn search_of_one_size_spends_the_whole_budget_on_it() {
     let seconds: f64 = line.split_whitespace().nth(3).unwrap().parse().unwrap();
     assert!(seconds > 2.5, "{line}");
 }
+
+/// `LIFEGEN_CPU_CODE=compiled` runs a life-like rule without a built-in tile kernel (a rule
+/// with no stored record, a B0 rule, B3/S23 at a width its tile kernel cannot take) through the
+/// kernel-IR interpreter, what runs off x86-64: it says so, and writes the reference's cells.
+#[test]
+fn compiled_cpu_code_interprets_the_life_like_chain_as_the_reference_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    for (rule, program) in [
+        ("B36/S125", "life_b36s125_t16"),
+        ("B0/S8", "life_b0s8_t16"),
+        ("B3/S23", "life_b3s23_t16"),
+    ] {
+        let path = |backend: &str| {
+            let name = format!("{}-{backend}.rle", rule.replace('/', ""));
+            dir.path().join(name).to_str().unwrap().to_string()
+        };
+        let run = |backend: &str| {
+            Command::new(env!("CARGO_BIN_EXE_lifegen"))
+                .env("LIFEGEN_CPU_CODE", "compiled")
+                .env("LIFEGEN_CACHE_DIR", dir.path())
+                .env("LIFEGEN_SEARCH_SECONDS", "0")
+                .args(["run", "--rule", rule, "--size", "100x37", "--gens", "21"])
+                .args(["--backend", backend, "--output", &path(backend)])
+                .output()
+                .unwrap()
+        };
+        let interpreted = run("cpu");
+        assert!(interpreted.status.success(), "{interpreted:?}");
+        let text = stdout(&interpreted);
+        assert!(
+            text.contains(&format!("stream program {program} interpreted"))
+                && text.contains("16 generations per pass"),
+            "{text}"
+        );
+        assert!(run("reference").status.success());
+        let cells = |backend| std::fs::read_to_string(path(backend)).unwrap();
+        assert_eq!(cells("cpu"), cells("reference"), "{rule}");
+    }
+}

@@ -7,7 +7,6 @@ mod checks;
 use lifegen_gen::Rule;
 use lifegen_gen::plan::{GpuPlan, ShiftForm};
 use lifegen_gen::rule::{self, LifeLike};
-use lifegen_runtime::cpu::{Isa, NetworkStepper, best_program};
 use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create_with_plan, reference};
@@ -58,17 +57,16 @@ fn gpu_run(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) -> Unive
     sim.universe().unwrap().clone()
 }
 
-/// The reference for small universes; the CPU network stepper (itself checked against the
-/// reference in tests/backends.rs) for large ones, where the reference would take minutes.
+/// The reference for small universes; the CPU backend (itself checked against the reference
+/// in tests/backends.rs) for large ones, where the reference would take minutes.
 fn expected(rule: &LifeLike, start: &Universe, gens: u64) -> Universe {
+    let rule = Rule::LifeLike(*rule);
     if start.cells() * gens <= 50_000_000 {
-        return reference::run(start, &Rule::LifeLike(*rule), gens);
+        return reference::run(start, &rule, gens);
     }
-    let (w, h) = (start.width() as u64, start.height() as u64);
-    let mut stepper = NetworkStepper::new(best_program(rule), Isa::detect(), w, h).unwrap();
-    let mut u = start.clone();
-    stepper.advance(&mut u, gens);
-    u
+    let mut cpu = lifegen_runtime::create(BackendKind::Cpu, &rule, start.clone()).unwrap();
+    cpu.advance(gens).unwrap();
+    cpu.universe().unwrap().clone()
 }
 
 fn check(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) {

@@ -53,7 +53,7 @@ fn check(rule: &LargerThanLife, width: u64, height: u64, density: f64, seed: u64
         let spare = Universe::new(width, height).unwrap();
         let mut stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
         let mut got = start.clone();
-        stepper.advance(&mut got, gens);
+        stepper.advance(&mut got, gens).unwrap();
         assert!(
             got == expected,
             "{isa:?} differs: {rule} on {width}x{height}, density {density}, {gens} generations"

@@ -12,7 +12,7 @@ use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 use crate::cpu::stream::StreamStepper;
 use crate::cpu::stream_compiled::CompiledStepper;
 use crate::cpu::tiles::TileStepper;
-use crate::cpu::{Isa, NetworkStepper, best_program};
+use crate::cpu::{ChainFn, Isa};
 use crate::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
 use crate::drive::out_of_core::Simulators;
 use crate::gpu::device::{GpuError, on_device};
@@ -29,7 +29,8 @@ pub enum BackendKind {
     Auto,
     /// Generated PTX kernels on an NVIDIA GPU (life-like rules).
     Gpu,
-    /// Bit-parallel networks for life-like rules, window sums for Larger-than-Life.
+    /// Bit-parallel kernels: built-in modules, machine code compiled at run time or the kernel-IR
+    /// interpreter, for life-like and Larger-than-Life rules.
     Cpu,
     /// The plain reference simulator.
     Reference,
@@ -136,22 +137,6 @@ impl HostStepper for Reference {
     }
 }
 
-impl HostStepper for NetworkStepper {
-    fn describe(&self) -> String {
-        let threads = rayon::current_num_threads();
-        format!(
-            "cpu (bit-parallel network {}, {}, {threads} thread{})",
-            self.program().name(),
-            self.isa().name(),
-            if threads == 1 { "" } else { "s" }
-        )
-    }
-    fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
-        NetworkStepper::advance(self, universe, gens);
-        Ok(())
-    }
-}
-
 impl HostStepper for TileStepper {
     fn describe(&self) -> String {
         let threads = rayon::current_num_threads();
@@ -188,19 +173,28 @@ impl HostStepper for CompiledStepper {
 impl HostStepper for StreamStepper {
     fn describe(&self) -> String {
         let threads = rayon::current_num_threads();
+        let gens = self.gens_per_pass();
         let counts = self.program().counts();
+        let per_gen = |count: usize| {
+            let count = count as f64 / f64::from(gens);
+            if count.fract() == 0.0 {
+                format!("{count}")
+            } else {
+                format!("{count:.1}")
+            }
+        };
         format!(
-            "cpu (bit-sliced stream program {}: {} lut3 + {} shifts per word, {}, {threads} thread{})",
+            "cpu (stream program {} interpreted: {} lut3 + {} shifts per word a generation, {}, {gens} generation{} per pass, {threads} thread{})",
             self.program().name,
-            counts.lut3,
-            counts.shift,
+            per_gen(counts.lut3),
+            per_gen(counts.shift),
             self.isa().name(),
+            if gens == 1 { "" } else { "s" },
             if threads == 1 { "" } else { "s" }
         )
     }
     fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
-        StreamStepper::advance(self, universe, gens);
-        Ok(())
+        Ok(StreamStepper::advance(self, universe, gens)?)
     }
 }
 
@@ -226,7 +220,7 @@ impl HostStepper for crate::cpu::jit::JitStepper {
 /// Environment variable that picks the CPU code: unset, a module built into lifegen where there
 /// is one for the rule (reviewed, snapshot-tested, and as fast or faster), else machine code
 /// compiled at run time; `native` always the machine code; `compiled` the built-in modules,
-/// else the interpreters (which is what runs off x86-64).
+/// else the kernel-IR interpreter `crate::cpu::stream` (which is what runs off x86-64).
 pub const CPU_CODE_VARIABLE: &str = "LIFEGEN_CPU_CODE";
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -503,25 +497,32 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
     {
         return Ok(resident(tiles, universe));
     }
+    let life = *life;
+    chained_cpu(Box::new(move |g| life_like_chain(&life, g)), universe)
+}
+
+/// A program chained over generations (`chain(g)`: `g` of them a pass) on the CPU: machine code
+/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`.
+fn chained_cpu(chain: ChainFn, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+    let isa = Isa::from_environment()?;
+    let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+    let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
     #[cfg(all(target_arch = "x86_64", unix))]
-    if code != CpuCode::Compiled {
-        let life = *life;
-        let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-        let chain = Box::new(move |g| life_like_chain(&life, g));
-        let spare = Universe::new(width, height)?;
+    if cpu_code()? != CpuCode::Compiled {
         let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
         return Ok(resident(stepper, universe));
     }
-    let stepper = NetworkStepper::new(best_program(life), isa, width, height)?;
+    let stepper = StreamStepper::chained(chain, gens, isa, spare)?;
     Ok(resident(stepper, universe))
 }
 
 /// `life`'s row-shared program chained over `gens` generations and checked
 /// ([`lifegen_gen::kernel::row_shared::RowSharedKernel::stream_program`]), made once a process:
 /// lowering a network for a rule without a stored one takes a good part of a second, and band
-/// drivers and tests make many simulators of one rule.
-#[cfg(all(target_arch = "x86_64", unix))]
-fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
+/// drivers and tests make many simulators of one rule. What the CPU runs for a life-like rule
+/// without a built-in tile kernel, compiled ([`crate::cpu::jit`]) or interpreted
+/// ([`crate::cpu::stream`]).
+pub fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
     type Made = HashMap<(LifeLike, u32), Result<Program, String>>;
@@ -576,23 +577,10 @@ fn map_gpu(
     )?))
 }
 
-/// A rule given by its 3x3 table on the CPU: machine code on x86-64, the IR interpreter
-/// elsewhere (or with `LIFEGEN_CPU_CODE=compiled`).
+/// A rule given by its 3x3 table on the CPU ([`chained_cpu`]).
 fn map_cpu(rule: &MapRule, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
-    let (width, height) = (universe.width() as u64, universe.height() as u64);
-    let isa = Isa::from_environment()?;
-    let spare = Universe::new(width, height)?;
-    #[cfg(all(target_arch = "x86_64", unix))]
-    if cpu_code()? != CpuCode::Compiled {
-        let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-        let rule = *rule;
-        let chain = Box::new(move |g| map_chain(&rule, g));
-        let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
-        return Ok(resident(stepper, universe));
-    }
-    // The interpreter advances one program run a generation: the unchained program.
-    let program = map_chain(rule, 1).map_err(BackendError::Bands)?;
-    Ok(resident(StreamStepper::new(program, isa, spare), universe))
+    let rule = *rule;
+    chained_cpu(Box::new(move |g| map_chain(&rule, g)), universe)
 }
 
 /// Radii up to this have their program checked against the reference on small tori each time
@@ -685,8 +673,8 @@ pub fn universe_copies(kind: BackendKind, rule: &Rule) -> u64 {
         // `reference::run` clones the universe the simulator keeps, and each `reference::step`
         // builds the next generation from a clone of the current one: three at once.
         BackendKind::Reference => 3,
-        // The universe and the spare it is stepped into (tile kernels, network interpreter,
-        // stream programs); the compiled stream programs also copy each band's rows, padded, for
+        // The universe and the spare it is stepped into (tile kernels, machine code, stream
+        // programs); the compiled stream programs also copy each band's rows, padded, for
         // every thread at once: up to a universe more. `auto` on a GPU holds fewer than this.
         BackendKind::Cpu | BackendKind::Auto => {
             if stream_program {

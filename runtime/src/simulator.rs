@@ -2,7 +2,7 @@
 //! [`Simulator`] trait, its error, and [`MakeSimulator`], the way a driver is given to make
 //! simulators without choosing them.
 
-use crate::cpu::UnsupportedIsa;
+use crate::cpu::{ChainError, UnsupportedIsa};
 use crate::gpu::device::GpuError;
 use crate::universe::{Universe, UniverseError};
 
@@ -14,6 +14,8 @@ pub enum BackendError {
     UnsupportedIsa(#[from] UnsupportedIsa),
     #[error(transparent)]
     Gpu(#[from] GpuError),
+    #[error(transparent)]
+    Chain(#[from] ChainError),
     #[error("{0}")]
     Bands(String),
     #[cfg(all(target_arch = "x86_64", unix))]

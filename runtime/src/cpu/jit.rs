@@ -9,16 +9,13 @@
 //! scratch rows staying in L1/L2, and the kept words of each output row go back to the
 //! universe.
 
-use std::collections::HashMap;
-
 use lifegen_gen::emit::rust_emit::CpuIsa;
 use lifegen_gen::emit::x86::{self, MachineCode, TileArgs, X86Error};
 use lifegen_gen::kernel::ir::Program;
 use rayon::prelude::*;
 
 use super::exec_memory::{ExecMemoryError, ExecutableCode};
-use crate::cpu::Isa;
-use crate::cpu::stream::fill_padded;
+use crate::cpu::{ChainError, ChainFn, Isa, Passes, fill_rows};
 use crate::universe::Universe;
 
 /// Words of a tile row unless `LIFEGEN_CPU_TILE_WORDS` says otherwise.
@@ -31,6 +28,8 @@ pub enum JitError {
     Compile(#[from] X86Error),
     #[error(transparent)]
     Memory(#[from] ExecMemoryError),
+    #[error(transparent)]
+    Chain(#[from] ChainError),
     #[error("{0}")]
     Setting(String),
 }
@@ -96,36 +95,19 @@ pub fn tile_words_setting() -> Result<usize, JitError> {
     }
 }
 
-/// Makes the program of `gens` generations: a chain of the one-generation program.
-pub type ChainFn = Box<dyn Fn(u32) -> Result<Program, String> + Send>;
-
 /// Advances universes with machine code compiled for one program.
 pub struct JitStepper {
     name: String,
-    chain: Option<ChainFn>,
-    gens_per_pass: u32,
     isa: Isa,
     tile_words: usize,
-    /// Kernels by generations per pass.
-    kernels: HashMap<u32, JitKernel>,
+    kernels: Passes<JitKernel>,
     spare: Universe,
 }
 
 impl JitStepper {
     /// A stepper for one generation a pass of `program` (parameters folded).
     pub fn single(program: &Program, isa: Isa, spare: Universe) -> Result<JitStepper, JitError> {
-        let isa = jit_isa(isa);
-        let tile_words = tile_words_for(program, isa)?;
-        let kernel = JitKernel::compile(program, isa, tile_words)?;
-        Ok(JitStepper {
-            name: program.name.clone(),
-            chain: None,
-            gens_per_pass: 1,
-            isa,
-            tile_words,
-            kernels: HashMap::from([(1, kernel)]),
-            spare,
-        })
+        JitStepper::with_passes(program, None, 1, isa, spare)
     }
 
     /// A stepper for programs that chain: `chain(g)` is the program of `g` generations;
@@ -136,17 +118,25 @@ impl JitStepper {
         isa: Isa,
         spare: Universe,
     ) -> Result<JitStepper, JitError> {
+        let program = chain(gens_per_pass).map_err(ChainError)?;
+        JitStepper::with_passes(&program, Some(chain), gens_per_pass, isa, spare)
+    }
+
+    fn with_passes(
+        program: &Program,
+        chain: Option<ChainFn>,
+        gens_per_pass: u32,
+        isa: Isa,
+        spare: Universe,
+    ) -> Result<JitStepper, JitError> {
         let isa = jit_isa(isa);
-        let program = chain(gens_per_pass).map_err(JitError::Setting)?;
-        let tile_words = tile_words_for(&program, isa)?;
-        let kernel = JitKernel::compile(&program, isa, tile_words)?;
+        let tile_words = tile_words_for(program, isa)?;
+        let kernel = JitKernel::compile(program, isa, tile_words)?;
         Ok(JitStepper {
             name: program.name.clone(),
-            chain: Some(chain),
-            gens_per_pass,
             isa,
             tile_words,
-            kernels: HashMap::from([(gens_per_pass, kernel)]),
+            kernels: Passes::new(chain, gens_per_pass, kernel),
             spare,
         })
     }
@@ -160,7 +150,7 @@ impl JitStepper {
     }
 
     pub fn gens_per_pass(&self) -> u32 {
-        self.gens_per_pass
+        self.kernels.gens_per_pass()
     }
 
     pub fn tile_words(&self) -> usize {
@@ -168,23 +158,12 @@ impl JitStepper {
     }
 
     pub fn advance(&mut self, universe: &mut Universe, gens: u64) -> Result<(), JitError> {
-        let mut left = gens;
-        while left > 0 {
-            let t = left.min(u64::from(self.gens_per_pass)) as u32;
-            if !self.kernels.contains_key(&t) {
-                let chain = self
-                    .chain
-                    .as_ref()
-                    .expect("single steppers pass one generation");
-                let program = chain(t).map_err(JitError::Setting)?;
-                let kernel = JitKernel::compile(&program, self.isa, self.tile_words)?;
-                self.kernels.insert(t, kernel);
-            }
-            pass(&self.kernels[&t], universe, &mut self.spare);
-            std::mem::swap(universe, &mut self.spare);
-            left -= u64::from(t);
-        }
-        Ok(())
+        let (isa, tile_words, spare) = (self.isa, self.tile_words, &mut self.spare);
+        let compile = |program: &Program| JitKernel::compile(program, isa, tile_words);
+        self.kernels.run(gens, compile, |kernel| {
+            pass(kernel, universe, spare);
+            std::mem::swap(universe, spare);
+        })
     }
 }
 
@@ -208,7 +187,7 @@ fn aligned(buffer: &mut [u64], len: usize) -> &mut [u64] {
 /// One pass of `kernel` from `src` into `out`.
 fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
     let k = kernel.shape();
-    let (width, height, n) = (src.width(), src.height(), src.words_per_row());
+    let (height, n) = (src.height(), src.words_per_row());
     let keep = k.tile_words - 2 * k.halo_words;
     let tiles = n.div_ceil(keep);
     // Word j of a padded row holds cells 64 (j - lead) ..; tile b's word 0 is universe word
@@ -227,11 +206,8 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
             let rows = out.len() / n;
             let iterations = k.warmup + rows;
             let mut input = vec![0u64; (k.max_back + iterations) * stride];
-            for (t, row) in input[k.max_back * stride..].chunks_mut(stride).enumerate() {
-                let y = (first as i64 + k.lag as i64 - k.warmup as i64 + t as i64)
-                    .rem_euclid(height as i64) as usize;
-                fill_padded(src.row(y), width, lead, row);
-            }
+            let top = (first + k.lag) as i64 - k.warmup as i64;
+            fill_rows(src, top, lead, stride, &mut input[k.max_back * stride..]);
             let mut tile_out_buffer = vec![0u64; iterations * k.tile_words + 8];
             let tile_out = aligned(&mut tile_out_buffer, iterations * k.tile_words);
             let mut scratch_buffer = vec![0u64; k.scratch_words + 8];

@@ -1,5 +1,8 @@
-//! The CPU back end of the kernel IR: runs any stream program (see `lifegen_gen::kernel::ir`)
-//! over a universe, whichever front end made it, with no code generated at build time.
+//! The interpreter of the kernel IR: runs any stream program (see `lifegen_gen::kernel::ir`)
+//! over a universe, whichever front end made it (a life-like rule's row-shared program chained
+//! over several generations, a Larger-than-Life window program), with no code generated at
+//! build time or run time: what runs where the machine code of `crate::cpu::jit` does not
+//! (off x86-64, or `LIFEGEN_CPU_CODE=compiled`).
 //!
 //! Each value of the program is a buffer holding one row of several row bands side by side,
 //! every band's row padded on both sides with wrapped cells (the program's halo), so that one
@@ -11,7 +14,7 @@
 use lifegen_gen::kernel::ir::{Instr, Program};
 use rayon::prelude::*;
 
-use crate::cpu::Isa;
+use crate::cpu::{ChainError, ChainFn, Isa, Passes, fill_rows};
 use crate::universe::Universe;
 
 /// Words of a batch buffer the planner aims at: long enough to hide the per-instruction cost,
@@ -145,144 +148,137 @@ impl Layout {
     }
 }
 
-/// 64 cells of a torus row starting at cell `start` (any integer), wrapping as often as needed.
-fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
-    let start = start.rem_euclid(width as i64) as usize;
-    if start + 64 <= width {
-        let (q, s) = (start / 64, start % 64);
-        if s == 0 {
-            row[q]
-        } else {
-            let next = row.get(q + 1).copied().unwrap_or(0);
-            row[q] >> s | next << (64 - s)
-        }
-    } else {
-        let mut word = 0u64;
-        let mut x = start;
-        for t in 0..64 {
-            if row[x / 64] >> (x % 64) & 1 == 1 {
-                word |= 1 << t;
-            }
-            x += 1;
-            if x == width {
-                x = 0;
-            }
-        }
-        word
-    }
-}
-
-/// Writes torus row `row` padded: word `j` of `out` holds cells `64 (j - pad) ..`, wrapping as
-/// often as needed.
-pub(crate) fn fill_padded(row: &[u64], width: usize, pad: usize, out: &mut [u64]) {
-    let full_words = width / 64;
-    for (j, word) in out.iter_mut().enumerate() {
-        *word = if j >= pad && j - pad < full_words {
-            row[j - pad]
-        } else {
-            cells_at(row, width, 64 * (j as i64 - pad as i64))
-        };
-    }
-}
-
-/// Runs any stream program on the CPU.
-pub struct StreamStepper {
+/// A program and its plan: what one pass runs.
+struct Pass {
     program: Program,
     plan: Plan,
+}
+
+impl Pass {
+    fn new(program: Program) -> Pass {
+        assert!(program.params.is_empty(), "fold the parameters first");
+        Pass {
+            plan: plan(&program),
+            program,
+        }
+    }
+}
+
+/// Runs any stream program on the CPU by interpreting it: one generation a pass, or a
+/// chain of several.
+pub struct StreamStepper {
+    passes: Passes<Pass>,
     isa: Isa,
     spare: Universe,
 }
 
 impl StreamStepper {
-    /// `program` has its parameters folded (`Program::fold_params`); `spare` is a universe of
-    /// the size to run.
+    /// A stepper for one generation a pass of `program`, whose parameters are folded
+    /// (`Program::fold_params`); `spare` is a universe of the size to run.
     pub fn new(program: Program, isa: Isa, spare: Universe) -> Self {
-        assert!(program.params.is_empty(), "fold the parameters first");
-        let plan = plan(&program);
         StreamStepper {
-            program,
-            plan,
+            passes: Passes::new(None, 1, Pass::new(program)),
             isa,
             spare,
         }
     }
 
+    /// A stepper for programs that chain: `chain(g)` is the program of `g` generations;
+    /// `gens_per_pass` of them go in one pass.
+    pub fn chained(
+        chain: ChainFn,
+        gens_per_pass: u32,
+        isa: Isa,
+        spare: Universe,
+    ) -> Result<Self, ChainError> {
+        let program = chain(gens_per_pass).map_err(ChainError)?;
+        Ok(StreamStepper {
+            passes: Passes::new(Some(chain), gens_per_pass, Pass::new(program)),
+            isa,
+            spare,
+        })
+    }
+
+    /// The program of a full pass.
     pub fn program(&self) -> &Program {
-        &self.program
+        &self.passes.full().program
     }
 
     pub fn isa(&self) -> Isa {
         self.isa
     }
 
-    pub fn advance(&mut self, universe: &mut Universe, gens: u64) {
-        for _ in 0..gens {
-            self.step(universe);
-            std::mem::swap(universe, &mut self.spare);
-        }
+    pub fn gens_per_pass(&self) -> u32 {
+        self.passes.gens_per_pass()
     }
 
-    /// Band height and bands per batch for this universe.
-    fn shape(&self, width: usize, height: usize) -> (usize, Layout) {
-        let halo = self.program.halo_cells() as usize;
-        let pad = halo.div_ceil(64) + 1;
-        let segment = width.div_ceil(64) + 2 * pad;
-        let warmup = self.program.warmup as usize;
-        let min_band = (8 * warmup).max(64);
-        let total_bands = (height / min_band).max(1);
-        let threads = rayon::current_num_threads();
-        // Enough batches for the threads, each batch near TARGET_WORDS, batches equally full.
-        let mut batches = total_bands.div_ceil((TARGET_WORDS / segment).max(1));
-        if batches < threads {
-            batches = threads.min(total_bands);
-        }
-        let per_batch = total_bands.div_ceil(batches);
-        let band_rows = height.div_ceil(total_bands);
-        (
-            band_rows,
-            Layout {
-                pad,
-                segment,
-                bands: per_batch,
-            },
-        )
+    pub fn advance(&mut self, universe: &mut Universe, gens: u64) -> Result<(), ChainError> {
+        let (isa, spare) = (self.isa, &mut self.spare);
+        let prepare = |program: &Program| Ok::<_, ChainError>(Pass::new(program.clone()));
+        self.passes.run(gens, prepare, |pass| {
+            run_pass(pass, isa, universe, spare);
+            std::mem::swap(universe, spare);
+        })
     }
+}
 
-    fn step(&mut self, src: &Universe) {
-        let (width, height) = (src.width(), src.height());
-        let (band_rows, layout) = self.shape(width, height);
-        let n = src.words_per_row();
-        let mask = src.last_word_mask();
-        let bands = height.div_ceil(band_rows);
-        let batches = bands.div_ceil(layout.bands);
-        let program = &self.program;
-        let plan = &self.plan;
-        let isa = self.isa;
-        // Each batch writes its bands' rows: hand out disjoint row ranges.
-        let rows_per_batch = band_rows * layout.bands;
-        self.spare
-            .words_mut()
-            .par_chunks_mut(rows_per_batch * n)
-            .enumerate()
-            .for_each(|(batch, out)| {
-                debug_assert!(batch < batches);
-                let first_band = batch * layout.bands;
-                let starts: Vec<usize> = (0..layout.bands)
-                    .map(|k| ((first_band + k) * band_rows).min(height))
-                    .collect();
-                let job = Batch {
-                    program,
-                    plan,
-                    src,
-                    layout,
-                    band_rows,
-                    starts,
-                    first_row: first_band * band_rows,
-                    mask,
-                };
-                job.run(isa, out);
-            });
+/// Band height and bands per batch for `program` on this universe.
+fn shape(program: &Program, width: usize, height: usize) -> (usize, Layout) {
+    let halo = program.halo_cells() as usize;
+    let pad = halo.div_ceil(64) + 1;
+    let segment = width.div_ceil(64) + 2 * pad;
+    let warmup = program.warmup as usize;
+    let min_band = (8 * warmup).max(64);
+    let total_bands = (height / min_band).max(1);
+    let threads = rayon::current_num_threads();
+    // Enough batches for the threads, each batch near TARGET_WORDS, batches equally full.
+    let mut batches = total_bands.div_ceil((TARGET_WORDS / segment).max(1));
+    if batches < threads {
+        batches = threads.min(total_bands);
     }
+    let per_batch = total_bands.div_ceil(batches);
+    let band_rows = height.div_ceil(total_bands);
+    (
+        band_rows,
+        Layout {
+            pad,
+            segment,
+            bands: per_batch,
+        },
+    )
+}
+
+/// One pass of `pass` from `src` into `dst`.
+fn run_pass(pass: &Pass, isa: Isa, src: &Universe, dst: &mut Universe) {
+    let (width, height) = (src.width(), src.height());
+    let (band_rows, layout) = shape(&pass.program, width, height);
+    let n = src.words_per_row();
+    let mask = src.last_word_mask();
+    let bands = height.div_ceil(band_rows);
+    let batches = bands.div_ceil(layout.bands);
+    // Each batch writes its bands' rows: hand out disjoint row ranges.
+    let rows_per_batch = band_rows * layout.bands;
+    dst.words_mut()
+        .par_chunks_mut(rows_per_batch * n)
+        .enumerate()
+        .for_each(|(batch, out)| {
+            debug_assert!(batch < batches);
+            let first_band = batch * layout.bands;
+            let starts: Vec<usize> = (0..layout.bands)
+                .map(|k| ((first_band + k) * band_rows).min(height))
+                .collect();
+            let job = Batch {
+                program: &pass.program,
+                plan: &pass.plan,
+                src,
+                layout,
+                band_rows,
+                starts,
+                first_row: first_band * band_rows,
+                mask,
+            };
+            job.run(isa, out);
+        });
 }
 
 struct Batch<'a> {
@@ -330,7 +326,6 @@ impl Batch<'_> {
         let layout = self.layout;
         let len = layout.words();
         let height = self.src.height();
-        let width = self.src.width();
         let n = self.src.words_per_row();
         let mut arena = vec![0u64; plan.buffers * len];
         let iterations = program.warmup as usize + self.band_rows;
@@ -353,8 +348,8 @@ impl Batch<'_> {
                     segment.fill(0);
                     continue;
                 }
-                let y = (start as i64 + y0 + i as i64).rem_euclid(height as i64) as usize;
-                fill_padded(self.src.row(y), width, layout.pad, segment);
+                let y = start as i64 + y0 + i as i64;
+                fill_rows(self.src, y, layout.pad, layout.segment, segment);
             }
             let ptr = arena.as_mut_ptr();
             // SAFETY: every offset is a whole buffer of `len` words inside the arena; the

@@ -7,8 +7,7 @@
 use lifegen_gen::kernel::ir::Program;
 use rayon::prelude::*;
 
-use crate::cpu::Isa;
-use crate::cpu::stream::fill_padded;
+use crate::cpu::{Isa, fill_rows};
 use crate::universe::Universe;
 
 pub use lifegen_gen::emit::rust_stream::LANES;
@@ -288,7 +287,7 @@ impl CompiledStepper {
     }
 
     fn step(&mut self, src: &Universe) {
-        let (width, height) = (src.width(), src.height());
+        let height = src.height();
         let n = src.words_per_row();
         let k = self.kernel;
         let step = LANES - 2 * k.halo_words;
@@ -312,11 +311,8 @@ impl CompiledStepper {
                 // The band's input rows, padded with wrapped cells: row t is stream row
                 // first + lag - warmup + t.
                 let mut input = vec![0u64; iterations * stride];
-                for (t, row) in input.chunks_mut(stride).enumerate() {
-                    let y = (first as i64 + k.lag as i64 - k.warmup as i64 + t as i64)
-                        .rem_euclid(height as i64) as usize;
-                    fill_padded(src.row(y), width, k.halo_words, row);
-                }
+                let top = (first + k.lag) as i64 - k.warmup as i64;
+                fill_rows(src, top, k.halo_words, stride, &mut input);
                 for b in 0..blocks {
                     let col = b * step;
                     let keep = step.min(n - col);

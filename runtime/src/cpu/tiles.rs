@@ -2,7 +2,8 @@
 //! into column tiles of at most 64 words and row segments; each (segment, tile) goes through the
 //! generated multi-generation tile kernel, which keeps its state in L1 for several generations.
 //! Segments run in parallel on rayon's threads. Widths that are not a multiple of 64 cells
-//! (where the torus wraps inside a word) use the generic network path instead.
+//! (where the torus wraps inside a word) run the rule's kernel-IR program instead (machine code
+//! compiled at run time, or the IR interpreter).
 
 use rayon::prelude::*;
 
