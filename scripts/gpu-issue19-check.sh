@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl" scripts/gpu-issue19-check.sh
 set -u
 G=.gpu
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -14,11 +14,18 @@ for part in ${PARTS:-tests rates}; do
   case $part in
   tests)
     step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
-    step "tests/gpu (LIFEGEN_REQUIRE_GPU=1)"
-    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -12
+    for t in gpu gpu_ltl; do
+      step "tests/$t (LIFEGEN_REQUIRE_GPU=1)"
+      LIFEGEN_REQUIRE_GPU=1 $G/test-$t --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -12
+    done
     step "compute-sanitizer memcheck"
-    for rule in B2-a/S12 B2/S34H B13/S012V; do
-      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1056x300 --gens 25 2>&1 | tail -1
+    for rule in B2-a/S12 B2/S34H B13/S012V R16,C0,M1,S20..40,B20..30,N+ R16,C0,M1,S300..500,B300..450,N2; do
+      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1056x300 --gens 5 2>&1 | tail -1
+    done ;;
+  ltl)
+    for rule in R8,C0,M0,S40..60,B40..50,NM R8,C0,M0,S10..20,B10..16,N+ R8,C0,M0,S80..120,B80..110,N2 \
+                R16,C0,M0,S170..296,B170..300,NM R16,C0,M0,S20..40,B20..30,N+ R16,C0,M0,S300..500,B300..450,N2; do
+      step "$rule 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
