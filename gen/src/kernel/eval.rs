@@ -59,6 +59,35 @@ impl Torus {
     }
 }
 
+/// `program` (one generation) chained `gens` times ([`Program::chain`]) and checked against
+/// `step`, the family's cell-by-cell oracle, on random tori of awkward shapes (a word and a bit,
+/// exactly a word, taller than the chain's light cone, one row): a front end verifies its cell
+/// update exhaustively, this checks the rows and shifts around it.
+pub fn chained_and_checked(
+    program: &Program,
+    gens: u32,
+    step: impl Fn(&Torus) -> Torus,
+) -> Result<Program, String> {
+    let program = program.chain(gens)?;
+    for (seed, (width, height)) in [(70, 9), (64, 3), (130, 2 * gens as usize + 5), (5, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut want = Torus::random(width, height, 0.4, seed as u64 + 1);
+        let got = run(&program, &[], &want);
+        for _ in 0..gens {
+            want = step(&want);
+        }
+        if got != want {
+            return Err(format!(
+                "{} disagrees with the rule on a {width}x{height} torus",
+                program.name
+            ));
+        }
+    }
+    Ok(program)
+}
+
 /// Cell `x + cells` of a row, for every `x`, on a torus of `width` cells.
 fn shifted(row: &[u64], width: usize, cells: i32) -> Vec<u64> {
     let mut out = vec![0u64; row.len()];
