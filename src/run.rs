@@ -28,11 +28,14 @@ pub struct RunArgs {
     #[arg(long)]
     pub(crate) rule: Option<String>,
     /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0), in Golly's
-    /// macrocell format when the name ends in .mc, or a lifegen universe file (.npy).
+    /// macrocell format when the name ends in .mc, or, when it ends in .npy, a lifegen universe
+    /// file or a plain NumPy array (2-D bool or uint8 cells, or uint64 packed rows).
     #[arg(long, value_name = "FILE.rle|FILE.mc|FILE.npy")]
     pub(crate) input: Option<PathBuf>,
     /// The torus size, WxH (or one number for a square). Default: the rule's :T size, else the
-    /// pattern's size (RLE: its x by y; macrocell: its live cells' bounding box), else 4096x4096.
+    /// pattern's size (RLE: its x by y; macrocell: its live cells' bounding box; an array: its
+    /// shape), else 4096x4096. As with :T, a side below twice a Larger-than-Life rule's radius
+    /// is raised to it (Golly's smallest torus).
     #[arg(long, value_name = "WxH")]
     pub(crate) size: Option<String>,
     /// Fraction of live cells in a random soup (when no --input is given).
@@ -140,8 +143,9 @@ pub fn parse_size(text: &str) -> Result<(u64, u64)> {
     }
 }
 
-/// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`. A `--size`
-/// that disagrees with the torus of a rule given on the command line (`rule_given`) is refused.
+/// The universe size: `--size` (`size`), else the rule's `:T` torus, else `fallback`, raised to
+/// the rule's smallest torus as a `:T` size is. A `--size` that disagrees with the torus of a rule
+/// given on the command line (`rule_given`) is refused.
 pub fn universe_size(
     size: Option<&str>,
     rule: &RuleSpec,
@@ -188,17 +192,17 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         },
     };
     let size = args.size.as_deref().map(parse_size).transpose()?;
+    let own_size = pattern
+        .as_ref()
+        .map_or((DEFAULT_SIDE, DEFAULT_SIDE), Pattern::size);
     let (width, height) = match &pattern {
         Some(p) => p.universe_size(size, &rule_spec, args.rule.is_some())?,
-        None => pattern::universe_size(
-            size,
-            &rule_spec,
-            args.rule.is_some(),
-            (DEFAULT_SIDE, DEFAULT_SIDE),
-        )?,
+        None => pattern::universe_size(size, &rule_spec, args.rule.is_some(), own_size)?,
     };
+    let asked = size.or(rule_spec.torus).unwrap_or(own_size);
+    let raised = raised_note(asked, (width, height), &rule_spec.rule);
     if args.output.as_deref().is_some_and(is_universe_file) {
-        return run_into_file(args, pattern, rule_spec.rule, (width, height));
+        return run_into_file(args, pattern, rule_spec.rule, (width, height), &raised);
     }
     for (flag, given) in [
         ("--host-memory", args.host_memory.is_some()),
@@ -241,7 +245,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let (universe, origin) = match pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?;
-            let origin = format!("pattern {}", p.path().display());
+            let origin = p.origin();
             p.read_into(&mut u)?;
             (u, origin)
         }
@@ -252,7 +256,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     };
     let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, args.gpus)?;
     println!("rule: {rule}");
-    println!("universe: {width}x{height} torus, {origin}");
+    println!("universe: {width}x{height} torus, {raised}{origin}");
     println!("backend: {}", simulator.describe());
     if let (Counted::LifeLike(life), false) =
         (Counted::new(&rule), args.backend == BackendKind::Reference)
@@ -339,6 +343,7 @@ fn run_into_file(
     pattern: Option<Pattern>,
     rule: Rule,
     (width, height): (u64, u64),
+    raised: &str,
 ) -> Result<()> {
     let output = args.output.clone().expect("called for a .npy output");
     for (flag, given) in [("--png", args.png.is_some()), ("--gif", args.gif.is_some())] {
@@ -381,7 +386,7 @@ fn run_into_file(
                 (Source::File(file), generation, name)
             }
             Err(pattern) => {
-                let origin = format!("pattern {}", pattern.path().display());
+                let origin = pattern.origin();
                 let mut universe = Universe::new(width, height)?;
                 pattern.read_into(&mut universe)?;
                 (Source::Memory(universe), 0, origin)
@@ -414,7 +419,27 @@ fn run_into_file(
         checkpoint_every: Duration::from_secs(args.checkpoint_every.unwrap_or(600)),
         gens_per_pass: args.gens_per_pass,
     };
-    crate::run_file::run(run, simulators, (width, height), &origin)
+    crate::run_file::run(
+        run,
+        simulators,
+        (width, height),
+        &format!("{raised}{origin}"),
+    )
+}
+
+/// What the universe line says when the size asked for (`--size`, else the pattern's own) was
+/// raised to the rule's smallest torus (Golly's, [`Rule::torus_size`]); else nothing.
+fn raised_note(asked: (u64, u64), used: (u64, u64), rule: &Rule) -> String {
+    if asked == used {
+        return String::new();
+    }
+    format!(
+        "raised from {}x{} (under this rule a side is at least {}, twice the radius, as in \
+         Golly), ",
+        asked.0,
+        asked.1,
+        rule.torus_size((0, 0)).0
+    )
 }
 
 fn same_file(a: &Path, b: &Path) -> bool {

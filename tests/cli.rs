@@ -461,6 +461,112 @@ fn bench_refuses_a_size_that_disagrees_with_the_rule_torus() {
 }
 
 #[test]
+fn a_torus_side_below_twice_the_radius_is_raised_as_golly_raises_it() {
+    let r2 = "R2,C0,M0,S3..5,B3..4,NN";
+    let run = |args: &[&str], output: &PathBuf| -> (String, String) {
+        let out = lifegen(&[args, &["--output", output.to_str().unwrap()]].concat());
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        (stdout(&out), std::fs::read_to_string(output).unwrap())
+    };
+    // --size 64x3 under a radius-2 rule: a 64x4 torus (the soup made at 64x4), and it says so.
+    let (log, small) = run(
+        &[
+            "run",
+            "--rule",
+            r2,
+            "--size",
+            "64x3",
+            "--gens",
+            "9",
+            "--backend",
+            "cpu",
+        ],
+        &scratch("torus-64x3.rle"),
+    );
+    assert!(
+        log.contains(
+            "universe: 64x4 torus, raised from 64x3 (under this rule a side is at least 4, \
+             twice the radius, as in Golly), random soup"
+        ),
+        "{log}"
+    );
+    // The reference at 64x4, and the rule's own :T64,3 (which the rule parser raises), agree.
+    let (_, reference) = run(
+        &[
+            "run",
+            "--rule",
+            r2,
+            "--size",
+            "64x4",
+            "--gens",
+            "9",
+            "--backend",
+            "reference",
+        ],
+        &scratch("torus-64x4.rle"),
+    );
+    assert_eq!(small, reference);
+    assert!(small.starts_with("x = 64, y = 4, rule = R2,C0,M0,S3..5,B3..4,NN:T64,4\n"));
+    let with_t = format!("{r2}:T64,3");
+    let (log, suffixed) = run(
+        &[
+            "run",
+            "--rule",
+            &with_t,
+            "--gens",
+            "9",
+            "--backend",
+            "reference",
+        ],
+        &scratch("torus-t64-3.rle"),
+    );
+    assert!(log.contains("universe: 64x4 torus, random soup"), "{log}");
+    assert_eq!(suffixed, reference);
+    // A pattern's own size is raised the same way: a 3x1 pattern under R2 runs on a 4x4 torus.
+    let blinker = scratch("r2-line.rle");
+    std::fs::write(&blinker, format!("x = 3, y = 1, rule = {r2}\n3o!\n")).unwrap();
+    let (log, _) = run(
+        &["run", "--input", blinker.to_str().unwrap(), "--gens", "2"],
+        &scratch("r2-line-out.rle"),
+    );
+    assert!(
+        log.contains("universe: 4x4 torus, raised from 3x1"),
+        "{log}"
+    );
+    // Life-like rules keep their sides, as Golly's :T1,1 does.
+    let (log, _) = run(
+        &["run", "--rule", "B3/S23", "--size", "5x1", "--gens", "3"],
+        &scratch("life-5x1.rle"),
+    );
+    assert!(log.contains("universe: 5x1 torus, random soup"), "{log}");
+    // A universe file keeps its size: too small for the rule, it is refused.
+    let file = scratch("torus-64x3.npy");
+    let made = lifegen(&[
+        "run",
+        "--size",
+        "64x3",
+        "--gens",
+        "0",
+        "--output",
+        file.to_str().unwrap(),
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    assert_clean_error(
+        &[
+            "run",
+            "--input",
+            file.to_str().unwrap(),
+            "--rule",
+            r2,
+            "--gens",
+            "1",
+        ],
+        "a 64x3 universe cannot run under R2,C0,M0,S3..5,B3..4,NN: Golly's torus for it is at \
+         least 64x4",
+    );
+}
+
+#[test]
 fn bench_ceilings_without_a_gpu_does_not_suggest_the_cpu() {
     if lifegen_runtime::gpu::device::open_device().is_ok() {
         return;

@@ -223,7 +223,7 @@ fn a_hand_written_deep_file_opens_at_the_corner() {
 
 #[test]
 fn malformed_files_get_one_line_errors() {
-    let cases: [(&str, &str, &str); 7] = [
+    let cases: [(&str, &str, &str); 8] = [
         (
             "child.mc",
             "[M2]\n.*$\n4 1 0 0 7\n",
@@ -242,6 +242,12 @@ fn malformed_files_get_one_line_errors() {
         (
             "empty.mc",
             "[M2] (golly 4.2)\n#R B3/S23\n",
+            "no live cells and no :T torus",
+        ),
+        // Not a 4x4 torus (the smallest under R2): nothing asked for one.
+        (
+            "empty-ltl.mc",
+            "[M2] (golly 4.2)\n#R R2,C0,M0,S3..5,B3..4,NN\n",
             "no live cells and no :T torus",
         ),
         (

@@ -5,6 +5,7 @@ use lifegen_gen::Rule;
 use lifegen_gen::map::{MapNeighbourhood, MapNotation};
 use lifegen_gen::rule::{self, LtlNotation, RuleSpec};
 use lifegen_runtime::Universe;
+use lifegen_runtime::formats::npy::{self, Dtype, Header};
 use lifegen_runtime::formats::rle::{self, Reader};
 use lifegen_runtime::formats::universe_file::UniverseFile;
 
@@ -306,13 +307,7 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
     }
     let back = Reader::new(text.as_bytes())
         .map_err(|e| format!("the written RLE's header is refused: {e}\n{text}"))?;
-    let torus = match rule {
-        Rule::LargerThanLife(ltl) => {
-            let side = ltl.min_torus_side();
-            (uw.max(side), uh.max(side))
-        }
-        Rule::LifeLike(_) | Rule::Map(_) => (uw, uh),
-    };
+    let torus = rule.torus_size((uw, uh));
     let expected = RuleSpec {
         rule,
         torus: Some(torus),
@@ -451,6 +446,111 @@ pub fn universe(data: &[u8]) -> Result<Outcome, String> {
     }
 }
 
+/// Tokens of plain `.npy` arrays, for the mutator: the header's pieces, dtypes, shapes, and
+/// cells other than 0 and 1.
+pub const NUMPY_DICTIONARY: &[&str] = &[
+    "{'descr': ",
+    "'|b1'",
+    "'|u1'",
+    "'<u8'",
+    "'>u8'",
+    "'<i8'",
+    "'|O'",
+    "[('a', '<i4')]",
+    "'fortran_order': ",
+    "True",
+    "False",
+    "'shape': (",
+    ", ",
+    ",)",
+    ")",
+    "}",
+    "L",
+    "0",
+    "1",
+    "64",
+    "4294967295",
+    "18446744073709551615",
+    "\0",
+    "\u{1}",
+    "\u{2}",
+    "\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}\u{7f}",
+];
+
+/// The plain-array reader on the raw bytes. Properties: never a panic; every error message on
+/// one line; an accepted array of at most [`MAX_CELLS`] cells reads into a universe of its own
+/// size and into a taller one (wider too for cells) alike, the same error or the same live
+/// cells: as many as the array holds ones (bool, uint8) or set bits (uint64), none past the
+/// width; and a cell array is refused only when it holds a value other than 0 and 1.
+pub fn numpy(data: &[u8]) -> Result<Outcome, String> {
+    let name = std::path::Path::new("fuzz.npy");
+    let array = match npy::Array::from_bytes(name, data.to_vec()) {
+        Ok(array) => array,
+        Err(e) => {
+            check_message("numpy array", &e.to_string())?;
+            return Ok(Outcome::Rejected);
+        }
+    };
+    let (width, height) = array.size();
+    if width == 0 || height == 0 || width.saturating_mul(height) > MAX_CELLS {
+        return Ok(Outcome::Accepted);
+    }
+    let offset = Header::parse(data)
+        .map_err(|e| format!("an accepted array's header does not parse: {e}"))?
+        .data_offset as usize;
+    let elements = &data[offset..];
+    let (ones, valid) = match array.dtype() {
+        Dtype::U64 => (
+            elements.iter().map(|b| u64::from(b.count_ones())).sum(),
+            true,
+        ),
+        Dtype::Bool | Dtype::U8 => (
+            elements.iter().filter(|&&b| b == 1).count() as u64,
+            elements.iter().all(|&b| b <= 1),
+        ),
+    };
+    let wider = if array.dtype() == Dtype::U64 { 0 } else { 3 };
+    let mut own = empty_universe(width, height)?;
+    let mut larger = empty_universe(width + wider, height + 2)?;
+    match (array.read_into(&mut own), array.read_into(&mut larger)) {
+        (Ok(()), Ok(())) => {
+            if !valid {
+                return Err("a cell array with a value above 1 was read".into());
+            }
+            for universe in [&own, &larger] {
+                let mask = universe.last_word_mask();
+                if (0..universe.height())
+                    .any(|y| universe.row(y).last().is_some_and(|w| w & !mask != 0))
+                {
+                    return Err("a cell past the width was read".into());
+                }
+                if universe.population() != ones {
+                    return Err(format!(
+                        "{} live cells read from an array of {ones}",
+                        universe.population()
+                    ));
+                }
+            }
+            Ok(Outcome::Accepted)
+        }
+        (Err(a), Err(b)) => {
+            check_message("numpy cells", &a.to_string())?;
+            if a.to_string() != b.to_string() {
+                return Err(format!("its own size says {a}, a larger universe {b}"));
+            }
+            if valid {
+                return Err(format!("a valid array refused: {a}"));
+            }
+            Ok(Outcome::Accepted)
+        }
+        (a, b) => Err(format!(
+            "its own size gives {:?}, a larger universe {:?}",
+            a.map_err(|e| e.to_string()),
+            b.map_err(|e| e.to_string())
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -467,6 +567,14 @@ mod tests {
         assert_eq!(rule(b"B3/S23:T10,10"), Ok(Outcome::Accepted));
         assert_eq!(rule(b"R5,C0,S33-57,B34-45,NN:T3,3"), Ok(Outcome::Accepted));
         assert_eq!(rule(b"B9/S"), Ok(Outcome::Rejected));
+        let mut bytes = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+        let dict = "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }";
+        bytes.extend(format!("{dict:<117}\n").as_bytes());
+        bytes.extend([0, 1, 1, 0, 1, 1]);
+        assert_eq!(numpy(&bytes), Ok(Outcome::Accepted));
+        bytes[130] = 5;
+        assert_eq!(numpy(&bytes), Ok(Outcome::Accepted));
+        assert_eq!(numpy(&bytes[..bytes.len() - 1]), Ok(Outcome::Rejected));
     }
 
     #[test]

@@ -74,3 +74,14 @@ fn universe_smoke() {
         200,
     );
 }
+
+#[test]
+fn numpy_smoke() {
+    smoke(
+        "numpy",
+        targets::numpy,
+        targets::NUMPY_DICTIONARY,
+        4096,
+        200,
+    );
+}

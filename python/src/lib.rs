@@ -15,8 +15,8 @@ use lifegen_gen::synth::request::{self, SearchArgs};
 use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
 use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
 use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::formats::npy::NpyError;
 use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
-use lifegen_runtime::formats::universe_file::UniverseFile;
 use lifegen_runtime::formats::{macrocell, rle};
 use lifegen_runtime::universe::UniverseError;
 use lifegen_runtime::{BackendError, BackendKind, Universe};
@@ -76,7 +76,18 @@ fn pattern_error(error: PatternError) -> PyErr {
             source: ReadError::Io(ref io),
             ..
         } => io_error(io, message(&error)),
+        PatternError::UniverseFile(e) => file_error(e),
+        PatternError::Array(e) => array_error(e),
         other => value_error(other),
+    }
+}
+
+fn array_error(error: NpyError) -> PyErr {
+    // Its Display names the file and the cause: no chain to add.
+    match error {
+        NpyError::Io { ref source, .. } => io_error(source, error.to_string()),
+        NpyError::Universe(e) => universe_error(e),
+        other => PyValueError::new_err(other.to_string()),
     }
 }
 
@@ -153,12 +164,15 @@ fn cells_from_array(array: &Bound<'_, PyAny>) -> PyResult<Universe> {
 
 #[pymethods]
 impl PyUniverse {
-    /// An empty `width` x `height` universe.
+    /// An empty `width` x `height` universe. With a Larger-than-Life `rule`, a side below twice
+    /// its radius is raised to it, as Golly raises a :T torus's.
     #[new]
     #[pyo3(signature = (width, height, rule = None))]
     fn py_new(width: u64, height: u64, rule: Option<&str>) -> PyResult<Self> {
+        let rule = optional_rule(rule)?;
+        let (width, height) = torus_size((width, height), rule.as_ref());
         let cells = Universe::new(width, height).map_err(universe_error)?;
-        Ok(PyUniverse::new(cells, optional_rule(rule)?))
+        Ok(PyUniverse::new(cells, rule))
     }
 
     /// A universe from a 2-D array of shape (height, width), uint8 or bool; nonzero is alive.
@@ -331,6 +345,11 @@ fn is_extension(path: &Path, extension: &str) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case(extension))
 }
 
+/// A size to be made under `rule`: raised to its smallest torus (as `lifegen run --size`).
+fn torus_size(size: (u64, u64), rule: Option<&RuleSpec>) -> (u64, u64) {
+    rule.map_or(size, |spec| spec.rule.torus_size(size))
+}
+
 /// The rule a universe file at `path` names.
 fn file_rule(path: &Path, text: &str) -> PyResult<RuleSpec> {
     rule::parse(text).map_err(|e| {
@@ -346,67 +365,89 @@ fn worker_pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
     })
 }
 
-/// Reads a pattern or universe file: RLE (.rle, or any other name), macrocell (.mc), or a
-/// lifegen universe file (.npy). The universe is `size` (width, height) when given, else the
-/// file rule's :T torus, else the pattern's own size (RLE: its x by y; macrocell: its live
-/// cells' bounding box); the pattern's corner is at (0, 0). The result carries the file's rule.
+/// Reads a pattern, array or universe file: RLE (.rle, or any other name), macrocell (.mc), or
+/// .npy: a lifegen universe file, or a plain NumPy array (`numpy.save`) of shape (height, width),
+/// bool or uint8 (0 dead, 1 alive) or uint64 rows bit-packed as `Universe.packed()` gives them,
+/// in C or Fortran order. The universe is `size` (width, height) when given, else the file rule's
+/// :T torus, else the pattern's own size (RLE: its x by y; macrocell: its live cells' bounding
+/// box; an array: its shape, 64 cells a word of a packed one's rows); a side below twice a
+/// Larger-than-Life rule's radius is raised to it, as Golly does. The pattern's corner is at
+/// (0, 0). The result carries the file's rule (a plain array has none); a universe file keeps
+/// its size and its generation.
 #[pyfunction]
 #[pyo3(signature = (path, size = None))]
 fn load(py: Python<'_>, path: PathBuf, size: Option<(u64, u64)>) -> PyResult<PyUniverse> {
-    if is_extension(&path, "npy") {
-        if size.is_some() {
-            return Err(PyValueError::new_err(
-                "a universe file has its own size; leave size out",
-            ));
-        }
-        let (cells, metadata) = py
-            .detach(|| lifegen_runtime::formats::universe_file::read(&path))
-            .map_err(file_error)?;
-        let rule = file_rule(&path, &metadata.rule)?;
-        return Ok(PyUniverse {
-            cells,
-            rule: Some(rule),
-            generation: metadata.generation,
-        });
-    }
     py.detach(|| {
         let pattern = Pattern::open(&path).map_err(pattern_error)?;
+        let pattern = match pattern.into_universe_file() {
+            Ok(file) => {
+                if size.is_some() {
+                    return Err(PyValueError::new_err(
+                        "a universe file has its own size; leave size out",
+                    ));
+                }
+                let rule = file_rule(&path, &file.metadata().rule)?;
+                return Ok(PyUniverse {
+                    cells: file.read_verified().map_err(file_error)?,
+                    rule: Some(rule),
+                    generation: file.metadata().generation,
+                });
+            }
+            Err(pattern) => pattern,
+        };
         let rule = pattern.rule();
-        let spec = rule.unwrap_or(RuleSpec {
-            rule: Rule::CONWAY,
-            torus: None,
-        });
-        let (width, height) = pattern
-            .universe_size(size, &spec, false)
-            .map_err(|e| match e {
-                SizeError::Unsized(path) => PyValueError::new_err(format!(
-                    "{} has no live cells and no :T torus in its #R rule to size the universe \
-                     by (is it truncated?); give size=(width, height)",
-                    path.display()
-                )),
-                other => value_error(other),
-            })?;
-        let mut cells = Universe::new(width, height).map_err(universe_error)?;
-        pattern.read_into(&mut cells).map_err(pattern_error)?;
+        let cells = read_pattern(*pattern, size, rule, false)?;
         Ok(PyUniverse::new(cells, rule))
     })
 }
 
+/// The cells of a pattern or array file, in a universe of `size` or the size it asks for under
+/// `rule` (the file's, else B3/S23; `rule_given`: the caller's, whose :T a `size` must match).
+fn read_pattern(
+    pattern: Pattern,
+    size: Option<(u64, u64)>,
+    rule: Option<RuleSpec>,
+    rule_given: bool,
+) -> PyResult<Universe> {
+    let spec = rule.unwrap_or(RuleSpec {
+        rule: Rule::CONWAY,
+        torus: None,
+    });
+    let (width, height) = pattern
+        .universe_size(size, &spec, rule_given)
+        .map_err(|e| match e {
+            SizeError::Unsized(path) => PyValueError::new_err(format!(
+                "{} has no live cells and no :T torus in its #R rule to size the universe \
+                 by (is it truncated?); give size=(width, height)",
+                path.display()
+            )),
+            other => value_error(other),
+        })?;
+    let mut cells = Universe::new(width, height).map_err(universe_error)?;
+    pattern.read_into(&mut cells).map_err(pattern_error)?;
+    Ok(cells)
+}
+
 /// The rule to run or write a universe under: `rule` when given, else the universe's own, else
-/// B3/S23.
+/// B3/S23. A universe smaller than the rule's smallest torus (Golly's: sides at least twice a
+/// Larger-than-Life rule's radius) is refused.
 fn rule_for(universe: &PyUniverse, rule: Option<&str>) -> PyResult<RuleSpec> {
-    let Some(text) = rule else {
-        return Ok(universe.rule.unwrap_or(RuleSpec {
-            rule: Rule::CONWAY,
-            torus: None,
-        }));
-    };
-    let spec = parse_rule(text)?;
     let size = (
         universe.cells.width() as u64,
         universe.cells.height() as u64,
     );
-    pattern::universe_size(Some(size), &spec, true, size).map_err(value_error)?;
+    let spec = match rule {
+        None => universe.rule.unwrap_or(RuleSpec {
+            rule: Rule::CONWAY,
+            torus: None,
+        }),
+        Some(text) => {
+            let spec = parse_rule(text)?;
+            pattern::universe_size(Some(size), &spec, true, size).map_err(value_error)?;
+            spec
+        }
+    };
+    pattern::check_torus(size, &spec.rule).map_err(value_error)?;
     Ok(spec)
 }
 
@@ -462,7 +503,8 @@ fn save(
 }
 
 /// A random soup, the command line's for the same size, density and seed: each cell alive with
-/// probability `density`, whatever the number of threads.
+/// probability `density`, whatever the number of threads. With a Larger-than-Life `rule`, a side
+/// below twice its radius is raised to it, as `lifegen run --size` does.
 #[pyfunction]
 #[pyo3(signature = (width, height, density = 0.5, seed = 1, rule = None))]
 fn random(
@@ -474,6 +516,7 @@ fn random(
     rule: Option<&str>,
 ) -> PyResult<PyUniverse> {
     let rule = optional_rule(rule)?;
+    let (width, height) = torus_size((width, height), rule.as_ref());
     let cells = py
         .detach(|| Universe::random(width, height, density, seed))
         .map_err(universe_error)?;
@@ -553,7 +596,8 @@ fn run_error(error: RunError) -> PyErr {
 }
 
 /// Runs a universe `gens` generations into the universe file `output` (.npy), as `lifegen run
-/// --output FILE.npy` does: `start` is a universe file's path (read a band at a time), a
+/// --output FILE.npy` does: `start` is a universe file's path (read a band at a time), the path
+/// of another file `load` reads (a plain NumPy array, RLE, macrocell; at its own size), a
 /// universe or a 2-D array. A universe larger than `host_memory` bytes (default: 80% of what is
 /// available) or, on the GPU, than `gpu_memory` bytes of each GPU (default: what is free) runs in
 /// bands of rows through the file, `gens_per_pass` generations a pass (default: chosen from the
@@ -583,13 +627,29 @@ fn run_file<'py>(
     let kind: BackendKind = backend.parse().map_err(PyValueError::new_err)?;
     let (source, start_generation, spec) = match start.extract::<PathBuf>() {
         Ok(path) => {
-            let file = UniverseFile::open(&path).map_err(file_error)?;
-            let spec = match rule {
-                Some(text) => parse_rule(text)?,
-                None => file_rule(&path, &file.metadata().rule)?,
-            };
-            let generation = file.metadata().generation;
-            (Source::File(file), generation, spec)
+            let given = optional_rule(rule)?;
+            let pattern = py.detach(|| Pattern::open(&path)).map_err(pattern_error)?;
+            match pattern.into_universe_file() {
+                Ok(file) => {
+                    let spec = match given {
+                        Some(spec) => spec,
+                        None => file_rule(&path, &file.metadata().rule)?,
+                    };
+                    pattern::check_torus((file.width(), file.height()), &spec.rule)
+                        .map_err(value_error)?;
+                    let generation = file.metadata().generation;
+                    (Source::File(file), generation, spec)
+                }
+                Err(pattern) => {
+                    let spec = given.or(pattern.rule()).unwrap_or(RuleSpec {
+                        rule: Rule::CONWAY,
+                        torus: None,
+                    });
+                    let cells =
+                        py.detach(|| read_pattern(*pattern, None, Some(spec), given.is_some()))?;
+                    (Source::Memory(cells), 0, spec)
+                }
+            }
         }
         Err(_) => {
             let universe = universe_of(start)?;

@@ -157,6 +157,109 @@ def test_universe_files_keep_cells_rule_and_generation(tmp_path):
         lifegen.load(path, size=(10, 10))
 
 
+@pytest.mark.parametrize("width,height", [(67, 23), (1, 9), (130, 5)])
+def test_plain_numpy_arrays_load_and_run_as_their_cells(tmp_path, width, height):
+    rng = np.random.default_rng(width)
+    cells = (rng.random((height, width)) < 0.4).astype(np.uint8)
+    expected = lifegen.run(lifegen.Universe.from_numpy(cells), 11, backend="reference")
+    arrays = {
+        "bool_c.npy": cells.astype(bool),
+        "uint8_c.npy": cells,
+        "bool_f.npy": np.asfortranarray(cells.astype(bool)),
+        "uint8_f.npy": np.asfortranarray(cells),
+    }
+    for name, array in arrays.items():
+        path = tmp_path / name
+        np.save(path, array)
+        if name.endswith("_f.npy") and width > 1:
+            assert b"'fortran_order': True" in path.read_bytes()[:128]
+        u = lifegen.load(path)
+        # A plain array carries no rule and no generation.
+        assert (u.width, u.height, u.rule, u.generation) == (width, height, None, 0), name
+        assert np.array_equal(u.to_numpy(), cells), name
+        assert lifegen.run(u, 11, backend="cpu") == expected, name
+    # In a larger universe, at its corner.
+    big = lifegen.load(tmp_path / "bool_f.npy", size=(width + 10, height + 3))
+    assert np.array_equal(big.to_numpy()[:height, :width], cells)
+    assert big.population == int(cells.sum())
+    # Packed rows (uint64, as Universe.packed() gives them): the width from size, else 64 cells
+    # a word.
+    words = lifegen.Universe.from_numpy(cells).packed()
+    for name, array in {"packed_c.npy": words, "packed_f.npy": np.asfortranarray(words)}.items():
+        np.save(tmp_path / name, array)
+        u = lifegen.load(tmp_path / name, size=(width, height))
+        assert np.array_equal(u.to_numpy(), cells), name
+        wide = lifegen.load(tmp_path / name)
+        assert wide.shape == (height, 64 * words.shape[1])
+        assert np.array_equal(wide.to_numpy()[:, :width], cells), name
+    # A run into a universe file from an array's path, as `lifegen run --input FILE.npy`.
+    output = tmp_path / "out.npy"
+    done = lifegen.run_file(tmp_path / "uint8_f.npy", output, 11, backend="cpu")
+    assert (done["generation"], done["population"]) == (11, expected.population)
+    assert lifegen.load(output) == expected
+    assert lifegen.run_file(tmp_path / "uint8_f.npy", output, 11, backend="cpu")["gens"] == 0
+
+
+def test_plain_arrays_lifegen_does_not_read_raise_value_error(tmp_path):
+    accepted = "lifegen reads 2-D arrays of bool, uint8 \\(0 or 1\\) or little-endian uint64"
+    two = np.zeros((4, 6), dtype=np.uint8)
+    two[2, 3] = 2
+    np.save(tmp_path / "two.npy", two)
+    with pytest.raises(ValueError, match=r"two\.npy: element \[2, 3\] of its uint8 array is 2"):
+        lifegen.load(tmp_path / "two.npy")
+    np.save(tmp_path / "two_f.npy", np.asfortranarray(np.vstack([two, two * 0])))
+    with pytest.raises(ValueError, match=r"element \[2, 3\] of its uint8 array is 2"):
+        lifegen.load(tmp_path / "two_f.npy")
+    for name, array, found in [
+        ("int.npy", np.zeros((2, 2), np.int64), r"an array of int64 \('<i8'\), shape \(2, 2\)"),
+        ("float.npy", np.zeros((2, 2)), r"an array of float64"),
+        ("big.npy", np.zeros((2, 2), ">u8"), r"an array of big-endian uint64 \('>u8'\)"),
+        ("flat.npy", np.zeros(5, bool), r"a 1-D array of bool, shape \(5,\)"),
+        ("cube.npy", np.zeros((2, 2, 2), np.uint8), r"a 3-D array of uint8"),
+        ("record.npy", np.zeros((2, 2), "i4,u1"), r"an array of a structured dtype"),
+    ]:
+        np.save(tmp_path / name, array)
+        with pytest.raises(ValueError, match=found):
+            lifegen.load(tmp_path / name)
+        with pytest.raises(ValueError, match=accepted):
+            lifegen.run_file(tmp_path / name, tmp_path / "never.npy", 1)
+    np.save(tmp_path / "objects.npy", np.array([[None, 1]], dtype=object), allow_pickle=True)
+    with pytest.raises(ValueError, match=r"Python objects \('\|O'\)"):
+        lifegen.load(tmp_path / "objects.npy")
+    words = np.zeros((3, 1), np.uint64)
+    words[1, 0] = np.uint64(1) << np.uint64(40)
+    np.save(tmp_path / "packed.npy", words)
+    with pytest.raises(ValueError, match="row 1 of its uint64 array has a live cell at x = 40"):
+        lifegen.load(tmp_path / "packed.npy", size=(20, 3))
+    with pytest.raises(ValueError, match="more than the 64 a row"):
+        lifegen.load(tmp_path / "packed.npy", size=(65, 3))
+    with pytest.raises(ValueError, match="larger than the 5x5 universe"):
+        lifegen.load(tmp_path / "two.npy", size=(5, 5))
+    with pytest.raises(FileNotFoundError, match="no-such.npy"):
+        lifegen.load(tmp_path / "no-such.npy")
+    assert not (tmp_path / "never.npy").exists()
+
+
+def test_sides_below_twice_the_radius_are_raised_as_golly_raises_them(tmp_path):
+    r2 = "R2,C0,M0,S3..5,B3..4,NN"
+    soup = lifegen.random(64, 3, seed=4, rule=r2)
+    assert soup.shape == (4, 64)
+    assert soup == lifegen.random(64, 4, seed=4)
+    assert lifegen.run(soup, 9, backend="cpu") == lifegen.run(soup, 9, backend="reference")
+    assert lifegen.Universe(10, 1, rule=r2).shape == (4, 10)
+    line = tmp_path / "line.rle"
+    line.write_text(f"x = 3, y = 1, rule = {r2}\n3o!\n")
+    assert lifegen.load(line).shape == (4, 4)
+    assert lifegen.load(line, size=(64, 3)).shape == (4, 64)
+    # Life-like rules keep their sides, as Golly does.
+    assert lifegen.random(5, 1, rule="B3/S23").shape == (1, 5)
+    # A universe already made is not raised: one too small for the rule is refused.
+    with pytest.raises(ValueError, match="a 64x3 universe cannot run under R2,C0,M0,S3..5"):
+        lifegen.run(lifegen.random(64, 3), 1, rule=r2)
+    with pytest.raises(ValueError, match="at least 4x4"):
+        lifegen.run(np.zeros((3, 3), np.uint8), 1, rule=r2)
+
+
 def test_a_universe_file_runs_out_of_core_and_resumes(tmp_path):
     soup = lifegen.random(192, 300, density=0.4, seed=5, rule="B36/S23")
     start = tmp_path / "start.npy"

@@ -226,6 +226,21 @@ impl Rule {
             Rule::LargerThanLife(_) | Rule::Map(_) => None,
         }
     }
+
+    /// The torus Golly makes of a `width` x `height` grid under this rule. A Larger-than-Life
+    /// rule raises a side below twice its radius, zero included, to twice the radius
+    /// (`ltlalgo::setrule`), so that its window never wraps over itself; a life-like rule
+    /// keeps the sides as given (Golly's bounded grids, `lifealgo::setgridsize`, keep a side of
+    /// 1, whose cells are their own left and right neighbours; lifegen refuses a zero side).
+    pub fn torus_size(&self, (width, height): (u64, u64)) -> (u64, u64) {
+        match self {
+            Rule::LifeLike(_) | Rule::Map(_) => (width, height),
+            Rule::LargerThanLife(ltl) => {
+                let min = ltl.min_torus_side();
+                (width.max(min), height.max(min))
+            }
+        }
+    }
 }
 
 impl fmt::Display for Rule {
@@ -334,10 +349,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
             Some((w, h))
         }
         // ltlalgo::setrule: `int minsize = 2 * range; if (newwd < minsize) newwd = minsize; ...`
-        (Rule::LargerThanLife(ltl), Some((w, h))) => {
-            let min = ltl.min_torus_side();
-            Some((w.max(min), h.max(min)))
-        }
+        (Rule::LargerThanLife(_), Some(size)) => Some(rule.torus_size(size)),
     };
     Ok(RuleSpec { rule, torus })
 }
@@ -903,6 +915,24 @@ mod tests {
             Some((20, 20))
         );
         assert_eq!(parse("1,3,3,3,4:T0,30").unwrap().torus, Some((2, 30)));
+    }
+
+    #[test]
+    fn torus_sizes_follow_golly() {
+        let r2 = parse("R2,C0,M0,S3..5,B3..4,NN").unwrap().rule;
+        assert_eq!(r2.torus_size((64, 3)), (64, 4));
+        assert_eq!(r2.torus_size((1, 0)), (4, 4));
+        assert_eq!(r2.torus_size((5, 4)), (5, 4));
+        // Radius 1 under ltlalgo: sides below 2 become 2.
+        let r1 = parse("R1,C0,M0,S2..3,B3..3,NM").unwrap().rule;
+        assert_eq!(r1.torus_size((1, 7)), (2, 7));
+        assert_eq!(
+            parse("R1,C0,M0,S2..3,B3..3,NM:T1,1").unwrap().torus,
+            Some((2, 2))
+        );
+        // Life-like rules keep their sides, as Golly's :T1,1 does.
+        assert_eq!(Rule::CONWAY.torus_size((1, 1)), (1, 1));
+        assert_eq!(parse("B3/S23:T1,1").unwrap().torus, Some((1, 1)));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use lifegen_gen::Rule;
 use crate::drive::out_of_core::{
     self, Budget, Job, Progress, Report, RunError, Simulators, Source, gpu_free_bytes,
 };
+use crate::formats::npy::as_bytes;
 use crate::formats::universe_file::{RunRecord, UniverseFile};
 use crate::memory::{self, human_bytes};
 use crate::simulator::BackendError;
@@ -129,16 +130,14 @@ fn source_identity(source: &Source, start_generation: u64) -> String {
             )
         }
         Source::Memory(universe) => {
-            let bytes: Vec<u8> = universe
-                .words()
-                .iter()
-                .flat_map(|w| w.to_le_bytes())
-                .collect();
+            // The words' bytes as they are in memory (little-endian), without a copy of them.
+            let mut crc = crc32fast::Hasher::new();
+            crc.update(as_bytes(universe.words()));
             format!(
                 "pattern {}x{}, cells' crc32 {:08x}",
                 universe.width(),
                 universe.height(),
-                crc32fast::hash(&bytes)
+                crc.finalize()
             )
         }
     }

@@ -1,9 +1,10 @@
-//! Reading and writing universes and patterns: RLE, macrocell, PNG, the GIF animation and the
-//! universe files (.npy).
+//! Reading and writing universes and patterns: RLE, macrocell, PNG, the GIF animation, the
+//! universe files (.npy) and plain NumPy arrays (read only).
 
 pub mod animation;
 mod lines;
 pub mod macrocell;
+pub mod npy;
 pub mod pattern;
 pub mod png;
 pub mod rle;

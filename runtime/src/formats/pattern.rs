@@ -1,15 +1,17 @@
-//! Pattern files, RLE, macrocell or universe files by their extension, and the size of the universe they are
-//! placed in: what `lifegen run` and the Python package share.
+//! Pattern files, RLE, macrocell or `.npy` (a universe file or a plain array) by their extension,
+//! and the size of the universe they are placed in: what `lifegen run` and the Python package
+//! share.
 
 use std::fs::File;
 use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
-use lifegen_gen::rule::RuleSpec;
+use lifegen_gen::rule::{Rule, RuleSpec};
 
 use crate::formats::macrocell::{self, McError};
+use crate::formats::npy::{self, NpyError};
 use crate::formats::rle::{self, RleError};
-use crate::formats::universe_file::{FileError, UniverseFile};
+use crate::formats::universe_file::{self, FileError, UniverseFile};
 use crate::universe::{Universe, UniverseError};
 
 /// Whether `path` names a macrocell file: its extension is `mc`, in any case.
@@ -18,7 +20,8 @@ pub fn is_macrocell(path: &Path) -> bool {
         .is_some_and(|e| e.eq_ignore_ascii_case("mc"))
 }
 
-/// Whether `path` names a universe file: its extension is `npy`, in any case.
+/// Whether `path` names a universe file (as an output; as an input, a plain array too): its
+/// extension is `npy`, in any case.
 pub fn is_universe_file(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("npy"))
@@ -42,6 +45,9 @@ pub enum PatternError {
     /// not the universe's.
     #[error(transparent)]
     UniverseFile(#[from] FileError),
+    /// A plain `.npy` array that cannot be read (its messages name the file).
+    #[error(transparent)]
+    Array(#[from] NpyError),
     #[error(transparent)]
     Size(#[from] SizeError),
 }
@@ -77,6 +83,21 @@ pub enum SizeError {
         size.1
     )]
     FixedSize { path: PathBuf, size: (u64, u64) },
+    /// A universe of a fixed size (a universe file's, a universe given whole) with a side below
+    /// the smallest the rule's torus may have.
+    #[error(
+        "a {}x{} universe cannot run under {rule}: Golly's torus for it is at least {}x{} (a \
+         side at least twice the radius); make a larger universe",
+        size.0,
+        size.1,
+        smallest.0,
+        smallest.1
+    )]
+    BelowSmallestTorus {
+        size: (u64, u64),
+        rule: Rule,
+        smallest: (u64, u64),
+    },
     /// A macrocell file with no live cells (so no bounding box) and no torus in its rule.
     #[error(
         "{} has no live cells and no :T torus in its #R rule to size the universe by (is it \
@@ -86,20 +107,39 @@ pub enum SizeError {
     Unsized(PathBuf),
 }
 
-/// The universe size: `size` when given, else the rule's `:T` torus, else `fallback`. A `size`
-/// that disagrees with the torus of a rule the user gave (`rule_given`) is refused.
+/// The universe size: `size` when given, else the rule's `:T` torus, else `fallback`, a side
+/// below the rule's smallest raised to it as Golly raises a `:T` torus's ([`Rule::torus_size`]:
+/// twice the radius of a Larger-than-Life rule). A `size` that disagrees with the torus of a rule
+/// the user gave (`rule_given`) is refused.
 pub fn universe_size(
     size: Option<(u64, u64)>,
     rule: &RuleSpec,
     rule_given: bool,
     fallback: (u64, u64),
 ) -> Result<(u64, u64), SizeError> {
+    let size = size.map(|s| rule.rule.torus_size(s));
     if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
         && size != torus
     {
         return Err(SizeError::Disagrees { size, torus });
     }
-    Ok(size.or(rule.torus).unwrap_or(fallback))
+    Ok(size
+        .or(rule.torus)
+        .unwrap_or_else(|| rule.rule.torus_size(fallback)))
+}
+
+/// Refuses a universe of a fixed `size` that is smaller than the rule's smallest torus
+/// ([`Rule::torus_size`]), since it cannot be raised as a size still to be made is.
+pub fn check_torus(size: (u64, u64), rule: &Rule) -> Result<(), SizeError> {
+    let smallest = rule.torus_size(size);
+    if smallest != size {
+        return Err(SizeError::BelowSmallestTorus {
+            size,
+            rule: *rule,
+            smallest,
+        });
+    }
+    Ok(())
 }
 
 /// A pattern file before its cells are placed.
@@ -116,6 +156,8 @@ enum Contents {
     Macrocell(macrocell::Tree),
     /// A universe file, its header and metadata checked.
     Universe(UniverseFile),
+    /// A plain `.npy` array, its header and length checked.
+    Array(npy::Array),
 }
 
 impl Pattern {
@@ -128,7 +170,7 @@ impl Pattern {
         if is_universe_file(path) {
             return Ok(Pattern {
                 path: path.to_path_buf(),
-                contents: Contents::Universe(UniverseFile::open(path)?),
+                contents: open_npy(path)?,
             });
         }
         let file = File::open(path).map_err(|e| cannot(e.into()))?;
@@ -149,22 +191,37 @@ impl Pattern {
         &self.path
     }
 
+    /// What the run starts from, as `lifegen run` prints it: `pattern p.rle`, `numpy array
+    /// soup.npy (bool, C order, shape (64, 64))`.
+    pub fn origin(&self) -> String {
+        match &self.contents {
+            Contents::Array(array) => {
+                format!("numpy array {} ({})", self.path.display(), array.describe())
+            }
+            _ => format!("pattern {}", self.path.display()),
+        }
+    }
+
     /// The rule the file names, if any.
     pub fn rule(&self) -> Option<RuleSpec> {
         match &self.contents {
             Contents::Rle(reader) => reader.header().rule,
             Contents::Macrocell(tree) => tree.rule(),
             Contents::Universe(file) => lifegen_gen::rule::parse(&file.metadata().rule).ok(),
+            // A plain array carries none.
+            Contents::Array(_) => None,
         }
     }
 
     /// The universe size the file asks for (RLE: its x by y; macrocell: its live cells'
-    /// bounding box, or its rule's torus).
+    /// bounding box, or its rule's torus; a plain array: its shape, 64 cells a word of a packed
+    /// one's rows).
     pub fn size(&self) -> (u64, u64) {
         match &self.contents {
             Contents::Rle(reader) => (reader.header().width, reader.header().height),
             Contents::Macrocell(tree) => tree.size(),
             Contents::Universe(file) => (file.width(), file.height()),
+            Contents::Array(array) => array.size(),
         }
     }
 
@@ -198,13 +255,16 @@ impl Pattern {
         let fallback = self.size();
         let chosen = universe_size(size, rule, rule_given, fallback)?;
         if matches!(self.contents, Contents::Universe(_)) && chosen != fallback {
+            // A file too small for the rule cannot be raised; any other size is refused too.
+            check_torus(fallback, &rule.rule)?;
             return Err(SizeError::FixedSize {
                 path: self.path.clone(),
                 size: fallback,
             });
         }
         if matches!(self.contents, Contents::Macrocell(_))
-            && chosen == fallback
+            && size.is_none()
+            && rule.torus.is_none()
             && fallback == (0, 0)
         {
             return Err(SizeError::Unsized(self.path.clone()));
@@ -239,6 +299,24 @@ impl Pattern {
                 *universe = file.read_verified()?;
                 Ok(())
             }
+            Contents::Array(array) => Ok(array.read_into(universe)?),
         }
     }
+}
+
+/// A `.npy` file: a universe file when it ends with lifegen's trailer, else a plain array.
+fn open_npy(path: &Path) -> Result<Contents, PatternError> {
+    let cannot = |source: std::io::Error| PatternError::Read {
+        path: path.to_path_buf(),
+        source: source.into(),
+    };
+    let file = File::open(path).map_err(cannot)?;
+    let length = file.metadata().map_err(cannot)?.len();
+    Ok(
+        if universe_file::has_trailer(&file, length).map_err(cannot)? {
+            Contents::Universe(UniverseFile::from_file(path, file)?)
+        } else {
+            Contents::Array(npy::Array::from_file(path, file)?)
+        },
+    )
 }

@@ -17,12 +17,13 @@
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+pub use crate::formats::npy::ReadAt;
+use crate::formats::npy::{Header, HeaderError, as_bytes, as_bytes_mut};
 use crate::universe::{Universe, UniverseError, words_per_row};
 
 /// Where the rows start: the `.npy` header is padded to one page.
@@ -119,83 +120,38 @@ fn npy_header(width: u64, height: u64) -> Vec<u8> {
     header
 }
 
-/// The `(rows, words a row)` shape in a `.npy` header, with its checks: `<u8`, C order.
+/// The `(rows, words a row)` shape in a `.npy` header, with its checks: format 1.0, `<u8`, C
+/// order, two dimensions.
 fn parse_npy_header(path: &Path, header: &[u8]) -> Result<(u64, u64, u64), FileError> {
     let not = |why: &str| FileError::NotUniverse {
         path: path.to_path_buf(),
         why: why.to_string(),
     };
-    if header.len() < 10 || &header[..6] != b"\x93NUMPY" {
-        return Err(not("it does not start as a .npy file does"));
-    }
-    if header[6] != 1 {
-        return Err(not("its .npy format version is not 1.0"));
-    }
-    let text_len = u16::from_le_bytes([header[8], header[9]]) as usize;
-    let offset = 10 + text_len;
-    if offset > header.len() {
-        return Err(if header.len() < DATA_OFFSET as usize {
-            FileError::Length {
+    let parsed = match Header::parse(header) {
+        Err(HeaderError::Short(_)) if header.len() < DATA_OFFSET as usize => {
+            return Err(FileError::Length {
                 path: path.to_path_buf(),
                 why: format!("it ends at byte {}, inside its .npy header", header.len()),
-            }
-        } else {
-            not("its .npy header is longer than a page")
-        });
+            });
+        }
+        Err(HeaderError::Short(_) | HeaderError::TooLong(_)) => {
+            return Err(not("its .npy header is longer than a page"));
+        }
+        Err(HeaderError::Version(..)) => return Err(not("its .npy format version is not 1.0")),
+        Err(other) => return Err(not(&other.to_string())),
+        Ok(parsed) => parsed,
+    };
+    if parsed.version != (1, 0) {
+        return Err(not("its .npy format version is not 1.0"));
     }
-    let text =
-        std::str::from_utf8(&header[10..offset]).map_err(|_| not("its .npy header is not text"))?;
-    if !text.contains("'descr': '<u8'") || !text.contains("'fortran_order': False") {
+    if parsed.descr.as_deref() != Some("<u8") || parsed.fortran_order {
         return Err(not(
             "its array is not of little-endian uint64 words in C order",
         ));
     }
-    let shape = text
-        .split_once("'shape': (")
-        .and_then(|(_, rest)| rest.split_once(')'))
-        .ok_or_else(|| not("its .npy header has no shape"))?
-        .0;
-    let dims: Vec<u64> = shape
-        .split(',')
-        .map(str::trim)
-        .filter(|d| !d.is_empty())
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .map_err(|_| not("its .npy shape is not two numbers"))?;
-    match dims[..] {
-        [rows, words] => Ok((rows, words, offset as u64)),
+    match parsed.shape[..] {
+        [rows, words] => Ok((rows, words, parsed.data_offset)),
         _ => Err(not("its array is not two-dimensional")),
-    }
-}
-
-/// Bytes read by position: a file, or bytes in memory (for tests and fuzzing).
-pub trait ReadAt: Send + Sync {
-    fn length(&self) -> io::Result<u64>;
-    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()>;
-}
-
-impl ReadAt for File {
-    fn length(&self) -> io::Result<u64> {
-        Ok(self.metadata()?.len())
-    }
-    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
-        FileExt::read_exact_at(self, buf, at)
-    }
-}
-
-impl ReadAt for Vec<u8> {
-    fn length(&self) -> io::Result<u64> {
-        Ok(self.len() as u64)
-    }
-    fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
-        let start = usize::try_from(at).unwrap_or(usize::MAX);
-        match self.get(start..start.saturating_add(buf.len())) {
-            Some(bytes) if bytes.len() == buf.len() => {
-                buf.copy_from_slice(bytes);
-                Ok(())
-            }
-            _ => Err(io::ErrorKind::UnexpectedEof.into()),
-        }
     }
 }
 
@@ -210,6 +166,11 @@ pub struct UniverseFile {
 impl UniverseFile {
     pub fn open(path: &Path) -> Result<UniverseFile, FileError> {
         let file = File::open(path).map_err(io_error(path))?;
+        Self::from_file(path, file)
+    }
+
+    /// The universe file in `file`, opened from `path`.
+    pub fn from_file(path: &Path, file: File) -> Result<UniverseFile, FileError> {
         Self::from_reader(path, Box::new(file))
     }
 
@@ -254,8 +215,8 @@ impl UniverseFile {
             .map_err(io_error(path))?;
         if &trailer[16..] != TRAILER_MAGIC {
             return Err(not(
-                "it does not end with lifegen's metadata (a .npy written by another program, or \
-                 a lifegen file cut short)"
+                "it does not end with lifegen's metadata (a plain .npy array, or a lifegen file \
+                 cut short)"
                     .into(),
             ));
         }
@@ -404,6 +365,17 @@ fn last_word_mask(width: u64) -> u64 {
     }
 }
 
+/// Whether `file` (of `length` bytes) ends as a universe file does, with lifegen's trailer: what
+/// tells a universe file from a plain `.npy` array.
+pub fn has_trailer(file: &dyn ReadAt, length: u64) -> io::Result<bool> {
+    if length < TRAILER_BYTES {
+        return Ok(false);
+    }
+    let mut magic = [0u8; TRAILER_MAGIC.len()];
+    file.read_exact_at(&mut magic, length - TRAILER_MAGIC.len() as u64)?;
+    Ok(&magic == TRAILER_MAGIC)
+}
+
 /// The universe in the file at `path`, checked, and its metadata.
 pub fn read(path: &Path) -> Result<(Universe, Metadata), FileError> {
     let file = UniverseFile::open(path)?;
@@ -423,16 +395,6 @@ pub fn write(
     let mut writer = Writer::create(path, width, height)?;
     writer.write_rows(universe.words())?;
     writer.finish(rule, generation, run)
-}
-
-fn as_bytes(words: &[u64]) -> &[u8] {
-    // SAFETY: u64 has no padding and a stricter alignment than u8.
-    unsafe { std::slice::from_raw_parts(words.as_ptr().cast(), words.len() * 8) }
-}
-
-fn as_bytes_mut(words: &mut [u64]) -> &mut [u8] {
-    // SAFETY: as in `as_bytes`; every byte pattern is a valid u64.
-    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), words.len() * 8) }
 }
 
 /// The temporary file a universe file is written to before it replaces `path`. One name per
