@@ -8,7 +8,7 @@ use crate::kernel::eval::{self, Torus};
 use crate::kernel::ir::{Instr, Program, ProgramBuilder};
 use crate::lowering::{Basis, WideTable, decompose_smallest};
 use crate::map::{INDICES, MapRule, bit_of};
-use crate::network::{Network, NetworkBuilder};
+use crate::network::{LUT3_A, Network, NetworkBuilder};
 use crate::spec::{Spec, VerifyError, verify};
 
 /// Names of the network's inputs: input `k` is bit `k` of the neighbourhood index.
@@ -62,9 +62,19 @@ impl MapKernel {
         let mut b = ProgramBuilder::new(name, vec![]);
         let newest = b.load(0);
         let (west, east) = (b.shift(newest, -1), b.shift(newest, 1));
+        // The north cell as a computed copy, not a load two rows back: chained, a load `back`
+        // rows back becomes a delay of `back + 1` rows, and three rows go to a shared-memory
+        // ring on the GPU where two stay in registers (ptxas drops the copy itself).
+        let centre = b.push(Instr::Lut3 {
+            table: LUT3_A,
+            a: newest,
+            b: newest,
+            c: newest,
+        });
         let mut inputs = [0; 9];
         for (delay, row) in [(2, -1), (1, 0), (0, 1)] {
-            for (dx, value) in [(-1, west), (0, newest), (1, east)] {
+            let middle = if delay == 2 { centre } else { newest };
+            for (dx, value) in [(-1, west), (0, middle), (1, east)] {
                 inputs[bit_of(dx, row)] = if delay == 0 {
                     value
                 } else {
@@ -147,7 +157,11 @@ mod tests {
                 kernel.stream_program(gens).unwrap();
             }
             let counts = kernel.program().counts();
-            assert_eq!(counts.lut3, kernel.network().gates().len(), "{text}");
+            assert_eq!(
+                counts.lut3,
+                kernel.network().gates().len() + 1,
+                "{text}: and the copy"
+            );
             assert_eq!(counts.shift, 2, "{text}: a row's two shifts, made once");
         }
     }
