@@ -265,10 +265,17 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 Lowering::Nothing => unreachable!("validated"),
             },
             Instr::Delay { src, rows } => match lowered[src as usize] {
-                Lowering::Memory(m) => Lowering::Memory(MemRef {
-                    row: delayed(m.row, rows),
-                    cells: m.cells,
-                }),
+                Lowering::Memory(m) => {
+                    let row = delayed(m.row, rows);
+                    // A ring read further back than any `Delay` of its value asked for.
+                    if let RowRef::Ring { delay, .. } = row {
+                        ring_len = ring_len.max(delay + 1);
+                    }
+                    Lowering::Memory(MemRef {
+                        row,
+                        cells: m.cells,
+                    })
+                }
                 Lowering::Computed { .. } => {
                     let ring = *ring_of[src as usize].get_or_insert_with(|| {
                         rings += 1;
@@ -282,6 +289,16 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 }
                 Lowering::Nothing => unreachable!("validated"),
             },
+            // A LUT3 that passes one operand through is that operand, rows and rings included
+            // (a front end may copy a loaded row to delay it as a computed value).
+            Instr::Lut3 { table, a, b: bb, c } if [LUT3_A, LUT3_B, LUT3_C].contains(&table) => {
+                let source = [(LUT3_A, a), (LUT3_B, bb), (LUT3_C, c)]
+                    .into_iter()
+                    .find(|&(t, _)| t == table)
+                    .map(|(_, v)| v)
+                    .expect("a projection");
+                lowered[source as usize]
+            }
             Instr::Lut3 { table, a, b: bb, c } => {
                 let ops = [a, bb, c].map(|v| {
                     operand(

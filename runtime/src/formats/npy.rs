@@ -317,7 +317,7 @@ pub fn dtype_text(descr: &str) -> String {
     };
     let kind = code.chars().next().unwrap_or(' ');
     let size: Option<u32> = code.get(1..).and_then(|s| s.parse().ok());
-    let bits = size.map_or(String::new(), |n| (n * 8).to_string());
+    let bits = size.map_or(String::new(), |n| (u64::from(n) * 8).to_string());
     let name = match kind {
         'b' if size == Some(1) => "bool".to_string(),
         'u' => format!("uint{bits}"),
