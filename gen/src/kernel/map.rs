@@ -133,14 +133,8 @@ pub fn map_step(rule: &MapRule, torus: &Torus) -> Torus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rule::{Rule, parse};
 
-    fn map(text: &str) -> MapRule {
-        match parse(text).unwrap().rule {
-            Rule::Map(map) => map,
-            other => panic!("{text} read as {other}"),
-        }
-    }
+    use crate::map::test_map as map;
 
     #[test]
     fn programs_of_every_neighbourhood_match_the_table_when_chained() {

@@ -589,17 +589,21 @@ impl fmt::Display for MapRule {
     }
 }
 
+/// The table rule `text` names; for tests.
+#[cfg(test)]
+pub(crate) fn test_map(text: &str) -> MapRule {
+    match crate::rule::parse(text).unwrap().rule {
+        Rule::Map(map) => map,
+        other => panic!("{text} read as {other}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::rule::parse;
 
-    fn map(text: &str) -> MapRule {
-        match parse(text).unwrap().rule {
-            Rule::Map(map) => map,
-            other => panic!("{text} read as {other}"),
-        }
-    }
+    use crate::map::test_map as map;
 
     fn error(text: &str) -> String {
         parse(text).unwrap_err().to_string()
