@@ -7,6 +7,7 @@ use clap::Args;
 use lifegen_gen::cache::{NETWORKS_DIR, SearchRecord};
 use lifegen_gen::count::{self, Counted, Technique};
 use lifegen_gen::emit::ptx_stream;
+use lifegen_gen::kernel::generations::GenerationsKernel;
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history};
 use lifegen_gen::kernel::map::MapKernel;
@@ -75,6 +76,10 @@ pub fn count(args: CountArgs) -> Result<()> {
                     kernel.network().gates().len()
                 );
             }
+            return count_stream(&kernel.program(), &counted, &args);
+        }
+        Counted::Generations(rule) => {
+            let kernel = GenerationsKernel::lowered(rule).map_err(anyhow::Error::msg)?;
             return count_stream(&kernel.program(), &counted, &args);
         }
     };

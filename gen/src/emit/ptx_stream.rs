@@ -21,6 +21,8 @@
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
 //! rows. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
 //! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
+//! A program of several bit-planes finds them one after another at `src` and `dst`, each
+//! `rows * words` words; planes other than the first are read from the source at one depth.
 
 use crate::kernel::ir::{Instr, Program};
 pub use crate::kernel::plan::ShiftForm;
@@ -158,7 +160,7 @@ impl Layout {
             .instrs
             .iter()
             .filter_map(|i| match *i {
-                Instr::Load { back } => Some(back),
+                Instr::Load { plane: 0, back } => Some(back),
                 _ => None,
             })
             .collect();
@@ -515,6 +517,10 @@ impl Emitter {
         self.line("\tdiv.u32 %r15, %r7, %r3;");
         self.line(format!("\tmul.lo.u32 %r16, %r8, {output_words};"));
         self.line("\tmul.lo.u32 %r27, %r1, 4;");
+        if program.planes > 1 {
+            // %rd10: bytes between bit-planes, which follow each other whole (plane-major).
+            self.line("\tmul.wide.u32 %rd10, %r2, %r27;");
+        }
         for j in 0..k {
             // Strip-local word m = k lane + j; column = strip * output_words - halo + m, on the
             // torus; written when halo <= m < halo + output_words and the column is in the row.
@@ -643,11 +649,14 @@ impl Emitter {
             .instrs
             .iter()
             .filter_map(|i| match *i {
-                Instr::Load { back }
+                Instr::Load { plane: 0, back }
                     if layout.load_ring.is_none() && layout.input_ring.is_none() =>
                 {
                     Some(back)
                 }
+                // The other planes of a multi-state cell are read at one depth each, from
+                // the source.
+                Instr::Load { plane, back } if plane > 0 => Some(back),
                 _ => None,
             })
             .collect();
@@ -734,13 +743,18 @@ impl Emitter {
                             {
                                 // A register of a ring: nothing to compute.
                             }
-                            Instr::Load { back } if let Some(ring) = layout.input_ring => {
+                            Instr::Load { plane: 0, back }
+                                if let Some(ring) = layout.input_ring =>
+                            {
                                 let at = (ring.len - back) * slot_bytes + 128 * j;
                                 self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
                             }
-                            Instr::Load { back } => {
+                            Instr::Load { plane, back } => {
                                 let r = row_reg(back);
                                 self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
+                                if plane > 0 {
+                                    self.line(format!("\tmad.lo.s64 %rd4, %rd10, {plane}, %rd4;"));
+                                }
                                 self.line(format!("\tmov.b32 {v}, 0;"));
                                 self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
                             }
@@ -783,7 +797,7 @@ impl Emitter {
                                 let src = name(program, layout, src, j, u);
                                 self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
                             }
-                            Instr::Store { src } => {
+                            Instr::Store { plane, src } => {
                                 // Row newest - lag, from iteration `warmup` on, within the segment.
                                 let src = name(program, layout, src, j, u);
                                 if j == 0 {
@@ -797,6 +811,9 @@ impl Emitter {
                                 }
                                 self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
                                 self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
+                                if plane > 0 {
+                                    self.line(format!("\tmad.lo.s64 %rd3, %rd10, {plane}, %rd3;"));
+                                }
                                 self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
                             }
                         }
@@ -931,7 +948,7 @@ fn needed_later(program: &Program, layout: &Layout) -> Vec<bool> {
 /// ring, an input row in the load ring), so that no instruction computes it.
 fn is_alias(program: &Program, layout: &Layout, v: u32) -> bool {
     match program.instrs[v as usize] {
-        Instr::Load { .. } => layout.load_ring.is_some(),
+        Instr::Load { plane, .. } => plane == 0 && layout.load_ring.is_some(),
         Instr::Delay { src, .. } => {
             matches!(layout.rings[src as usize], Some(Ring::Registers { .. }))
         }
@@ -943,7 +960,7 @@ fn is_alias(program: &Program, layout: &Layout, v: u32) -> bool {
 fn name(program: &Program, layout: &Layout, v: u32, j: u32, u: u32) -> String {
     let slot = |len: u32, back: u32| (u + len * (back / len + 1) - back) % len;
     match program.instrs[v as usize] {
-        Instr::Load { back } if let Some(len) = layout.load_ring => {
+        Instr::Load { plane: 0, back } if let Some(len) = layout.load_ring => {
             format!("%ld{j}_{}", slot(len, back + layout.prefetch))
         }
         Instr::Delay { src, rows }

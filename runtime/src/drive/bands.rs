@@ -18,6 +18,7 @@ pub fn radius(rule: &Rule) -> u64 {
     match rule {
         Rule::LifeLike(_) | Rule::Map(_) => 1,
         Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
+        Rule::Generations(rule) => radius(&rule.alive.rule()),
     }
 }
 

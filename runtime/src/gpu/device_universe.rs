@@ -27,7 +27,7 @@ impl DeviceUniverse {
         check_width(width)?;
         let words = (width / 32) as u32;
         let rows = height as u32;
-        let bytes = width / 8 * height;
+        let bytes = width / 8 * height * universe.planes() as u64;
         let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
         // Leave room for the modules and the driver's own allocations.
         if 2 * bytes + (256 << 20) > free as u64 {
@@ -39,7 +39,7 @@ impl DeviceUniverse {
             });
         }
         let stream = ctx.default_stream();
-        let n = words as usize * rows as usize;
+        let n = words as usize * rows as usize * universe.planes();
         let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
         let mut buffers = [alloc(&stream)?, alloc(&stream)?];
         upload_rows(&stream, &universe, words as usize, &mut buffers[0])?;
@@ -186,20 +186,26 @@ fn from_gpu_layout(gpu: &[u32], gpu_words: usize, host: &mut [u64], host_row_wor
     }
 }
 
-/// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words.
+/// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words, the bit-planes one
+/// after another.
 fn upload_rows(
     stream: &Arc<CudaStream>,
     host: &Universe,
     gpu_words: usize,
     dst: &mut CudaSlice<u32>,
 ) -> Result<(), GpuError> {
-    let rows = to_gpu_layout(host.words(), host.words_per_row(), gpu_words);
-    stream
-        .memcpy_htod(&rows[..], dst)
-        .map_err(driver("copy to the GPU"))
+    let plane_words = gpu_words * host.height();
+    for p in 0..host.planes() {
+        let rows = to_gpu_layout(host.plane(p), host.words_per_row(), gpu_words);
+        let mut plane = dst.slice_mut(p * plane_words..(p + 1) * plane_words);
+        stream
+            .memcpy_htod(&rows[..], &mut plane)
+            .map_err(driver("copy to the GPU"))?;
+    }
+    Ok(())
 }
 
-/// Copies a GPU universe of rows of `gpu_words` 32-bit words into `host`.
+/// Copies a GPU universe of rows of `gpu_words` 32-bit words, plane after plane, into `host`.
 fn download_rows(
     stream: &Arc<CudaStream>,
     src: &CudaSlice<u32>,
@@ -207,19 +213,24 @@ fn download_rows(
     host: &mut Universe,
 ) -> Result<(), GpuError> {
     let host_row_words = host.words_per_row();
-    if host_row_words * 2 == gpu_words {
-        let words = host.words_mut();
-        // SAFETY: as in `to_gpu_layout`; every bit pattern is a valid u64.
-        let as_u32 = unsafe {
-            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
-        };
-        return stream
-            .memcpy_dtoh(src, as_u32)
-            .map_err(driver("copy from the GPU"));
+    let plane_words = gpu_words * host.height();
+    for (p, words) in host.planes_mut().into_iter().enumerate() {
+        let src = src.slice(p * plane_words..(p + 1) * plane_words);
+        if host_row_words * 2 == gpu_words {
+            // SAFETY: as in `to_gpu_layout`; every bit pattern is a valid u64.
+            let as_u32 = unsafe {
+                std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
+            };
+            stream
+                .memcpy_dtoh(&src, as_u32)
+                .map_err(driver("copy from the GPU"))?;
+            continue;
+        }
+        let mut packed = vec![0u32; plane_words];
+        stream
+            .memcpy_dtoh(&src, &mut packed[..])
+            .map_err(driver("copy from the GPU"))?;
+        from_gpu_layout(&packed, gpu_words, words, host_row_words);
     }
-    let packed = stream
-        .clone_dtoh(src)
-        .map_err(driver("copy from the GPU"))?;
-    from_gpu_layout(&packed, gpu_words, host.words_mut(), host_row_words);
     Ok(())
 }
