@@ -199,6 +199,19 @@ pub fn rule(data: &[u8]) -> Result<Outcome, String> {
                 return Err(format!("{text:?}: a Hensel rule that is not isotropic"));
             }
         }
+        Rule::Generations(rule) => {
+            if !(2..=256).contains(&rule.states) {
+                return Err(format!("{text:?}: {} states accepted", rule.states));
+            }
+            if rule.alive.rule().states() != 2 {
+                return Err(format!("{text:?}: an alive rule of more than two states"));
+            }
+            if rule.next_state(0, false) != 0 || rule.next_state(1, true) != 1 {
+                return Err(format!(
+                    "{text:?}: {rule:?} does not keep dead and alive cells"
+                ));
+            }
+        }
     }
     Ok(Outcome::Accepted)
 }

@@ -223,6 +223,31 @@ impl Universe {
         Ok(universe)
     }
 
+    /// A random soup of a `states`-state rule: about `density` of the cells alive ([`Self::random`],
+    /// the same alive cells for the same seed) and, of the others, about `density` dying, of
+    /// every age.
+    pub fn random_states(
+        width: u64,
+        height: u64,
+        states: u16,
+        density: f64,
+        seed: u64,
+    ) -> Result<Self, UniverseError> {
+        let alive = Universe::random(width, height, density, seed)?;
+        let dying = Universe::random(width, height, density, !seed)?;
+        let mut universe = alive.clone().with_states(states)?;
+        let mut rng = SplitMix64::new(seed);
+        for y in 0..universe.height {
+            for x in 0..universe.width {
+                if states > 2 && !alive.get(x, y) && dying.get(x, y) {
+                    let state = 2 + (rng.next() % u64::from(states - 2)) as u16;
+                    universe.set_state(x, y, state);
+                }
+            }
+        }
+        Ok(universe)
+    }
+
     pub fn width(&self) -> usize {
         self.width
     }
