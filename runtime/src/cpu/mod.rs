@@ -261,7 +261,7 @@ mod tests {
             log.lock().unwrap().push(g);
             let mut b = lifegen_gen::kernel::ir::ProgramBuilder::new(format!("t{g}"), vec![]);
             let x = b.load(0);
-            b.push(lifegen_gen::kernel::ir::Instr::Store { src: x });
+            b.push(lifegen_gen::kernel::ir::Instr::Store { plane: 0, src: x });
             Ok(b.finish(0, 0))
         });
         let mut passes = Passes::new(Some(chain), 4, 4u32);

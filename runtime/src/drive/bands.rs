@@ -66,6 +66,12 @@ impl BandedSimulator {
         devices: &[usize],
         most_gens: u64,
     ) -> Result<BandedSimulator, BackendError> {
+        if rule.states() > 2 {
+            return Err(BackendError::Bands(format!(
+                "{rule} has {} states; bands (several GPUs, LIFEGEN_BANDS_PER_GPU) carry                  two-state cells only: run it on one GPU",
+                rule.states()
+            )));
+        }
         let height = universe.height();
         let count = devices.len().clamp(1, height);
         let r = radius(rule) as usize;
