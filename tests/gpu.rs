@@ -169,6 +169,41 @@ fn a_glider_crosses_the_torus_edges() {
 
 /// Rules given by their 3x3 table (Hensel, hexagonal, von Neumann, random MAP strings, B0)
 /// through the same chained IR kernels, against the reference, every plan shape.
+/// Rules whose cells age (Generations, Larger than Life with C > 2): every state on the GPU,
+/// chained where the alive rule chains, against the reference.
+#[test]
+fn generations_rules_match() {
+    if !gpu_present() {
+        return;
+    }
+    let rules = [
+        "/2/3",
+        "345/2/4",
+        "B3/S23/3",
+        "B2a/S/5",
+        "B2/S34/4H",
+        "12/34/256",
+        "R2,C3,M1,S2..5,B3..4,NM",
+        "R3,C5,M0,S2..6,B3..5,NN",
+    ];
+    let plans = ["k2-t10-funnel", "k1-t4-funnel", "k2-t3-multiply"];
+    for (k, text) in rules.iter().enumerate() {
+        let rule = rule::parse(text).unwrap().rule;
+        assert!(matches!(rule, Rule::Generations(_)), "{text}");
+        let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
+        for (w, h, gens) in [(96, 70, 13), (2048, 129, 27), (32, 6, 1)] {
+            let start = Universe::random_states(w, h, rule.states(), 0.3, k as u64).unwrap();
+            let mut sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), plan).unwrap();
+            sim.advance(gens).unwrap();
+            let got = sim.universe().unwrap().clone();
+            assert!(
+                got == reference::run(&start, &rule, gens),
+                "GPU differs: {text}, plan {plan}, {w}x{h}, {gens} generations"
+            );
+        }
+    }
+}
+
 #[test]
 fn map_rules_match() {
     if !gpu_present() {
