@@ -383,6 +383,13 @@ pub fn simulators(
     width: u64,
     gpus: Option<usize>,
 ) -> Result<Simulators, BackendError> {
+    if rule.states() > 2 {
+        return Err(BackendError::Bands(format!(
+            "a universe file holds two-state cells; {rule} has {} states: run it in memory and \
+             write RLE",
+            rule.states()
+        )));
+    }
     let kind = resolve(kind, width);
     let on_gpu = kind == BackendKind::Gpu;
     Ok(Simulators {
