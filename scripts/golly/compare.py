@@ -140,6 +140,8 @@ def rule_states(rule):
     m = LTL_RE.match(body) or HROT_RE.match(body)
     if m:
         return max(2, int(m.group(2)))
+    if body[:3].upper() == "MAP":
+        return int(body.split("/")[1]) if "/" in body else 2
     parts = re.split(r"[/_]", body)
     if len(parts) == 3:
         return int(re.sub(r"[HhVv]$", "", parts[2]))
