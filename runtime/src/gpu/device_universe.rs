@@ -114,12 +114,23 @@ impl DeviceUniverse {
     /// cleared.
     fn download(&self, y: usize, out: &mut [u64]) -> Result<(), GpuError> {
         let host_row = self.host.words_per_row();
+        self.download_rows(y, out, host_row, self.host.last_word_mask())
+    }
+
+    /// [`Self::download`] into rows of `host_row` words whose last word keeps the bits of
+    /// `mask` (the held host universe may be out of place).
+    fn download_rows(
+        &self,
+        y: usize,
+        out: &mut [u64],
+        host_row: usize,
+        mask: u64,
+    ) -> Result<(), GpuError> {
         let (stride, ghost, n) = (
             self.stride as usize,
             self.ghost as usize,
             self.words as usize,
         );
-        let mask = self.host.last_word_mask();
         let chunk_rows = (COPY_WORDS / stride).max(1);
         let mut staging = vec![0u32; chunk_rows.min(out.len() / host_row) * stride];
         for (c, rows) in out.chunks_mut(chunk_rows * host_row).enumerate() {
@@ -141,8 +152,9 @@ impl DeviceUniverse {
 
     /// The universe now, copied back from the GPU.
     pub fn universe(&mut self) -> Result<&Universe, GpuError> {
+        let (host_row, mask) = (self.host.words_per_row(), self.host.last_word_mask());
         let mut host = std::mem::replace(&mut self.host, Universe::new(1, 1).expect("1x1"));
-        let result = self.download(0, host.words_mut());
+        let result = self.download_rows(0, host.words_mut(), host_row, mask);
         self.host = host;
         result?;
         Ok(&self.host)
