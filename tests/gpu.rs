@@ -80,6 +80,19 @@ fn check(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) {
     );
 }
 
+/// Any rule on the GPU against the reference simulator.
+fn check_against_reference(rule: &Rule, start: &Universe, gens: u64, plan: GpuPlan) {
+    let mut sim = create_with_plan(BackendKind::Gpu, rule, start.clone(), plan).unwrap();
+    sim.advance(gens).unwrap();
+    let got = sim.universe().unwrap().clone();
+    assert!(
+        got == reference::run(start, rule, gens),
+        "GPU differs: {rule}, plan {plan}, {}x{}, {gens} generations",
+        start.width(),
+        start.height()
+    );
+}
+
 #[test]
 fn conway_matches_on_odd_shapes_and_generation_counts() {
     if !gpu_present() {
@@ -192,13 +205,7 @@ fn map_rules_match() {
         let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
         for (w, h, gens) in [(96, 70, 13), (2048, 129, 27), (32, 3, 1)] {
             let start = Universe::random(w, h, 0.4, k as u64).unwrap();
-            let mut sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), plan).unwrap();
-            sim.advance(gens).unwrap();
-            let got = sim.universe().unwrap().clone();
-            assert!(
-                got == reference::run(&start, &rule, gens),
-                "GPU differs: {text}, plan {plan}, {w}x{h}, {gens} generations"
-            );
+            check_against_reference(&rule, &start, gens, plan);
         }
     }
 }
@@ -235,13 +242,7 @@ fn any_width_and_height_matches() {
         for text in ["B36/S23", "B2-a/S12", "B13/S012V", "B0/S2-a3"] {
             let rule = rule::parse(text).unwrap().rule;
             let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
-            let mut sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), plan).unwrap();
-            sim.advance(gens).unwrap();
-            let got = sim.universe().unwrap().clone();
-            assert!(
-                got == reference::run(&start, &rule, gens),
-                "GPU differs: {text}, plan {plan}, {w}x{h}, {gens} generations"
-            );
+            check_against_reference(&rule, &start, gens, plan);
         }
     }
 }

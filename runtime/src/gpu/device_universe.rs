@@ -84,18 +84,21 @@ impl DeviceUniverse {
         Ok(device)
     }
 
+    /// The padded row's shape (`stride`, `ghost`, words of cells, rows copied at a time) and a
+    /// buffer for copying `rows` rows that way.
+    fn staging(&self, rows: usize) -> ([usize; 4], Vec<u32>) {
+        let stride = self.stride as usize;
+        let chunk_rows = (COPY_WORDS / stride).max(1);
+        let shape = [stride, self.ghost as usize, self.words as usize, chunk_rows];
+        (shape, vec![0u32; chunk_rows.min(rows) * stride])
+    }
+
     /// Copies host rows to the current copy from row `y`: `words` (whole host rows), or the
     /// held host universe when `None`.
     fn upload(&mut self, y: usize, words: Option<&[u64]>) -> Result<(), GpuError> {
         let host_row = self.host.words_per_row();
         let words = words.unwrap_or(self.host.words());
-        let (stride, ghost, n) = (
-            self.stride as usize,
-            self.ghost as usize,
-            self.words as usize,
-        );
-        let chunk_rows = (COPY_WORDS / stride).max(1);
-        let mut staging = vec![0u32; chunk_rows.min(words.len() / host_row) * stride];
+        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(words.len() / host_row);
         for (c, rows) in words.chunks(chunk_rows * host_row).enumerate() {
             let count = rows.len() / host_row;
             for (row, out) in rows.chunks(host_row).zip(staging.chunks_mut(stride)) {
@@ -126,13 +129,7 @@ impl DeviceUniverse {
         host_row: usize,
         mask: u64,
     ) -> Result<(), GpuError> {
-        let (stride, ghost, n) = (
-            self.stride as usize,
-            self.ghost as usize,
-            self.words as usize,
-        );
-        let chunk_rows = (COPY_WORDS / stride).max(1);
-        let mut staging = vec![0u32; chunk_rows.min(out.len() / host_row) * stride];
+        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(out.len() / host_row);
         for (c, rows) in out.chunks_mut(chunk_rows * host_row).enumerate() {
             let count = rows.len() / host_row;
             let at = (y + c * chunk_rows) * stride;
