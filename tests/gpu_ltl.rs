@@ -150,3 +150,26 @@ fn golly_spaceships_move_on_the_gpu() {
         );
     }
 }
+
+/// Any width and height, narrower than the window too: the rows' padding wraps the torus.
+#[test]
+fn any_width_and_height_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    for (k, text) in [
+        "R1,C0,M0,S2..3,B3..3,NM",
+        "R2,C0,M1,S6..11,B7..9,NN",
+        "R5,C0,M1,S34..58,B34..45,NM",
+        "R7,C0,M0,S40..80,B40..60,N2",
+        "R16,C0,M0,S170..296,B170..300,NM",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let rule = ltl(text);
+        for (w, h) in [(1, 9), (31, 40), (33, 35), (65, 64), (100, 100), (1001, 67)] {
+            check(&rule, w, h, 0.45, k as u64 + w, 2);
+        }
+    }
+}

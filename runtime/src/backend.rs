@@ -291,15 +291,10 @@ pub fn create(
     create_with_plan(kind, rule, universe, GpuPlan::default_plan())
 }
 
-/// The backend a run will use, `auto` resolved: the GPU when there is one and the width suits
-/// its kernels, else the CPU.
-pub fn resolve(backend: BackendKind, width: u64) -> BackendKind {
+/// The backend a run will use, `auto` resolved: the GPU when there is one, else the CPU.
+pub fn resolve(backend: BackendKind, _width: u64) -> BackendKind {
     match backend {
-        BackendKind::Auto
-            if width.is_multiple_of(32) && crate::gpu::device::open_device().is_ok() =>
-        {
-            BackendKind::Gpu
-        }
+        BackendKind::Auto if crate::gpu::device::open_device().is_ok() => BackendKind::Gpu,
         BackendKind::Auto => BackendKind::Cpu,
         other => other,
     }
@@ -421,7 +416,7 @@ pub fn create_with_plan(
     };
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let host = matches!(kind, BackendKind::Cpu)
-        || matches!(kind, BackendKind::Auto) && !width.is_multiple_of(32);
+        || matches!(kind, BackendKind::Auto) && crate::gpu::device::open_device().is_err();
     if host && (width as usize) < TRANSPOSE_BELOW_WIDTH && height > width && rule.states() == 2 {
         let mirrored = match rule {
             Rule::Map(map) => Rule::Map(map.transposed()),
@@ -440,9 +435,7 @@ pub fn create_with_plan(
             None => Box::new(ltl_gpu(ltl, universe)?),
         },
         (BackendKind::Auto, Rule::LargerThanLife(ltl))
-            if width % 32 == 0
-                && life_like_equivalent(ltl).is_none()
-                && crate::gpu::device::open_device().is_ok() =>
+            if life_like_equivalent(ltl).is_none() && crate::gpu::device::open_device().is_ok() =>
         {
             match ltl_gpu(ltl, universe.clone()) {
                 Ok(simulator) => Box::new(simulator),
@@ -452,18 +445,14 @@ pub fn create_with_plan(
             }
         }
         (BackendKind::Gpu, Rule::LifeLike(life)) => life_like_gpu(life, universe, plan)?,
-        (BackendKind::Auto, Rule::LifeLike(life))
-            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
-        {
+        (BackendKind::Auto, Rule::LifeLike(life)) if crate::gpu::device::open_device().is_ok() => {
             life_like_gpu(life, universe, plan)?
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
             life_like_cpu(life, universe)?
         }
         (BackendKind::Gpu, Rule::Map(map)) => map_gpu(map, universe, plan)?,
-        (BackendKind::Auto, Rule::Map(map))
-            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
-        {
+        (BackendKind::Auto, Rule::Map(map)) if crate::gpu::device::open_device().is_ok() => {
             map_gpu(map, universe, plan)?
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::Map(map)) => map_cpu(map, universe)?,

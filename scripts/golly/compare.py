@@ -619,10 +619,6 @@ def main():
                             report(rule, w, h, g, b, algo, seed, "ERROR", str(e))
                         continue
                     for b in backends:
-                        if b == "gpu" and w % 32 != 0:
-                            report(rule, w, h, g, b, algo, seed, "SKIP",
-                                   "gpu needs a width that is a multiple of 32")
-                            continue
                         try:
                             linfo, lcells, _log = lifegen_run(args.lifegen, b, soup, g, work,
                                                               args.timeout, args.lifegen_arg)
