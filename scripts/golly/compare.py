@@ -141,7 +141,10 @@ def rule_states(rule):
     if m:
         return max(2, int(m.group(2)))
     if body[:3].upper() == "MAP":
-        return int(body.split("/")[1]) if "/" in body else 2
+        # base64 holds '/': the table is 86, 22 or 6 characters (optionally '=='), then /states
+        m = re.match(r"^MAP(?:[A-Za-z0-9+/]{86}|[A-Za-z0-9+/]{22}|[A-Za-z0-9+/]{6})(?:==)?/(\d+)$",
+                     body, re.IGNORECASE)
+        return int(m.group(1)) if m else 2
     parts = re.split(r"[/_]", body)
     if len(parts) == 3:
         return int(re.sub(r"[HhVv]$", "", parts[2]))

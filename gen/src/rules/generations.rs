@@ -135,6 +135,20 @@ pub fn parse_states(text: &str) -> Result<u16, String> {
     }
 }
 
+/// The base64 table and the state count of `MAP<base64>/<states>` (the text after `MAP`), or
+/// `None` for a two-state MAP string. Base64 has `/` among its characters, so the table is the
+/// first 86, 22 or 6 characters (Moore, hexagonal, von Neumann), `==` allowed after them.
+pub fn split_map_states(text: &str) -> Option<(&str, &str)> {
+    let text = text.trim();
+    [86, 22, 6].into_iter().find_map(|n| {
+        let tail = text.get(n..)?;
+        let padded = tail.strip_prefix("==").unwrap_or(tail);
+        let states = padded.strip_prefix('/')?;
+        let digits = !states.is_empty() && states.bytes().all(|b| b.is_ascii_digit());
+        digits.then(|| (&text[..text.len() - padded.len()], states))
+    })
+}
+
 /// A Generations rule from its alive rule and states: Golly refuses birth on no neighbours.
 pub fn generations(alive: AliveRule, states: u16) -> Result<Generations, String> {
     let b0 = match alive {
@@ -218,6 +232,21 @@ mod tests {
         let text = format!("{life}/3");
         assert_eq!(canonical(&text), text);
         assert_eq!(canonical(&format!("{life}==/3")), text);
+    }
+
+    #[test]
+    fn map_tables_may_hold_slashes() {
+        let hex_with_slash = "eQv8IB8hdY88yTdT/BYqna";
+        assert_eq!(split_map_states(hex_with_slash), None);
+        assert_eq!(
+            split_map_states(&format!("{hex_with_slash}/5")),
+            Some((hex_with_slash, "5"))
+        );
+        assert_eq!(split_map_states("A/h5uS/3"), Some(("A/h5uS", "3")));
+        assert_eq!(split_map_states("A/h5uS==/3"), Some(("A/h5uS==", "3")));
+        assert_eq!(split_map_states("A/h5uS"), None);
+        assert!(matches!(parse("MAPA/h5uS").unwrap().rule, Rule::Map(_)));
+        assert_eq!(canonical("MAPA/h5uQ/3"), "MAPA/h5uQ/3");
     }
 
     #[test]

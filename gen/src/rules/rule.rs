@@ -367,7 +367,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     } else if evans {
         Rule::LargerThanLife(parse_evans(body).map_err(fail)?)
     } else if body.get(..3).is_some_and(|m| m.eq_ignore_ascii_case("map")) {
-        match body[3..].split_once('/') {
+        match crate::generations::split_map_states(&body[3..]) {
             Some((table, states)) => {
                 let table = crate::map::parse_map(table).map_err(fail)?;
                 let states = parse_states(states).map_err(fail)?;
@@ -1012,7 +1012,7 @@ mod tests {
             ("B3/S23:P100,100", "plane"),
             ("B3/S23:T0,5", "zero side"),
             ("B3/S23:Tx,5", "not a number"),
-            ("R5,C3,M0,S34..58,B34..45,NM", "two-state"),
+            ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C2,M0,S34..580,B34..45,NM", "exceeds the 120 cells"),
             ("R5,C2,M0,S34..58,NM", "missing B<min>..<max>"),
