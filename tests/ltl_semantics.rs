@@ -172,10 +172,10 @@ fn b0_and_the_count_limits() {
 #[test]
 fn small_tori_as_golly_has_them() {
     let spec = rule::parse("R5,C0,M1,S34..58,B34..45,NM:T4,30").unwrap();
-    assert_eq!(spec.torus, Some((10, 30)));
+    assert_eq!(spec.size, Some((10, 30)));
     assert_eq!(spec.to_string(), "R5,C0,M1,S34..58,B34..45,NM:T10,30");
     assert_eq!(
-        rule::parse("R3,C0,S1-2,B1,NC:T0").unwrap().torus,
+        rule::parse("R3,C0,S1-2,B1,NC:T0").unwrap().size,
         Some((6, 6))
     );
     assert!(rule::parse("B3/S23:T0,5").is_err());

@@ -68,7 +68,7 @@ pub enum ReadError {
 pub enum SizeError {
     /// A size given beside a rule with a different `:T` torus.
     #[error(
-        "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
+        "--size {}x{} disagrees with the rule's size {},{} (its :T or :P suffix); give one of them",
         size.0,
         size.1,
         torus.0,
@@ -118,13 +118,13 @@ pub fn universe_size(
     fallback: (u64, u64),
 ) -> Result<(u64, u64), SizeError> {
     let size = size.map(|s| rule.rule.torus_size(s));
-    if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
+    if let (Some(size), Some(torus)) = (size, rule.size.filter(|_| rule_given))
         && size != torus
     {
         return Err(SizeError::Disagrees { size, torus });
     }
     Ok(size
-        .or(rule.torus)
+        .or(rule.size)
         .unwrap_or_else(|| rule.rule.torus_size(fallback)))
 }
 
@@ -264,7 +264,7 @@ impl Pattern {
         }
         if matches!(self.contents, Contents::Macrocell(_))
             && size.is_none()
-            && rule.torus.is_none()
+            && rule.size.is_none()
             && fallback == (0, 0)
         {
             return Err(SizeError::Unsized(self.path.clone()));

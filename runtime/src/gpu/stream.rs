@@ -77,7 +77,8 @@ impl StreamGpuSimulator {
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
-    /// remainder of fewer generations).
+    /// remainder of fewer generations); one a launch on a bounded plane, whose cells past the
+    /// edges a chained level would not keep dead.
     /// `shifts` and `k` words a lane set the kernel's shape.
     pub fn chained(
         chain: ChainMaker,
@@ -86,6 +87,7 @@ impl StreamGpuSimulator {
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
+        let gens = if universe.is_plane() { 1 } else { gens };
         let program = make(&chain, gens, rule)?;
         Self::build(&program, Some((chain, gens)), (shifts, k), rule, universe)
     }
@@ -117,8 +119,10 @@ impl StreamGpuSimulator {
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let kernel = kernel(program, shifts, k, rule)?;
         // The rows' padding covers the main pass's halo, the widest: a remainder chains fewer
-        // generations.
-        let device = DeviceUniverse::new(&ctx, universe, kernel.halo_words, false)?;
+        // generations. A plane's dead rows cover what a cell reads above and below it, no more
+        // than its halo in cells (the neighbourhoods are symmetric) or its lag.
+        let ghost_rows = program.halo_cells().max(program.lag).max(1);
+        let device = DeviceUniverse::new(&ctx, universe, kernel.halo_words, ghost_rows)?;
         let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
         let main = Pass::new(&ctx, &device, kernel, gens)?;
         Ok(StreamGpuSimulator {
