@@ -270,6 +270,9 @@ macro_rules! gpu_simulator {
             fn preferred_step(&self) -> u64 {
                 self.gens_per_launch()
             }
+            fn device_band(&mut self) -> Option<&mut dyn crate::gpu::exchange::DeviceBand> {
+                Some(self)
+            }
         }
     };
 }

@@ -4,12 +4,15 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
+use cudarc::driver::{CudaContext, CudaSlice, CudaStream, DevicePtr, sys};
 
 use crate::gpu::device::{GpuError, driver};
 use crate::universe::Universe;
 
 pub(crate) struct DeviceUniverse {
+    /// The universe's own stream: every copy and kernel of it goes there, in order. Bands on
+    /// one GPU each have theirs, so their kernels run at once; what crosses between streams
+    /// (a band exchange, [`crate::gpu::exchange`]) is ordered by events recorded for it.
     pub stream: Arc<CudaStream>,
     buffers: [CudaSlice<u32>; 2],
     current: usize,
@@ -38,7 +41,12 @@ impl DeviceUniverse {
                 free: free as u64,
             });
         }
-        let stream = ctx.default_stream();
+        // Ordering is explicit (one stream, and the exchange's events), so cudarc's per-buffer
+        // events would only add work to every launch.
+        // SAFETY: set before anything is allocated in this context object; every buffer made
+        // here is used on `stream` only, and other streams reach it after waiting on events.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(driver("create a stream"))?;
         let n = words as usize * rows as usize;
         let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
         let mut buffers = [alloc(&stream)?, alloc(&stream)?];
@@ -107,12 +115,23 @@ impl DeviceUniverse {
             .map_err(driver("copy rows to the GPU"))
     }
 
+    /// The device address of row `y` of the universe now (the copy the next kernel reads).
+    pub fn row_ptr(&self, y: usize) -> sys::CUdeviceptr {
+        let (base, _) = self.buffers[self.current].device_ptr(&self.stream);
+        base + (y * self.row_bytes()) as sys::CUdeviceptr
+    }
+
+    /// Bytes a row on the device.
+    pub fn row_bytes(&self) -> usize {
+        self.words as usize * 4
+    }
+
     /// Runs `launches` kernels back to back, each from the current copy into the other, and
     /// returns the GPU time they took (CUDA events), in milliseconds.
     pub fn run(
         &mut self,
         launches: usize,
-        mut launch: impl FnMut(
+        launch: impl FnMut(
             usize,
             &Arc<CudaStream>,
             &CudaSlice<u32>,
@@ -124,6 +143,26 @@ impl DeviceUniverse {
             .stream
             .record_event(timing)
             .map_err(driver("record an event"))?;
+        self.enqueue(launches, launch)?;
+        let end = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
+        end.synchronize().map_err(driver("run the kernels"))?;
+        Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
+    }
+
+    /// As [`DeviceUniverse::run`], but returns once the kernels are on the stream.
+    pub fn enqueue(
+        &mut self,
+        launches: usize,
+        mut launch: impl FnMut(
+            usize,
+            &Arc<CudaStream>,
+            &CudaSlice<u32>,
+            &mut CudaSlice<u32>,
+        ) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
         for step in 0..launches {
             let [a, b] = &mut self.buffers;
             let (src, dst) = if self.current == 0 {
@@ -134,12 +173,7 @@ impl DeviceUniverse {
             launch(step, &self.stream, src, dst)?;
             self.current ^= 1;
         }
-        let end = self
-            .stream
-            .record_event(timing)
-            .map_err(driver("record an event"))?;
-        end.synchronize().map_err(driver("run the kernels"))?;
-        Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
+        Ok(())
     }
 }
 

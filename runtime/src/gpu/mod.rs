@@ -4,4 +4,5 @@
 pub mod ceilings;
 pub mod device;
 pub(crate) mod device_universe;
+pub mod exchange;
 pub mod stream;
