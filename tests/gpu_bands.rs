@@ -52,17 +52,18 @@ fn check(
     let first = gens / 3;
     sim.advance(first).unwrap();
     sim.advance(gens - first).unwrap();
+    let described = sim.describe();
     let got = sim.universe().unwrap();
     assert!(
         got == &want,
         "{rule} {width}x{height} x {gens}: {} bands on {devices:?} by {mode:?} differ from the \
          CPU ({}; population {} against {})",
         devices.len(),
-        sim.describe(),
+        described,
         got.population(),
         want.population()
     );
-    eprintln!("identical: {}", sim.describe());
+    eprintln!("identical: {described}");
 }
 
 const MODES: [ExchangeMode; 4] = [
