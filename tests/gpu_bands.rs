@@ -7,25 +7,9 @@ mod checks;
 
 use lifegen_runtime::backend::maker;
 use lifegen_runtime::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
-use lifegen_runtime::gpu::device::{device_count, open_device};
+use lifegen_runtime::gpu::device::device_count;
 use lifegen_runtime::gpu::exchange::ExchangeMode;
 use lifegen_runtime::{BackendKind, Simulator, Universe, create};
-
-fn gpu_present() -> bool {
-    let present = match open_device() {
-        Ok(_) => true,
-        Err(e) => {
-            assert!(
-                std::env::var_os("LIFEGEN_REQUIRE_GPU").is_none(),
-                "LIFEGEN_REQUIRE_GPU is set but: {e}"
-            );
-            eprintln!("no GPU here ({e}); skipped");
-            false
-        }
-    };
-    checks::record(checks::Needs::Gpu, present);
-    present
-}
 
 fn on_cpu(rule: &lifegen_gen::Rule, start: &Universe, gens: u64) -> Universe {
     let mut cpu = create(BackendKind::Cpu, rule, start.clone()).unwrap();
@@ -75,7 +59,7 @@ const MODES: [ExchangeMode; 4] = [
 
 #[test]
 fn radius_five_bands_on_one_gpu_match_the_cpu() {
-    if !gpu_present() {
+    if !checks::gpu_here() {
         return;
     }
     // The case that differed with page-locked staging (benchmarks/gpu-ooc-pinned-attempt.log).
@@ -94,7 +78,7 @@ fn radius_five_bands_on_one_gpu_match_the_cpu() {
 
 #[test]
 fn life_like_bands_on_one_gpu_match_the_cpu() {
-    if !gpu_present() {
+    if !checks::gpu_here() {
         return;
     }
     for mode in MODES {
@@ -114,7 +98,7 @@ fn life_like_bands_on_one_gpu_match_the_cpu() {
 
 #[test]
 fn bands_on_several_gpus_match_the_cpu() {
-    if !gpu_present() {
+    if !checks::gpu_here() {
         return;
     }
     let gpus = device_count();

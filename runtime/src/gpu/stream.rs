@@ -175,30 +175,32 @@ impl StreamGpuSimulator {
     }
 
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
-        let launches = self.passes_for(gens)?;
-        let (main, remainders) = (&self.main, &self.remainders);
-        let full = (gens / main.gens) as usize;
-        let last = remainders.iter().find(|p| p.gens == gens % main.gens);
-        let shape = (self.device.words, self.device.rows);
-        self.last_kernel_ms = self.device.run(launches, |step, stream, src, dst| {
-            let pass = if step < full { main } else { last.unwrap() };
-            pass.launch(stream, src, dst, shape)
-        })?;
-        Ok(())
+        self.launch(gens, true)
     }
 
     /// As [`StreamGpuSimulator::advance`], returning once the kernels are on the universe's
     /// stream (the band driver orders and times them with its own events).
     pub fn enqueue(&mut self, gens: u64) -> Result<(), GpuError> {
+        self.launch(gens, false)
+    }
+
+    /// Launches `gens` generations; with `wait`, waits for them and times them.
+    fn launch(&mut self, gens: u64, wait: bool) -> Result<(), GpuError> {
         let launches = self.passes_for(gens)?;
         let (main, remainders) = (&self.main, &self.remainders);
         let full = (gens / main.gens) as usize;
         let last = remainders.iter().find(|p| p.gens == gens % main.gens);
         let shape = (self.device.words, self.device.rows);
-        self.device.enqueue(launches, |step, stream, src, dst| {
-            let pass = if step < full { main } else { last.unwrap() };
+        let launch = |step, stream: &_, src: &_, dst: &mut _| {
+            let pass: &Pass = if step < full { main } else { last.unwrap() };
             pass.launch(stream, src, dst, shape)
-        })
+        };
+        if wait {
+            self.last_kernel_ms = self.device.run(launches, launch)?;
+        } else {
+            self.device.enqueue(launches, launch)?;
+        }
+        Ok(())
     }
 
     /// The launches `gens` generations take, the remainder's pass built when first needed.
