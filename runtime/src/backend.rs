@@ -518,12 +518,27 @@ fn generations_gpu(
             &program, &name, universe,
         )?));
     }
-    let chain = Box::new(move |gens| kernel.stream_program(gens));
+    chained_gpu(
+        Box::new(move |gens| kernel.stream_program(gens)),
+        plan,
+        &name,
+        universe,
+    )
+}
+
+/// A program chained over generations (`chain(g)`: `g` of them a launch) on the GPU,
+/// `plan.gens_per_launch` generations a launch.
+fn chained_gpu(
+    chain: ChainFn,
+    plan: GpuPlan,
+    name: &str,
+    universe: Universe,
+) -> Result<Box<dyn Simulator>, BackendError> {
     Ok(Box::new(StreamGpuSimulator::chained(
         chain,
         plan.gens_per_launch,
         (plan.shifts, plan.words_per_lane),
-        &name,
+        name,
         universe,
     )?))
 }
@@ -570,14 +585,12 @@ fn life_like_gpu(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let name = Rule::LifeLike(*life).to_string();
     let logic = life_logic(life);
-    let chain = Box::new(move |gens| logic.stream_program(gens));
-    Ok(Box::new(StreamGpuSimulator::chained(
-        chain,
-        plan.gens_per_launch,
-        (plan.shifts, plan.words_per_lane),
+    chained_gpu(
+        Box::new(move |gens| logic.stream_program(gens)),
+        plan,
         &name,
         universe,
-    )?))
+    )
 }
 
 /// The smallest row-shared logic known for `rule`: the stored record, the per-user cache or a
@@ -665,14 +678,13 @@ fn map_gpu(
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let rule = *rule;
-    let chain = Box::new(move |gens| map_chain(&rule, gens));
-    Ok(Box::new(StreamGpuSimulator::chained(
-        chain,
-        plan.gens_per_launch,
-        (plan.shifts, plan.words_per_lane),
-        &rule.to_string(),
+    let name = rule.to_string();
+    chained_gpu(
+        Box::new(move |gens| map_chain(&rule, gens)),
+        plan,
+        &name,
         universe,
-    )?))
+    )
 }
 
 /// A rule given by its 3x3 table on the CPU ([`chained_cpu`]).
