@@ -475,8 +475,17 @@ pub fn create_with_plan(
 }
 
 /// A rule whose cells age, its kernel around the alive rule's one-generation program as that
-/// rule's own back end makes it (`history`: how a Larger-than-Life window keeps older rows).
-fn generations_kernel(
+/// rule's own GPU back end makes it at `k` words a lane (`lifegen count`).
+pub fn generations_kernel(rule: &Generations, k: u32) -> Result<GenerationsKernel, BackendError> {
+    let history = match rule.alive {
+        AliveRule::LargerThanLife(ltl) => gpu_history(&ltl, k),
+        AliveRule::Table(_) => History::Delay,
+    };
+    generations_kernel_with(rule, history)
+}
+
+/// [`generations_kernel`] with `history`: how a Larger-than-Life window keeps older rows.
+fn generations_kernel_with(
     rule: &Generations,
     history: History,
 ) -> Result<GenerationsKernel, BackendError> {
@@ -503,15 +512,8 @@ fn generations_gpu(
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let name = Rule::Generations(*rule).to_string();
-    let history = match rule.alive {
-        AliveRule::LargerThanLife(ltl) => {
-            let k =
-                crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
-            gpu_history(&ltl, k)
-        }
-        AliveRule::Table(_) => History::Delay,
-    };
-    let kernel = generations_kernel(rule, history)?;
+    let k = crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
+    let kernel = generations_kernel(rule, k)?;
     if !kernel.chains() {
         let program = kernel.stream_program(1).map_err(ChainError)?;
         return Ok(Box::new(StreamGpuSimulator::new(
@@ -548,7 +550,7 @@ fn generations_cpu(
     rule: &Generations,
     universe: Universe,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let kernel = generations_kernel(rule, History::Delay)?;
+    let kernel = generations_kernel_with(rule, History::Delay)?;
     if kernel.chains() {
         return chained_cpu(Box::new(move |g| kernel.stream_program(g)), universe);
     }
