@@ -73,11 +73,7 @@ const BOUND_NAMES: [&str; 4] = ["survival_lo", "survival_hi", "birth_lo", "birth
 
 /// Cells of the neighbourhood, the centre included.
 pub fn full_size(radius: u32, neighbourhood: Neighbourhood) -> u64 {
-    let r = i64::from(radius);
-    (-r..=r)
-        .filter_map(|dy| neighbourhood.row_half_width(radius, dy))
-        .map(|h| 2 * u64::from(h) + 1)
-        .sum()
+    u64::from(neighbourhood.cells(radius))
 }
 
 impl LtlKernel {
@@ -177,7 +173,8 @@ fn build(
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
         Neighbourhood::VonNeumann if history == History::Delay => diagonal_count(&mut b, r),
-        _ => column_count(&mut b, r, neighbourhood),
+        shape if shape.is_row_windows() => column_count(&mut b, r, neighbourhood),
+        _ => cell_count(&mut b, r, neighbourhood),
     };
     let alive = Bit::Wire(b.load(r));
     let bounds = bounds(&mut b);
@@ -210,8 +207,9 @@ pub fn life_like_equivalent(rule: &LargerThanLife) -> Option<LifeLike> {
     })
 }
 
-/// A letter for the shape in kernel names: Golly's `M`, `N`, `C`, then `P` for the cross (`+`)
-/// and `E` for the Euclidean disc (`2`), which names must not hold.
+/// A letter for the shape in kernel names: Golly's letter where it is one a name may hold, else
+/// `P` for the cross (`+`), `E` for the Euclidean disc (`2`), `S` for the star (`*`), `Q` for
+/// the hash (`#`), `T` for the tripod (`3`).
 pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
     match neighbourhood {
         Neighbourhood::Moore => 'M',
@@ -219,6 +217,14 @@ pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
         Neighbourhood::Circular => 'C',
         Neighbourhood::Cross => 'P',
         Neighbourhood::Euclidean => 'E',
+        Neighbourhood::Saltire => 'X',
+        Neighbourhood::Star => 'S',
+        Neighbourhood::Hash => 'Q',
+        Neighbourhood::Hexagonal => 'H',
+        Neighbourhood::Checkerboard => 'B',
+        Neighbourhood::AlignedCheckerboard => 'D',
+        Neighbourhood::Asterisk => 'A',
+        Neighbourhood::Tripod => 'T',
     }
 }
 
@@ -444,6 +450,28 @@ fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) ->
     running_sum(b, full_size(r, neighbourhood), &plus, &minus)
 }
 
+/// Any shape, cell by cell: every cell of the neighbourhood read from its row (a `Load` of the
+/// row `r - dy` back, shifted) and counted by one carry-save reduction ([`Counter`]). Nothing
+/// is carried from row to row, so the program chains; its cost grows with the cells (about two
+/// LUT3 a cell), where the windowed shapes' grows with the radius.
+fn cell_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+    let ri = i64::from(r);
+    let full = full_size(r, neighbourhood);
+    let mut counter = Counter::new(width_for(full));
+    for dy in -ri..=ri {
+        for dx in (-ri..=ri).filter(|&dx| neighbourhood.contains(r, dx, dy)) {
+            // The newest row is `dy = r`.
+            let row = b.load((ri - dy) as u32);
+            let cell = Bit::Wire(b.shift(row, dx as i32));
+            counter.add(b, 0, cell);
+        }
+    }
+    Num {
+        bits: counter.finish(b),
+        max: full,
+    }
+}
+
 /// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the
 /// edges above its top) each row, each the sum of two diagonal lines of `r + 1` and `r` cells.
 /// The lines come from doubling ladders along the diagonals (`L[k+1] = L[k]` plus `L[k]` of
@@ -507,11 +535,8 @@ pub fn reference_step(rule: &LargerThanLife, torus: &Torus) -> Torus {
         for x in 0..w {
             let mut count = 0u32;
             for dy in -r..=r {
-                let Some(half) = rule.neighbourhood.row_half_width(rule.radius, dy) else {
-                    continue;
-                };
                 let yy = (y + dy).rem_euclid(h) as usize;
-                for dx in -i64::from(half)..=i64::from(half) {
+                for dx in (-r..=r).filter(|&dx| rule.neighbourhood.contains(rule.radius, dx, dy)) {
                     count += torus.get((x + dx).rem_euclid(w) as usize, yy) as u32;
                 }
             }
@@ -643,13 +668,7 @@ mod tests {
     fn radius_one_count_is_exhaustively_right() {
         // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
         // each block's centre sees exactly its own block. Every count against every bound.
-        for shape in [
-            Neighbourhood::Moore,
-            Neighbourhood::VonNeumann,
-            Neighbourhood::Circular,
-            Neighbourhood::Cross,
-            Neighbourhood::Euclidean,
-        ] {
+        for shape in Neighbourhood::ALL {
             for history in [History::Delay, History::Paired] {
                 let kernel = LtlKernel::with_history(1, shape, history);
                 let mut torus = Torus::new(3 * 512, 3);
