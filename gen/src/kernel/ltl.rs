@@ -173,8 +173,14 @@ fn build(
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
         Neighbourhood::VonNeumann if history == History::Delay => diagonal_count(&mut b, r),
-        shape if shape.is_row_windows() => column_count(&mut b, r, neighbourhood),
-        _ => cell_count(&mut b, r, neighbourhood),
+        // Columns cost their 2(2r + 1) entering and leaving cells, whatever the shape's size:
+        // a shape of fewer cells (the tripod) is cheaper counted cell by cell.
+        shape => match column_runs(r, shape) {
+            Some(runs) if shape.is_row_windows() || full_size(r, shape) > 4 * u64::from(r) + 2 => {
+                column_count(&mut b, r, neighbourhood, &runs)
+            }
+            _ => cell_count(&mut b, r, neighbourhood),
+        },
     };
     let alive = Bit::Wire(b.load(r));
     let bounds = bounds(&mut b);
@@ -410,34 +416,42 @@ fn running_sum(b: &mut ProgramBuilder, full: u64, plus: &Num<Val>, minus: &Num<V
     next
 }
 
-/// Half-height of column `dx` of the shape: the farthest row whose window reaches it.
-fn column_half_height(r: u32, neighbourhood: Neighbourhood, dx: i64) -> u32 {
-    (0..=i64::from(r))
-        .rev()
-        .find(|&dy| {
-            neighbourhood
-                .row_half_width(r, dy)
-                .is_some_and(|half| i64::from(half) >= dx.abs())
+/// The rows `lo..=hi` (relative to the centre) each column `dx = -r..=r` of the shape holds,
+/// when every column is one run of cells; `None` otherwise.
+fn column_runs(r: u32, neighbourhood: Neighbourhood) -> Option<Vec<(i64, i64)>> {
+    let ri = i64::from(r);
+    (-ri..=ri)
+        .map(|dx| {
+            let rows: Vec<i64> = (-ri..=ri)
+                .filter(|&dy| neighbourhood.contains(r, dx, dy))
+                .collect();
+            let (&lo, &hi) = (rows.first()?, rows.last()?);
+            (rows.len() as i64 == hi - lo + 1).then_some((lo, hi))
         })
-        .expect("the centre row spans the radius") as u32
+        .collect()
 }
 
-/// Any shape whose columns are runs centred on the cell's row (von Neumann, circular): the
-/// count is carried from row to row, and column `dx`, of half-height `h`, changes by the cell
-/// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`: the `2r + 1` entering
-/// and the `2r + 1` leaving cells are counted by carry-save reductions ([`Counter`]). No
-/// row's window is restacked and no older row is kept, whatever the shape.
-fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+/// Any shape whose columns are runs of cells (von Neumann, circular, the cross, the discs, the
+/// hexagon, the tripod; `runs` from [`column_runs`]): the count is carried from row to row, and
+/// column `dx`, holding rows `lo..=hi`, changes by the cell entering it at `dy = hi` less the
+/// cell leaving it at `dy = lo - 1`: the `2r + 1` entering and the `2r + 1` leaving cells are
+/// counted by carry-save reductions ([`Counter`]). No row's window is restacked and no older row
+/// is kept, whatever the shape.
+fn column_count(
+    b: &mut ProgramBuilder,
+    r: u32,
+    neighbourhood: Neighbourhood,
+    runs: &[(i64, i64)],
+) -> Num<Val> {
     let ri = i64::from(r);
     let cells = 2 * ri as u64 + 1;
     // Each cell is made just before its counter takes it, so that few are live at once.
     let mut entering = Counter::new(width_for(cells));
     let mut leaving = Counter::new(width_for(cells));
-    for dx in -ri..=ri {
-        let h = column_half_height(r, neighbourhood, dx);
+    for (dx, &(lo, hi)) in (-ri..=ri).zip(runs) {
         // The newest row is `dy = r`.
-        for (counter, back) in [(&mut entering, r - h), (&mut leaving, r + 1 + h)] {
-            let row = b.load(back);
+        for (counter, back) in [(&mut entering, ri - hi), (&mut leaving, ri + 1 - lo)] {
+            let row = b.load(back as u32);
             let cell = Bit::Wire(b.shift(row, dx as i32));
             counter.add(b, 0, cell);
         }
