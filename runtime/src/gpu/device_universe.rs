@@ -96,12 +96,15 @@ impl DeviceUniverse {
     /// Copies host rows to the current copy from row `y`: `words` (whole host rows of the
     /// alive plane), or every plane of the held host universe when `None`.
     fn upload(&mut self, y: usize, words: Option<&[u64]>) -> Result<(), GpuError> {
+        let host_row = self.host.words_per_row();
         match words {
-            Some(words) => self.upload_plane(0, y, words),
+            Some(words) => self.upload_plane(0, y, words, host_row),
             None => {
+                // The held universe is moved out while its planes are copied (the copies borrow
+                // the device mutably): its row shape is taken first.
                 let host = std::mem::replace(&mut self.host, Universe::new(1, 1).expect("1x1"));
-                let result =
-                    (0..host.planes()).try_for_each(|p| self.upload_plane(p, 0, host.plane(p)));
+                let result = (0..host.planes())
+                    .try_for_each(|p| self.upload_plane(p, 0, host.plane(p), host_row));
                 self.host = host;
                 result
             }
@@ -113,9 +116,15 @@ impl DeviceUniverse {
         self.stride as usize * self.rows as usize
     }
 
-    /// Copies host rows of bit-plane `plane` to the current copy from row `y`.
-    fn upload_plane(&mut self, plane: usize, y: usize, words: &[u64]) -> Result<(), GpuError> {
-        let host_row = self.host.words_per_row();
+    /// Copies host rows (`host_row` words each) of bit-plane `plane` to the current copy from
+    /// row `y`.
+    fn upload_plane(
+        &mut self,
+        plane: usize,
+        y: usize,
+        words: &[u64],
+        host_row: usize,
+    ) -> Result<(), GpuError> {
         let base = plane * self.plane_words();
         let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(words.len() / host_row);
         for (c, rows) in words.chunks(chunk_rows * host_row).enumerate() {
