@@ -60,7 +60,13 @@ fn radii_1_to_16_every_shape_on_the_gpu() {
     }
     let mut rng = SplitMix64::new(99);
     for r in 1..=16u32 {
-        for n in ['M', 'N', 'C', '+', '2'] {
+        // Golly 5's shapes counted cell by cell, at a few radii.
+        let cellwise: &[char] = if [1, 2, 5, 16].contains(&r) {
+            &['X', '*', '#', 'H', 'B', 'D', 'A', '3']
+        } else {
+            &[]
+        };
+        for &n in ['M', 'N', 'C', '+', '2'].iter().chain(cellwise) {
             for m in [0u32, 1] {
                 let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
                 let Rule::LargerThanLife(probe) = probe else {
@@ -148,5 +154,28 @@ fn golly_spaceships_move_on_the_gpu() {
             "{name} on {}",
             sim.describe()
         );
+    }
+}
+
+/// Any width and height, narrower than the window too: the rows' padding wraps the torus.
+#[test]
+fn any_width_and_height_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    for (k, text) in [
+        "R1,C0,M0,S2..3,B3..3,NM",
+        "R2,C0,M1,S6..11,B7..9,NN",
+        "R5,C0,M1,S34..58,B34..45,NM",
+        "R7,C0,M0,S40..80,B40..60,N2",
+        "R16,C0,M0,S170..296,B170..300,NM",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let rule = ltl(text);
+        for (w, h) in [(1, 9), (31, 40), (33, 35), (65, 64), (100, 100), (1001, 67)] {
+            check(&rule, w, h, 0.45, k as u64 + w, 2);
+        }
     }
 }

@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::echo::{escape_controls, quote};
+use crate::generations::{AliveRule, Generations, generations, parse_bs_generations, parse_states};
 use crate::map::MapRule;
 
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
@@ -52,8 +53,8 @@ impl fmt::Display for LifeLike {
     }
 }
 
-/// The shape of a Larger-than-Life neighbourhood: Golly's square-grid shapes that are stacks of
-/// centred row intervals (`NM`, `NN`, `NC`, `N+`, `N2`).
+/// The shape of a Larger-than-Life neighbourhood, as Golly 5's `ltlalgo` draws it (docs/GOLLY.md,
+/// Part 2 (f)): the first five are stacks of centred row intervals, the others not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Neighbourhood {
     /// `NM`: the (2r+1) x (2r+1) square.
@@ -67,10 +68,44 @@ pub enum Neighbourhood {
     Cross,
     /// `N2`: the Euclidean disc dx^2 + dy^2 <= r^2 (`ltlalgo::max_neighbors`, case '2').
     Euclidean,
+    /// `NX`: the saltire, |dx| == |dy| <= r.
+    Saltire,
+    /// `N*`: the star, the cross and the saltire.
+    Star,
+    /// `N#`: the hash, |dx| == 1 or |dy| == 1 within the square.
+    Hash,
+    /// `NH`: the hexagon, |dx|, |dy|, |dx - dy| <= r (the square less its NE and SW corners).
+    Hexagonal,
+    /// `NB`: the checkerboard, dx + dy odd.
+    Checkerboard,
+    /// `ND`: the aligned checkerboard, dx + dy even.
+    AlignedCheckerboard,
+    /// `NA`: the asterisk, the hexagonal grid's three axes: dx == 0, dy == 0 or dx == dy.
+    Asterisk,
+    /// `N3`: the tripod, north (dx == 0, dy < 0), west (dy == 0, dx < 0) and south-east
+    /// (dx == dy > 0) arms.
+    Tripod,
 }
 
 impl Neighbourhood {
-    /// Golly's letter after `N`: `M`, `N`, `C`, `+` or `2`.
+    /// Every shape lifegen runs.
+    pub const ALL: [Neighbourhood; 13] = [
+        Neighbourhood::Moore,
+        Neighbourhood::VonNeumann,
+        Neighbourhood::Circular,
+        Neighbourhood::Cross,
+        Neighbourhood::Euclidean,
+        Neighbourhood::Saltire,
+        Neighbourhood::Star,
+        Neighbourhood::Hash,
+        Neighbourhood::Hexagonal,
+        Neighbourhood::Checkerboard,
+        Neighbourhood::AlignedCheckerboard,
+        Neighbourhood::Asterisk,
+        Neighbourhood::Tripod,
+    ];
+
+    /// Golly's letter after `N`.
     pub fn letter(&self) -> char {
         match self {
             Neighbourhood::Moore => 'M',
@@ -78,16 +113,60 @@ impl Neighbourhood {
             Neighbourhood::Circular => 'C',
             Neighbourhood::Cross => '+',
             Neighbourhood::Euclidean => '2',
+            Neighbourhood::Saltire => 'X',
+            Neighbourhood::Star => '*',
+            Neighbourhood::Hash => '#',
+            Neighbourhood::Hexagonal => 'H',
+            Neighbourhood::Checkerboard => 'B',
+            Neighbourhood::AlignedCheckerboard => 'D',
+            Neighbourhood::Asterisk => 'A',
+            Neighbourhood::Tripod => '3',
         }
     }
 
+    /// Whether cell (dx, dy) from the centre is counted. The centre always is: Golly counts it
+    /// for `M1` rules whatever the shape, and lifegen's kernels count it and move the `M0`
+    /// bounds instead.
     pub fn contains(&self, radius: u32, dx: i64, dy: i64) -> bool {
-        self.row_half_width(radius, dy)
-            .is_some_and(|half| dx.unsigned_abs() <= u64::from(half))
+        let r = i64::from(radius);
+        if dx.abs() > r || dy.abs() > r {
+            return false;
+        }
+        if dx == 0 && dy == 0 {
+            return true;
+        }
+        match self {
+            Neighbourhood::Saltire => dx.abs() == dy.abs(),
+            Neighbourhood::Star => dx == 0 || dy == 0 || dx.abs() == dy.abs(),
+            Neighbourhood::Hash => dx.abs() == 1 || dy.abs() == 1,
+            Neighbourhood::Hexagonal => (dx - dy).abs() <= r,
+            Neighbourhood::Checkerboard => (dx + dy).rem_euclid(2) == 1,
+            Neighbourhood::AlignedCheckerboard => (dx + dy).rem_euclid(2) == 0,
+            Neighbourhood::Asterisk => dx == 0 || dy == 0 || dx == dy,
+            Neighbourhood::Tripod => {
+                (dx == 0 && dy < 0) || (dy == 0 && dx < 0) || (dx == dy && dx > 0)
+            }
+            _ => self
+                .row_half_width(radius, dy)
+                .is_some_and(|half| dx.unsigned_abs() <= u64::from(half)),
+        }
     }
 
-    /// Every neighbourhood is symmetric and convex by rows: row `dy` holds the cells
-    /// `-half..=half` around the centre column, or none (`None`) when `|dy| > radius`.
+    /// Whether every row of the shape is an interval centred on the centre column: the shapes
+    /// whose kernels count rows by windows ([`Self::row_half_width`]).
+    pub fn is_row_windows(&self) -> bool {
+        matches!(
+            self,
+            Neighbourhood::Moore
+                | Neighbourhood::VonNeumann
+                | Neighbourhood::Circular
+                | Neighbourhood::Cross
+                | Neighbourhood::Euclidean
+        )
+    }
+
+    /// For the shapes of centred row intervals ([`Self::is_row_windows`]): row `dy` holds the
+    /// cells `-half..=half` around the centre column, or none (`None`) when `|dy| > radius`.
     /// The bit-sliced kernels count a row of the window with this one number.
     pub fn row_half_width(&self, radius: u32, dy: i64) -> Option<u32> {
         let r = i64::from(radius);
@@ -103,17 +182,27 @@ impl Neighbourhood {
             Neighbourhood::Cross if dy == 0 => r,
             Neighbourhood::Cross => 0,
             Neighbourhood::Euclidean => (r * r - dy * dy).isqrt(),
+            other => panic!(
+                "N{} is not a stack of centred row intervals",
+                other.letter()
+            ),
         };
         Some(half as u32)
     }
 
-    /// Cells in the neighbourhood of `radius`, the centre included: the row widths summed.
+    /// Cells in the neighbourhood of `radius`, the centre included.
     pub fn cells(&self, radius: u32) -> u32 {
         let r = i64::from(radius);
+        if self.is_row_windows() {
+            return (-r..=r)
+                .filter_map(|dy| self.row_half_width(radius, dy))
+                .map(|half| 2 * half + 1)
+                .sum();
+        }
         (-r..=r)
-            .filter_map(|dy| self.row_half_width(radius, dy))
-            .map(|half| 2 * half + 1)
-            .sum()
+            .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
+            .filter(|&(dx, dy)| self.contains(radius, dx, dy))
+            .count() as u32
     }
 }
 
@@ -175,16 +264,16 @@ fn hrot_range((low, high): (u32, u32)) -> String {
     }
 }
 
-impl fmt::Display for LargerThanLife {
-    /// Golly's canonical rule (`ltlalgo::getrule`): upper case, `C0` for every two-state rule,
-    /// the notation the rule was written in. A rule built with `include_centre` prints in LtL
-    /// notation even when marked HROT, which has no `M`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl LargerThanLife {
+    /// Golly's canonical rule (`ltlalgo::getrule`) with `states` in its `C` (0 for two states):
+    /// upper case, the notation the rule was written in. A rule built with `include_centre`
+    /// prints in LtL notation even when marked HROT, which has no `M`.
+    pub fn write(&self, f: &mut fmt::Formatter<'_>, states: u16) -> fmt::Result {
         let n = self.neighbourhood.letter();
         if self.notation == LtlNotation::Hrot && !self.include_centre {
             write!(
                 f,
-                "R{},C0,S{},B{}",
+                "R{},C{states},S{},B{}",
                 self.radius,
                 hrot_range(self.survival),
                 hrot_range(self.birth)
@@ -196,7 +285,7 @@ impl fmt::Display for LargerThanLife {
         }
         write!(
             f,
-            "R{},C0,M{},S{}..{},B{}..{},N{n}",
+            "R{},C{states},M{},S{}..{},B{}..{},N{n}",
             self.radius,
             u8::from(self.include_centre),
             self.survival.0,
@@ -204,6 +293,13 @@ impl fmt::Display for LargerThanLife {
             self.birth.0,
             self.birth.1
         )
+    }
+}
+
+impl fmt::Display for LargerThanLife {
+    /// Golly prints `C0` for every two-state rule.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, 0)
     }
 }
 
@@ -215,6 +311,8 @@ pub enum Rule {
     /// Any other rule of the 3x3 neighbourhood: Hensel's non-totalistic, hexagonal, von
     /// Neumann and `MAP` rules.
     Map(MapRule),
+    /// Cells that age after they die: Generations, Larger than Life with `C` > 2.
+    Generations(Generations),
 }
 
 impl Rule {
@@ -223,7 +321,23 @@ impl Rule {
     pub fn as_life_like(&self) -> Option<&LifeLike> {
         match self {
             Rule::LifeLike(rule) => Some(rule),
-            Rule::LargerThanLife(_) | Rule::Map(_) => None,
+            Rule::LargerThanLife(_) | Rule::Map(_) | Rule::Generations(_) => None,
+        }
+    }
+
+    /// States a cell takes: 2, or a Generations rule's.
+    pub fn states(&self) -> u16 {
+        match self {
+            Rule::Generations(rule) => rule.states,
+            _ => 2,
+        }
+    }
+
+    /// Bit-planes a cell takes (see [`crate::generations`]).
+    pub fn planes(&self) -> u8 {
+        match self {
+            Rule::Generations(rule) => rule.planes(),
+            _ => 1,
         }
     }
 
@@ -239,6 +353,7 @@ impl Rule {
                 let min = ltl.min_torus_side();
                 (width.max(min), height.max(min))
             }
+            Rule::Generations(rule) => rule.alive.rule().torus_size((width, height)),
         }
     }
 }
@@ -249,6 +364,7 @@ impl fmt::Display for Rule {
             Rule::LifeLike(rule) => rule.fmt(f),
             Rule::LargerThanLife(rule) => rule.fmt(f),
             Rule::Map(rule) => rule.fmt(f),
+            Rule::Generations(rule) => rule.fmt(f),
         }
     }
 }
@@ -329,17 +445,33 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
             .starts_with(|c: char| c.is_ascii_digit());
     let evans = body.starts_with(|c: char| c.is_ascii_digit()) && body.contains(',');
     let rule = if r_notation {
-        Rule::LargerThanLife(parse_r_notation(body).map_err(fail)?)
+        let (ltl, states) = parse_r_notation(body).map_err(fail)?;
+        if states > 2 {
+            let alive = AliveRule::LargerThanLife(ltl);
+            Rule::Generations(generations(alive, states).map_err(fail)?)
+        } else {
+            Rule::LargerThanLife(ltl)
+        }
     } else if evans {
         Rule::LargerThanLife(parse_evans(body).map_err(fail)?)
     } else if body.get(..3).is_some_and(|m| m.eq_ignore_ascii_case("map")) {
-        Rule::Map(crate::map::parse_map(&body[3..]).map_err(fail)?)
+        match crate::generations::split_map_states(&body[3..]) {
+            Some((table, states)) => {
+                let table = crate::map::parse_map(table).map_err(fail)?;
+                let states = parse_states(states).map_err(fail)?;
+                Rule::Generations(generations(AliveRule::Table(table), states).map_err(fail)?)
+            }
+            None => Rule::Map(crate::map::parse_map(&body[3..]).map_err(fail)?),
+        }
+    } else if body.matches(['/', '_']).count() == 2 {
+        Rule::Generations(parse_bs_generations(body).map_err(fail)?)
     } else {
         crate::map::parse_bs(body).map_err(fail)?
     };
     let torus = match (rule, torus) {
         (_, None) => None,
-        (Rule::LifeLike(_) | Rule::Map(_), Some((w, h))) => {
+        (Rule::LifeLike(_) | Rule::Map(_) | Rule::Generations(_), Some((w, h))) if !matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_))) =>
+        {
             if w == 0 || h == 0 {
                 return Err(fail(format!(
                     "{} has a zero side; lifegen needs a finite torus, both sides at least 1",
@@ -349,7 +481,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
             Some((w, h))
         }
         // ltlalgo::setrule: `int minsize = 2 * range; if (newwd < minsize) newwd = minsize; ...`
-        (Rule::LargerThanLife(_), Some(size)) => Some(rule.torus_size(size)),
+        (_, Some(size)) => Some(rule.torus_size(size)),
     };
     Ok(RuleSpec { rule, torus })
 }
@@ -398,6 +530,11 @@ fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
     }
 }
 
+/// The neighbourhoods lifegen runs, for error messages.
+const SUPPORTED_NEIGHBOURHOODS: &str = "NM (Moore), NN (von Neumann), NC (circular), N+ (cross), \
+     N2 (Euclidean), NX (saltire), N* (star), N# (hash), NH (hexagonal), NB (checkerboard), \
+     ND (aligned checkerboard), NA (asterisk) and N3 (tripod)";
+
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
 /// its help page gives them; lifegen runs the first three.
 const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
@@ -439,12 +576,20 @@ fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
         'C' => Neighbourhood::Circular,
         '+' => Neighbourhood::Cross,
         '2' => Neighbourhood::Euclidean,
+        'X' => Neighbourhood::Saltire,
+        '*' => Neighbourhood::Star,
+        '#' => Neighbourhood::Hash,
+        'H' => Neighbourhood::Hexagonal,
+        'B' => Neighbourhood::Checkerboard,
+        'D' => Neighbourhood::AlignedCheckerboard,
+        'A' => Neighbourhood::Asterisk,
+        '3' => Neighbourhood::Tripod,
         other => {
             return Err(
                 match GOLLY_NEIGHBOURHOODS.iter().find(|(c, _)| *c == other) {
                     Some((_, name)) => format!(
-                        "neighbourhood N{other} ({name}) is not supported; lifegen runs NM (Moore), \
-                     NN (von Neumann), NC (circular), N+ (cross) and N2 (Euclidean)"
+                        "neighbourhood N{other} ({name}) is not supported; lifegen runs \
+                         {SUPPORTED_NEIGHBOURHOODS}"
                     ),
                     None => format!(
                         "{} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
@@ -470,22 +615,19 @@ fn number_after(field: &str, what: &str) -> Result<u32, String> {
         .map_err(|_| format!("{}: {what} must be a whole number", quote(field)))
 }
 
-/// Golly's `C`: 0, 1 and 2 are the two-state rules, 3..=256 decaying (Generations-like) ones.
-fn check_states(states: u32) -> Result<(), String> {
+/// Golly's `C`: 0, 1 and 2 are the two-state rules (read as 2), 3..=256 decaying
+/// (Generations-like) ones.
+fn check_states(states: u32) -> Result<u16, String> {
     match states {
-        0..=2 => Ok(()),
-        3..=256 => Err(format!(
-            "C{states}: only two-state rules (C0, C1 or C2) are supported, not {states} states"
-        )),
-        _ => Err(format!(
-            "C{states}: Golly allows C0 to C256, and lifegen two-state rules only (C0, C1 or C2)"
-        )),
+        0..=2 => Ok(2),
+        3..=256 => Ok(states as u16),
+        _ => Err(format!("C{states}: Golly allows C0 to C256")),
     }
 }
 
 /// `R5,...` in LtL notation (the text holds `..`) or HROT notation (it does not), as Golly
-/// tells them apart.
-fn parse_r_notation(body: &str) -> Result<LargerThanLife, String> {
+/// tells them apart; with the number of states.
+fn parse_r_notation(body: &str) -> Result<(LargerThanLife, u16), String> {
     if body.contains("..") {
         parse_ltl(body)
     } else {
@@ -495,7 +637,7 @@ fn parse_r_notation(body: &str) -> Result<LargerThanLife, String> {
 
 /// Golly's LtL notation: `sscanf(rule, "R%d,C%d,M%d,S%d..%d,B%d..%d,N%c%n", ...)`, so every
 /// field, in this order, the neighbourhood included.
-fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
+fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
     let fields: Vec<&str> = body.split(',').map(str::trim).collect();
     let expected = [
         ('R', "R<radius>"),
@@ -540,7 +682,7 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
         Ok((number(low)?, number(high)?))
     };
     let radius = number_after(fields[0], "the radius")?;
-    check_states(number_after(fields[1], "the number of states")?)?;
+    let states = check_states(number_after(fields[1], "the number of states")?)?;
     let include_centre = match number_after(fields[2], "M")? {
         0 => false,
         1 => true,
@@ -555,7 +697,7 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
         notation: LtlNotation::Ltl,
     };
     check_ltl(rule)?;
-    Ok(rule)
+    Ok((rule, states))
 }
 
 /// Kellie Evans' `r,bmin,bmax,smin,smax`: Moore, the centre counted; Golly prints it in LtL
@@ -633,7 +775,7 @@ fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
 
 /// Golly's HROT notation `R<r>,C<c>,S<list>,B<list>[,N<n>]`: outer totalistic, the
 /// neighbourhood optional (Moore). Lists that are one range only.
-fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
+fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
     let mut fields: Vec<&str> = body.split(',').map(str::trim).collect();
     // Golly takes a comma after the last B count (`R1,C0,S2-3,B3,`).
     if fields.len() > 2 && fields.last() == Some(&"") {
@@ -647,7 +789,7 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
         ));
     }
     let radius = number_after(fields[0], "the radius")?;
-    check_states(number_after(fields[1], "the number of states")?)?;
+    let states = check_states(number_after(fields[1], "the number of states")?)?;
     let mut rest = &fields[2..];
     if rest.first().is_some_and(|f| upper(f).starts_with('M')) {
         return Err(format!(
@@ -704,7 +846,7 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
         notation: LtlNotation::Hrot,
     };
     check_ltl(rule)?;
-    Ok(rule)
+    Ok((rule, states))
 }
 
 /// Golly's limits (ltlalgo::setrule): radius 1..=500; every count at most the neighbourhood's
@@ -971,7 +1113,7 @@ mod tests {
             ("B3/S23:P100,100", "plane"),
             ("B3/S23:T0,5", "zero side"),
             ("B3/S23:Tx,5", "not a number"),
-            ("R5,C3,M0,S34..58,B34..45,NM", "two-state"),
+            ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C2,M0,S34..580,B34..45,NM", "exceeds the 120 cells"),
             ("R5,C2,M0,S34..58,NM", "missing B<min>..<max>"),
@@ -981,9 +1123,11 @@ mod tests {
             ("R5,C2,M0,S34..58,B34..45,NMM", "unexpected \"M\" after NM"),
             ("R0,C2,M0,S1..2,B1..1,NM", "outside"),
             ("R2,C2,M2,S1..2,B1..1,NM", "M must be 0 or 1"),
-            ("R2,C2,M0,S1..2,B1..1,NX", "NX (saltire) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,N*", "N* (star) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,NH", "NH (hexagonal) is not supported"),
+            (
+                "R2,C2,M0,S1..2,B1..1,NL",
+                "NL (triangular) is not supported",
+            ),
+            ("R2,C2,M0,S1..2,B1..1,NG", "NG (Gaussian) is not supported"),
             (
                 "R2,C2,M0,S1..2,B1..1,N@891891",
                 "N@ (custom) is not supported",
