@@ -10,6 +10,7 @@ use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_edges;
 
 use crate::gpu::device::{GpuError, driver};
+use crate::gpu::staging::{Staging, on_threads};
 use crate::universe::Universe;
 
 pub(crate) struct DeviceUniverse {
@@ -29,12 +30,19 @@ pub(crate) struct DeviceUniverse {
     /// Whether the cells past the edges are dead (a bounded plane) rather than wrapped.
     pub plane: bool,
     edges: CudaFunction,
+    staging: Staging,
     host: Universe,
 }
 
-/// Rows copied between host and GPU at a time where a row's layout differs: bounds the host
-/// memory a copy takes beside the universe.
-const COPY_WORDS: usize = 1 << 24;
+/// Words of a page-locked buffer rows pass through between host and GPU (two a universe):
+/// 32 MiB, long enough to keep the link busy, short enough that two universes on a GPU pin
+/// little of the host's memory.
+const COPY_WORDS: usize = 1 << 23;
+
+/// Threads that repack rows for a copy.
+fn copy_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
 
 impl DeviceUniverse {
     /// Checks the free memory (two copies), then copies `universe` to the GPU, its rows padded
@@ -76,6 +84,8 @@ impl DeviceUniverse {
         let n = stride as usize * rows as usize * universe.planes();
         let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
         let buffers = [alloc(&stream)?, alloc(&stream)?];
+        let chunk_rows = (COPY_WORDS / stride as usize).clamp(1, rows.max(1) as usize);
+        let staging = Staging::new(&stream, chunk_rows * stride as usize)?;
         let mut device = DeviceUniverse {
             stream,
             buffers,
@@ -86,19 +96,24 @@ impl DeviceUniverse {
             ghost,
             plane,
             edges,
+            staging,
             host: universe,
         };
         device.upload(0, None)?;
         Ok(device)
     }
 
-    /// The padded row's shape (`stride`, `ghost`, words of cells, rows copied at a time) and a
-    /// buffer for copying `rows` rows that way.
-    fn staging(&self, rows: usize) -> ([usize; 4], Vec<u32>) {
+    /// The padded row's shape: `stride`, `ghost`, words of cells, rows copied at a time.
+    fn shape(&self) -> [usize; 4] {
         let stride = self.stride as usize;
-        let chunk_rows = (COPY_WORDS / stride).max(1);
-        let shape = [stride, self.ghost as usize, self.words as usize, chunk_rows];
-        (shape, vec![0u32; chunk_rows.min(rows) * stride])
+        let chunk_rows = self.staging.words() / stride;
+        [stride, self.ghost as usize, self.words as usize, chunk_rows]
+    }
+
+    /// The device address of word `at` of the current copy.
+    fn word_ptr(&self, at: usize) -> sys::CUdeviceptr {
+        let (base, _) = self.buffers[self.current].device_ptr(&self.stream);
+        base + (at * 4) as sys::CUdeviceptr
     }
 
     /// Copies host rows to the current copy from row `y`: `words` (whole host rows of the
@@ -133,25 +148,33 @@ impl DeviceUniverse {
         words: &[u64],
         host_row: usize,
     ) -> Result<(), GpuError> {
-        let base = plane * self.plane_words();
-        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(words.len() / host_row);
-        for (c, rows) in words.chunks(chunk_rows * host_row).enumerate() {
-            let count = rows.len() / host_row;
-            for (row, out) in rows.chunks(host_row).zip(staging.chunks_mut(stride)) {
-                out[ghost..ghost + n].copy_from_slice(&as_u32(row)[..n]);
-            }
-            let at = base + (y + c * chunk_rows) * stride;
-            let mut dst = self.buffers[self.current].slice_mut(at..at + count * stride);
-            self.stream
-                .memcpy_htod(&staging[..count * stride], &mut dst)
-                .map_err(driver("copy rows to the GPU"))?;
-        }
-        Ok(())
+        let [stride, ghost, n, chunk_rows] = self.shape();
+        let at = plane * self.plane_words() + y * stride;
+        let first = self.word_ptr(at);
+        let rows = words.len() / host_row;
+        self.staging
+            .to_device(&self.stream, rows.div_ceil(chunk_rows), |c, buffer| {
+                let host = &words[c * chunk_rows * host_row..];
+                let count = chunk_rows.min(host.len() / host_row);
+                on_threads(
+                    &mut buffer[..count * stride],
+                    stride,
+                    copy_threads(),
+                    |r, out| {
+                        let rows = host[r * host_row..].chunks(host_row);
+                        for (out, row) in out.chunks_mut(stride).zip(rows) {
+                            out[ghost..ghost + n].copy_from_slice(&as_u32(row)[..n]);
+                        }
+                    },
+                );
+                let to = first + (c * chunk_rows * stride * 4) as sys::CUdeviceptr;
+                (to, count * stride)
+            })
     }
 
     /// Rows `y..y + rows` of the current copy into `out` (whole host rows), bits past the width
     /// cleared.
-    fn download(&self, y: usize, out: &mut [u64]) -> Result<(), GpuError> {
+    fn download(&mut self, y: usize, out: &mut [u64]) -> Result<(), GpuError> {
         let host_row = self.host.words_per_row();
         self.download_rows(0, y, out, host_row, self.host.last_word_mask())
     }
@@ -159,30 +182,41 @@ impl DeviceUniverse {
     /// [`Self::download`] of bit-plane `plane` into rows of `host_row` words whose last word
     /// keeps the bits of `mask` (the held host universe may be out of place).
     fn download_rows(
-        &self,
+        &mut self,
         plane: usize,
         y: usize,
         out: &mut [u64],
         host_row: usize,
         mask: u64,
     ) -> Result<(), GpuError> {
-        let base = plane * self.plane_words();
-        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(out.len() / host_row);
-        for (c, rows) in out.chunks_mut(chunk_rows * host_row).enumerate() {
-            let count = rows.len() / host_row;
-            let at = base + (y + c * chunk_rows) * stride;
-            let src = self.buffers[self.current].slice(at..at + count * stride);
-            self.stream
-                .memcpy_dtoh(&src, &mut staging[..count * stride])
-                .map_err(driver("copy rows from the GPU"))?;
-            for (row, data) in rows.chunks_mut(host_row).zip(staging.chunks(stride)) {
-                let cells = as_u32_mut(row);
-                cells[..n].copy_from_slice(&data[ghost..ghost + n]);
-                cells[n..].fill(0);
-                row[host_row - 1] &= mask;
-            }
-        }
-        Ok(())
+        let [stride, ghost, n, chunk_rows] = self.shape();
+        let at = plane * self.plane_words() + y * stride;
+        let first = self.word_ptr(at);
+        let rows = out.len() / host_row;
+        let from = |c: usize| {
+            let count = chunk_rows.min(rows - c * chunk_rows);
+            let at = first + (c * chunk_rows * stride * 4) as sys::CUdeviceptr;
+            (at, count * stride)
+        };
+        self.staging
+            .from_device(&self.stream, rows.div_ceil(chunk_rows), from, |c, data| {
+                let host = &mut out[c * chunk_rows * host_row..];
+                let count = data.len() / stride;
+                on_threads(
+                    &mut host[..count * host_row],
+                    host_row,
+                    copy_threads(),
+                    |r, rows| {
+                        let padded = data[r * stride..].chunks(stride);
+                        for (row, data) in rows.chunks_mut(host_row).zip(padded) {
+                            let cells = as_u32_mut(row);
+                            cells[..n].copy_from_slice(&data[ghost..ghost + n]);
+                            cells[n..].fill(0);
+                            row[host_row - 1] &= mask;
+                        }
+                    },
+                );
+            })
     }
 
     /// The universe now, copied back from the GPU.
@@ -214,7 +248,7 @@ impl DeviceUniverse {
     }
 
     /// Rows `y..y + rows` of the universe now, as host rows.
-    pub fn read_rows(&self, y: usize, rows: usize) -> Result<Vec<u64>, GpuError> {
+    pub fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, GpuError> {
         let mut host = vec![0u64; rows * self.host.words_per_row()];
         self.download(y, &mut host)?;
         Ok(host)

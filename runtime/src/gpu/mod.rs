@@ -5,4 +5,5 @@ pub mod ceilings;
 pub mod device;
 pub(crate) mod device_universe;
 pub mod exchange;
+pub(crate) mod staging;
 pub mod stream;
