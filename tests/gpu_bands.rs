@@ -105,7 +105,13 @@ fn bands_of_odd_widths_match_the_cpu() {
     // what the exchange copies: every route, a radius-1 and a radius-5 rule.
     for mode in MODES {
         check("B3/S23", (1001, 1203), 77, &[0, 0], mode);
-        check("R5,C0,M1,S34..58,B34..45,NM", (333, 900), 23, &[0, 0, 0], mode);
+        check(
+            "R5,C0,M1,S34..58,B34..45,NM",
+            (333, 900),
+            23,
+            &[0, 0, 0],
+            mode,
+        );
     }
 }
 
