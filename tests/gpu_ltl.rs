@@ -60,7 +60,13 @@ fn radii_1_to_16_every_shape_on_the_gpu() {
     }
     let mut rng = SplitMix64::new(99);
     for r in 1..=16u32 {
-        for n in ['M', 'N', 'C', '+', '2'] {
+        // Golly 5's shapes counted cell by cell, at a few radii.
+        let cellwise: &[char] = if [1, 2, 5, 16].contains(&r) {
+            &['X', '*', '#', 'H', 'B', 'D', 'A', '3']
+        } else {
+            &[]
+        };
+        for &n in ['M', 'N', 'C', '+', '2'].iter().chain(cellwise) {
             for m in [0u32, 1] {
                 let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
                 let Rule::LargerThanLife(probe) = probe else {

@@ -95,6 +95,22 @@ fn radii_1_to_16_every_shape_against_the_reference() {
     }
 }
 
+/// Golly 5's shapes that are not stacks of centred row intervals, counted cell by cell.
+#[test]
+fn golly_5_shapes_cell_by_cell_against_the_reference() {
+    let mut rng = SplitMix64::new(5);
+    for r in [1, 2, 3, 6, 16] {
+        for n in ['X', '*', '#', 'H', 'B', 'D', 'A', '3'] {
+            for m in [0, 1] {
+                let rule = random_rule(r, n, m, &mut rng);
+                let span = 2 * r as u64 + 1;
+                check(&rule, span + 45, span + 7, 0.35, u64::from(r), 3);
+                check(&rule, 70 + u64::from(r), 1 + u64::from(r % 3), 0.5, 7, 2);
+            }
+        }
+    }
+}
+
 #[test]
 fn heights_of_one_and_two_and_narrow_widths() {
     let mut rng = SplitMix64::new(7);

@@ -17,7 +17,12 @@ pub struct WindowStepper {
 }
 
 impl WindowStepper {
+    /// For the shapes of centred row intervals (`Neighbourhood::is_row_windows`).
     pub fn new(rule: LargerThanLife, width: u64, height: u64) -> Result<Self, UniverseError> {
+        assert!(
+            rule.neighbourhood.is_row_windows(),
+            "window sums count shapes of centred row intervals"
+        );
         let what = format!("window sums for a {width}x{height} universe");
         let prefix = memory::zeroed((width + 1).saturating_mul(height), &what)?;
         let spare = Universe::new(width, height)?;

@@ -54,7 +54,7 @@ impl Ageing {
                 decompose_smallest(&mut b, Basis::Lut3, &vars, table)
             })
             .collect();
-        let network = b.finish(&format!("ageing-{states}"), outputs);
+        let network = b.finish(format!("ageing-{states}"), outputs);
         verify(&network, &spec(states))?;
         Ok(Ageing { states, network })
     }

@@ -73,11 +73,7 @@ const BOUND_NAMES: [&str; 4] = ["survival_lo", "survival_hi", "birth_lo", "birth
 
 /// Cells of the neighbourhood, the centre included.
 pub fn full_size(radius: u32, neighbourhood: Neighbourhood) -> u64 {
-    let r = i64::from(radius);
-    (-r..=r)
-        .filter_map(|dy| neighbourhood.row_half_width(radius, dy))
-        .map(|h| 2 * u64::from(h) + 1)
-        .sum()
+    u64::from(neighbourhood.cells(radius))
 }
 
 impl LtlKernel {
@@ -177,7 +173,14 @@ fn build(
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
         Neighbourhood::VonNeumann if history == History::Delay => diagonal_count(&mut b, r),
-        _ => column_count(&mut b, r, neighbourhood),
+        // Columns cost their 2(2r + 1) entering and leaving cells, whatever the shape's size:
+        // a shape of fewer cells (the tripod) is cheaper counted cell by cell.
+        shape => match column_runs(r, shape) {
+            Some(runs) if shape.is_row_windows() || full_size(r, shape) > 4 * u64::from(r) + 2 => {
+                column_count(&mut b, r, neighbourhood, &runs)
+            }
+            _ => cell_count(&mut b, r, neighbourhood),
+        },
     };
     let alive = Bit::Wire(b.load(r));
     let bounds = bounds(&mut b);
@@ -210,8 +213,9 @@ pub fn life_like_equivalent(rule: &LargerThanLife) -> Option<LifeLike> {
     })
 }
 
-/// A letter for the shape in kernel names: Golly's `M`, `N`, `C`, then `P` for the cross (`+`)
-/// and `E` for the Euclidean disc (`2`), which names must not hold.
+/// A letter for the shape in kernel names: Golly's letter where it is one a name may hold, else
+/// `P` for the cross (`+`), `E` for the Euclidean disc (`2`), `S` for the star (`*`), `Q` for
+/// the hash (`#`), `T` for the tripod (`3`).
 pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
     match neighbourhood {
         Neighbourhood::Moore => 'M',
@@ -219,6 +223,14 @@ pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
         Neighbourhood::Circular => 'C',
         Neighbourhood::Cross => 'P',
         Neighbourhood::Euclidean => 'E',
+        Neighbourhood::Saltire => 'X',
+        Neighbourhood::Star => 'S',
+        Neighbourhood::Hash => 'Q',
+        Neighbourhood::Hexagonal => 'H',
+        Neighbourhood::Checkerboard => 'B',
+        Neighbourhood::AlignedCheckerboard => 'D',
+        Neighbourhood::Asterisk => 'A',
+        Neighbourhood::Tripod => 'T',
     }
 }
 
@@ -404,34 +416,42 @@ fn running_sum(b: &mut ProgramBuilder, full: u64, plus: &Num<Val>, minus: &Num<V
     next
 }
 
-/// Half-height of column `dx` of the shape: the farthest row whose window reaches it.
-fn column_half_height(r: u32, neighbourhood: Neighbourhood, dx: i64) -> u32 {
-    (0..=i64::from(r))
-        .rev()
-        .find(|&dy| {
-            neighbourhood
-                .row_half_width(r, dy)
-                .is_some_and(|half| i64::from(half) >= dx.abs())
+/// The rows `lo..=hi` (relative to the centre) each column `dx = -r..=r` of the shape holds,
+/// when every column is one run of cells; `None` otherwise.
+fn column_runs(r: u32, neighbourhood: Neighbourhood) -> Option<Vec<(i64, i64)>> {
+    let ri = i64::from(r);
+    (-ri..=ri)
+        .map(|dx| {
+            let rows: Vec<i64> = (-ri..=ri)
+                .filter(|&dy| neighbourhood.contains(r, dx, dy))
+                .collect();
+            let (&lo, &hi) = (rows.first()?, rows.last()?);
+            (rows.len() as i64 == hi - lo + 1).then_some((lo, hi))
         })
-        .expect("the centre row spans the radius") as u32
+        .collect()
 }
 
-/// Any shape whose columns are runs centred on the cell's row (von Neumann, circular): the
-/// count is carried from row to row, and column `dx`, of half-height `h`, changes by the cell
-/// entering it at `dy = h` less the cell leaving it at `dy = -h - 1`: the `2r + 1` entering
-/// and the `2r + 1` leaving cells are counted by carry-save reductions ([`Counter`]). No
-/// row's window is restacked and no older row is kept, whatever the shape.
-fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+/// Any shape whose columns are runs of cells (von Neumann, circular, the cross, the discs, the
+/// hexagon, the tripod; `runs` from [`column_runs`]): the count is carried from row to row, and
+/// column `dx`, holding rows `lo..=hi`, changes by the cell entering it at `dy = hi` less the
+/// cell leaving it at `dy = lo - 1`: the `2r + 1` entering and the `2r + 1` leaving cells are
+/// counted by carry-save reductions ([`Counter`]). No row's window is restacked and no older row
+/// is kept, whatever the shape.
+fn column_count(
+    b: &mut ProgramBuilder,
+    r: u32,
+    neighbourhood: Neighbourhood,
+    runs: &[(i64, i64)],
+) -> Num<Val> {
     let ri = i64::from(r);
     let cells = 2 * ri as u64 + 1;
     // Each cell is made just before its counter takes it, so that few are live at once.
     let mut entering = Counter::new(width_for(cells));
     let mut leaving = Counter::new(width_for(cells));
-    for dx in -ri..=ri {
-        let h = column_half_height(r, neighbourhood, dx);
+    for (dx, &(lo, hi)) in (-ri..=ri).zip(runs) {
         // The newest row is `dy = r`.
-        for (counter, back) in [(&mut entering, r - h), (&mut leaving, r + 1 + h)] {
-            let row = b.load(back);
+        for (counter, back) in [(&mut entering, ri - hi), (&mut leaving, ri + 1 - lo)] {
+            let row = b.load(back as u32);
             let cell = Bit::Wire(b.shift(row, dx as i32));
             counter.add(b, 0, cell);
         }
@@ -442,6 +462,28 @@ fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) ->
     };
     let (plus, minus) = (count(b, entering), count(b, leaving));
     running_sum(b, full_size(r, neighbourhood), &plus, &minus)
+}
+
+/// Any shape, cell by cell: every cell of the neighbourhood read from its row (a `Load` of the
+/// row `r - dy` back, shifted) and counted by one carry-save reduction ([`Counter`]). Nothing
+/// is carried from row to row, so the program chains; its cost grows with the cells (about two
+/// LUT3 a cell), where the windowed shapes' grows with the radius.
+fn cell_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+    let ri = i64::from(r);
+    let full = full_size(r, neighbourhood);
+    let mut counter = Counter::new(width_for(full));
+    for dy in -ri..=ri {
+        for dx in (-ri..=ri).filter(|&dx| neighbourhood.contains(r, dx, dy)) {
+            // The newest row is `dy = r`.
+            let row = b.load((ri - dy) as u32);
+            let cell = Bit::Wire(b.shift(row, dx as i32));
+            counter.add(b, 0, cell);
+        }
+    }
+    Num {
+        bits: counter.finish(b),
+        max: full,
+    }
 }
 
 /// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the
@@ -507,11 +549,8 @@ pub fn reference_step(rule: &LargerThanLife, torus: &Torus) -> Torus {
         for x in 0..w {
             let mut count = 0u32;
             for dy in -r..=r {
-                let Some(half) = rule.neighbourhood.row_half_width(rule.radius, dy) else {
-                    continue;
-                };
                 let yy = (y + dy).rem_euclid(h) as usize;
-                for dx in -i64::from(half)..=i64::from(half) {
+                for dx in (-r..=r).filter(|&dx| rule.neighbourhood.contains(rule.radius, dx, dy)) {
                     count += torus.get((x + dx).rem_euclid(w) as usize, yy) as u32;
                 }
             }
@@ -643,13 +682,7 @@ mod tests {
     fn radius_one_count_is_exhaustively_right() {
         // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
         // each block's centre sees exactly its own block. Every count against every bound.
-        for shape in [
-            Neighbourhood::Moore,
-            Neighbourhood::VonNeumann,
-            Neighbourhood::Circular,
-            Neighbourhood::Cross,
-            Neighbourhood::Euclidean,
-        ] {
+        for shape in Neighbourhood::ALL {
             for history in [History::Delay, History::Paired] {
                 let kernel = LtlKernel::with_history(1, shape, history);
                 let mut torus = Torus::new(3 * 512, 3);

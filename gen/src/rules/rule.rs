@@ -53,8 +53,8 @@ impl fmt::Display for LifeLike {
     }
 }
 
-/// The shape of a Larger-than-Life neighbourhood: Golly's square-grid shapes that are stacks of
-/// centred row intervals (`NM`, `NN`, `NC`, `N+`, `N2`).
+/// The shape of a Larger-than-Life neighbourhood, as Golly 5's `ltlalgo` draws it (docs/GOLLY.md,
+/// Part 2 (f)): the first five are stacks of centred row intervals, the others not.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Neighbourhood {
     /// `NM`: the (2r+1) x (2r+1) square.
@@ -68,10 +68,44 @@ pub enum Neighbourhood {
     Cross,
     /// `N2`: the Euclidean disc dx^2 + dy^2 <= r^2 (`ltlalgo::max_neighbors`, case '2').
     Euclidean,
+    /// `NX`: the saltire, |dx| == |dy| <= r.
+    Saltire,
+    /// `N*`: the star, the cross and the saltire.
+    Star,
+    /// `N#`: the hash, |dx| == 1 or |dy| == 1 within the square.
+    Hash,
+    /// `NH`: the hexagon, |dx|, |dy|, |dx - dy| <= r (the square less its NE and SW corners).
+    Hexagonal,
+    /// `NB`: the checkerboard, dx + dy odd.
+    Checkerboard,
+    /// `ND`: the aligned checkerboard, dx + dy even.
+    AlignedCheckerboard,
+    /// `NA`: the asterisk, the hexagonal grid's three axes: dx == 0, dy == 0 or dx == dy.
+    Asterisk,
+    /// `N3`: the tripod, north (dx == 0, dy < 0), west (dy == 0, dx < 0) and south-east
+    /// (dx == dy > 0) arms.
+    Tripod,
 }
 
 impl Neighbourhood {
-    /// Golly's letter after `N`: `M`, `N`, `C`, `+` or `2`.
+    /// Every shape lifegen runs.
+    pub const ALL: [Neighbourhood; 13] = [
+        Neighbourhood::Moore,
+        Neighbourhood::VonNeumann,
+        Neighbourhood::Circular,
+        Neighbourhood::Cross,
+        Neighbourhood::Euclidean,
+        Neighbourhood::Saltire,
+        Neighbourhood::Star,
+        Neighbourhood::Hash,
+        Neighbourhood::Hexagonal,
+        Neighbourhood::Checkerboard,
+        Neighbourhood::AlignedCheckerboard,
+        Neighbourhood::Asterisk,
+        Neighbourhood::Tripod,
+    ];
+
+    /// Golly's letter after `N`.
     pub fn letter(&self) -> char {
         match self {
             Neighbourhood::Moore => 'M',
@@ -79,16 +113,60 @@ impl Neighbourhood {
             Neighbourhood::Circular => 'C',
             Neighbourhood::Cross => '+',
             Neighbourhood::Euclidean => '2',
+            Neighbourhood::Saltire => 'X',
+            Neighbourhood::Star => '*',
+            Neighbourhood::Hash => '#',
+            Neighbourhood::Hexagonal => 'H',
+            Neighbourhood::Checkerboard => 'B',
+            Neighbourhood::AlignedCheckerboard => 'D',
+            Neighbourhood::Asterisk => 'A',
+            Neighbourhood::Tripod => '3',
         }
     }
 
+    /// Whether cell (dx, dy) from the centre is counted. The centre always is: Golly counts it
+    /// for `M1` rules whatever the shape, and lifegen's kernels count it and move the `M0`
+    /// bounds instead.
     pub fn contains(&self, radius: u32, dx: i64, dy: i64) -> bool {
-        self.row_half_width(radius, dy)
-            .is_some_and(|half| dx.unsigned_abs() <= u64::from(half))
+        let r = i64::from(radius);
+        if dx.abs() > r || dy.abs() > r {
+            return false;
+        }
+        if dx == 0 && dy == 0 {
+            return true;
+        }
+        match self {
+            Neighbourhood::Saltire => dx.abs() == dy.abs(),
+            Neighbourhood::Star => dx == 0 || dy == 0 || dx.abs() == dy.abs(),
+            Neighbourhood::Hash => dx.abs() == 1 || dy.abs() == 1,
+            Neighbourhood::Hexagonal => (dx - dy).abs() <= r,
+            Neighbourhood::Checkerboard => (dx + dy).rem_euclid(2) == 1,
+            Neighbourhood::AlignedCheckerboard => (dx + dy).rem_euclid(2) == 0,
+            Neighbourhood::Asterisk => dx == 0 || dy == 0 || dx == dy,
+            Neighbourhood::Tripod => {
+                (dx == 0 && dy < 0) || (dy == 0 && dx < 0) || (dx == dy && dx > 0)
+            }
+            _ => self
+                .row_half_width(radius, dy)
+                .is_some_and(|half| dx.unsigned_abs() <= u64::from(half)),
+        }
     }
 
-    /// Every neighbourhood is symmetric and convex by rows: row `dy` holds the cells
-    /// `-half..=half` around the centre column, or none (`None`) when `|dy| > radius`.
+    /// Whether every row of the shape is an interval centred on the centre column: the shapes
+    /// whose kernels count rows by windows ([`Self::row_half_width`]).
+    pub fn is_row_windows(&self) -> bool {
+        matches!(
+            self,
+            Neighbourhood::Moore
+                | Neighbourhood::VonNeumann
+                | Neighbourhood::Circular
+                | Neighbourhood::Cross
+                | Neighbourhood::Euclidean
+        )
+    }
+
+    /// For the shapes of centred row intervals ([`Self::is_row_windows`]): row `dy` holds the
+    /// cells `-half..=half` around the centre column, or none (`None`) when `|dy| > radius`.
     /// The bit-sliced kernels count a row of the window with this one number.
     pub fn row_half_width(&self, radius: u32, dy: i64) -> Option<u32> {
         let r = i64::from(radius);
@@ -104,17 +182,27 @@ impl Neighbourhood {
             Neighbourhood::Cross if dy == 0 => r,
             Neighbourhood::Cross => 0,
             Neighbourhood::Euclidean => (r * r - dy * dy).isqrt(),
+            other => panic!(
+                "N{} is not a stack of centred row intervals",
+                other.letter()
+            ),
         };
         Some(half as u32)
     }
 
-    /// Cells in the neighbourhood of `radius`, the centre included: the row widths summed.
+    /// Cells in the neighbourhood of `radius`, the centre included.
     pub fn cells(&self, radius: u32) -> u32 {
         let r = i64::from(radius);
+        if self.is_row_windows() {
+            return (-r..=r)
+                .filter_map(|dy| self.row_half_width(radius, dy))
+                .map(|half| 2 * half + 1)
+                .sum();
+        }
         (-r..=r)
-            .filter_map(|dy| self.row_half_width(radius, dy))
-            .map(|half| 2 * half + 1)
-            .sum()
+            .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
+            .filter(|&(dx, dy)| self.contains(radius, dx, dy))
+            .count() as u32
     }
 }
 
@@ -504,6 +592,11 @@ fn parse_topology(suffix: &str) -> Result<(Topology, Option<(u64, u64)>), String
     Ok((topology, Some(sides)))
 }
 
+/// The neighbourhoods lifegen runs, for error messages.
+const SUPPORTED_NEIGHBOURHOODS: &str = "NM (Moore), NN (von Neumann), NC (circular), N+ (cross), \
+     N2 (Euclidean), NX (saltire), N* (star), N# (hash), NH (hexagonal), NB (checkerboard), \
+     ND (aligned checkerboard), NA (asterisk) and N3 (tripod)";
+
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
 /// its help page gives them; lifegen runs the first three.
 const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
@@ -545,12 +638,20 @@ fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
         'C' => Neighbourhood::Circular,
         '+' => Neighbourhood::Cross,
         '2' => Neighbourhood::Euclidean,
+        'X' => Neighbourhood::Saltire,
+        '*' => Neighbourhood::Star,
+        '#' => Neighbourhood::Hash,
+        'H' => Neighbourhood::Hexagonal,
+        'B' => Neighbourhood::Checkerboard,
+        'D' => Neighbourhood::AlignedCheckerboard,
+        'A' => Neighbourhood::Asterisk,
+        '3' => Neighbourhood::Tripod,
         other => {
             return Err(
                 match GOLLY_NEIGHBOURHOODS.iter().find(|(c, _)| *c == other) {
                     Some((_, name)) => format!(
-                        "neighbourhood N{other} ({name}) is not supported; lifegen runs NM (Moore), \
-                     NN (von Neumann), NC (circular), N+ (cross) and N2 (Euclidean)"
+                        "neighbourhood N{other} ({name}) is not supported; lifegen runs \
+                         {SUPPORTED_NEIGHBOURHOODS}"
                     ),
                     None => format!(
                         "{} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
@@ -1119,9 +1220,11 @@ mod tests {
             ("R5,C2,M0,S34..58,B34..45,NMM", "unexpected \"M\" after NM"),
             ("R0,C2,M0,S1..2,B1..1,NM", "outside"),
             ("R2,C2,M2,S1..2,B1..1,NM", "M must be 0 or 1"),
-            ("R2,C2,M0,S1..2,B1..1,NX", "NX (saltire) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,N*", "N* (star) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,NH", "NH (hexagonal) is not supported"),
+            (
+                "R2,C2,M0,S1..2,B1..1,NL",
+                "NL (triangular) is not supported",
+            ),
+            ("R2,C2,M0,S1..2,B1..1,NG", "NG (Gaussian) is not supported"),
             (
                 "R2,C2,M0,S1..2,B1..1,N@891891",
                 "N@ (custom) is not supported",

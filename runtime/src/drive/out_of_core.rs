@@ -152,12 +152,37 @@ pub struct Times {
     pub simulate: f64,
     /// The device's own kernel time, where it times it.
     pub kernel: Option<f64>,
+    /// Swapping bands in and out of GPUs (the busiest one's), part of `simulate`.
+    pub copies: f64,
     /// The whole run.
     pub wall: f64,
 }
 
+/// Bytes a banded run moved: the traffic the disk and the link to the device must carry.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Traffic {
+    /// Rows read from the source (made, for a soup).
+    pub read: u64,
+    /// Rows written to the output.
+    pub written: u64,
+    /// Rows copied into and out of the busiest GPU as bands were swapped (none on the CPU).
+    pub copied: u64,
+}
+
+impl Traffic {
+    /// The least time this traffic takes at the rates `times` measured, each stream of it
+    /// overlapping the others: what the disk and the link bound the run by.
+    pub fn bound(&self, times: &Times) -> f64 {
+        [times.read, times.write, times.copies]
+            .into_iter()
+            .fold(0.0, f64::max)
+    }
+}
+
 pub struct Report {
     pub backend: String,
+    /// For a banded run, the bytes it moved.
+    pub traffic: Option<Traffic>,
     pub layout: String,
     pub passes: u64,
     pub population: u64,
@@ -436,6 +461,7 @@ fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Re
     times.wall = start.elapsed().as_secs_f64();
     Ok(Report {
         backend: sim.describe(),
+        traffic: None,
         layout: "held whole".into(),
         passes,
         population,
@@ -476,6 +502,7 @@ fn run_banded(
         times.read += checking.elapsed().as_secs_f64();
     }
     let mut kernel = None;
+    let mut traffic = Traffic::default();
     // One simulator slot a worker (a band at a time on each), kept from pass to pass.
     let mut held: Vec<Option<Held>> = job.simulators.devices.iter().map(|_| None).collect();
     let mut done = 0;
@@ -512,6 +539,12 @@ fn run_banded(
         times.read += pass.read;
         times.write += pass.write;
         times.simulate += pass.simulate;
+        traffic.read += bands.count * bands.rows() * row_bytes;
+        traffic.written += height * row_bytes;
+        if job.simulators.on_gpu {
+            times.copies += pass.swap;
+            traffic.copied += 2 * pass.swaps * bands.rows() * row_bytes;
+        }
         if let Some(k) = pass.kernel {
             *kernel.get_or_insert(0.0) += k;
         }
@@ -548,6 +581,7 @@ fn run_banded(
     times.kernel = kernel;
     times.wall = start.elapsed().as_secs_f64();
     Ok(Report {
+        traffic: Some(traffic),
         backend: held.into_iter().flatten().next().map_or_else(
             || "none (no generations to run)".into(),
             |h| h.sim.describe(),
@@ -566,6 +600,8 @@ struct PassReport {
     simulate: f64,
     /// Swapping bands in and out of the simulator.
     swap: f64,
+    /// Bands swapped in and out (each a copy in and a copy out).
+    swaps: u64,
     /// Advancing bands.
     advance: f64,
     kernel: Option<f64>,
@@ -692,6 +728,7 @@ fn run_pass(
             write: write + finishing.elapsed().as_secs_f64(),
             simulate: times.simulate,
             swap: times.swap,
+            swaps: times.swaps,
             advance: times.advance,
             kernel: times.kernel,
             population,
@@ -705,6 +742,7 @@ fn run_pass(
 struct WorkTimes {
     simulate: f64,
     swap: f64,
+    swaps: u64,
     advance: f64,
     kernel: Option<f64>,
 }
@@ -749,6 +787,7 @@ fn work(
             Some(h) => {
                 let result = h.sim.replace(band)?;
                 t.swap += simulating.elapsed().as_secs_f64();
+                t.swaps += 1;
                 Some(result)
             }
             None => {
@@ -779,6 +818,7 @@ fn work(
         let took = swapping.elapsed().as_secs_f64();
         t.simulate += took;
         t.swap += took;
+        t.swaps += 1;
         let _ = to_writer.send((k, result));
     }
     Ok(t)
