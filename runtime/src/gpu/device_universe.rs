@@ -268,6 +268,12 @@ impl DeviceUniverse {
         self.upload(y, Some(words))
     }
 
+    /// The universe's width in cells.
+    pub fn host_width(&self) -> u32 {
+        // Sides are at most 2^31 (`crate::universe::MAX_SIDE`).
+        self.host.width() as u32
+    }
+
     /// The device address of row `y` of the alive plane now (the copy the next kernel reads),
     /// its padding included: rows follow each other [`Self::row_bytes`] apart.
     pub fn row_ptr(&self, y: usize) -> sys::CUdeviceptr {

@@ -77,8 +77,9 @@ impl StreamGpuSimulator {
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
-    /// remainder of fewer generations); one a launch on a bounded plane, whose cells past the
-    /// edges a chained level would not keep dead.
+    /// remainder of fewer generations). On a bounded plane the generations are chained from
+    /// `chain(1)` with the plane's edges masked between them and checked
+    /// ([`lifegen_gen::kernel::eval::bounded_and_checked`]).
     /// `shifts` and `k` words a lane set the kernel's shape.
     pub fn chained(
         chain: ChainMaker,
@@ -87,7 +88,14 @@ impl StreamGpuSimulator {
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
-        let gens = if universe.is_plane() { 1 } else { gens };
+        let chain: ChainMaker = if universe.is_plane() {
+            Box::new(move |g| {
+                let one = chain(1)?;
+                lifegen_gen::kernel::eval::bounded_and_checked(&one, g)
+            })
+        } else {
+            chain
+        };
         let program = make(&chain, gens, rule)?;
         Self::build(&program, Some((chain, gens)), (shifts, k), rule, universe)
     }
@@ -200,6 +208,8 @@ impl StreamGpuSimulator {
             self.device.rows,
             self.device.stride,
             self.device.ghost,
+            self.device.host_width(),
+            self.device.ghost_rows,
         ];
         let launch = |step, stream: &_, src: &_, dst: &mut _| {
             let pass: &Pass = if step < full { main } else { last.unwrap() };
@@ -315,7 +325,7 @@ impl Pass {
         stream: &Arc<cudarc::driver::CudaStream>,
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
-        [words, rows, stride, ghost]: [u32; 4],
+        [words, rows, stride, ghost, width, top]: [u32; 6],
     ) -> Result<(), GpuError> {
         let warps = self.kernel.warps_per_block;
         let config = LaunchConfig {
@@ -334,7 +344,11 @@ impl Pass {
             .arg(&self.segment)
             .arg(&stride)
             .arg(&ghost);
-        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both buffers
+        if self.kernel.bounded {
+            launch.arg(&width).arg(&top);
+        }
+        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes (`width` and
+        // `top` for a bounded kernel only); both buffers
         // hold `stride * rows` words and are distinct.
         unsafe { launch.launch(config) }
             .map(drop)
