@@ -17,16 +17,23 @@ fn ltl(text: &str) -> LargerThanLife {
     }
 }
 
-#[test]
-fn stream_kernels_assemble_without_spills() {
+/// The CUDA tools, or `None` after saying the test skipped (an error in CI, which has them).
+fn ptxas_or_skip() -> Option<CudaTools> {
     let tools = CudaTools::find();
     checks::record(checks::Needs::Ptxas, tools.is_some());
-    let Some(tools) = tools else {
+    if tools.is_none() {
         assert!(
             std::env::var("CI").is_err(),
             "CI must have ptxas (.ci/run installs it into .venv-cuda)"
         );
         eprintln!("SKIPPED: ptxas not found (run .ci/run to install it)");
+    }
+    tools
+}
+
+#[test]
+fn stream_kernels_assemble_without_spills() {
+    let Some(tools) = ptxas_or_skip() else {
         return;
     };
     let mut assembled = 0;
@@ -95,14 +102,7 @@ fn stream_kernels_assemble_without_spills() {
 fn bounded_plane_kernels_assemble_without_spills() {
     use lifegen_gen::kernel::eval::bounded_and_checked;
     use lifegen_gen::kernel::row_shared::RowSharedKernel;
-    let tools = CudaTools::find();
-    checks::record(checks::Needs::Ptxas, tools.is_some());
-    let Some(tools) = tools else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must have ptxas (.ci/run installs it into .venv-cuda)"
-        );
-        eprintln!("SKIPPED: ptxas not found (run .ci/run to install it)");
+    let Some(tools) = ptxas_or_skip() else {
         return;
     };
     let life = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY);

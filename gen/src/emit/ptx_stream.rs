@@ -726,7 +726,8 @@ impl Emitter {
             })
             .collect();
         let loaded = rows.clone();
-        // The rows a bounded plane's masks stand for, one cursor each.
+        // The rows a bounded plane's masks stand for: each a fixed distance below the store's
+        // row (`program.lag - lag`), so no cursor of their own steps in the unmasked loop.
         let mut lags: Vec<u32> = program
             .instrs
             .iter()
@@ -737,7 +738,6 @@ impl Emitter {
             .collect();
         lags.sort_unstable();
         lags.dedup();
-        rows.extend(&lags);
         rows.push(program.lag);
         rows.sort_unstable();
         rows.dedup();
@@ -790,10 +790,15 @@ impl Emitter {
             // but the warps of the edge strips and the trips at the top and bottom rows.
             let bodies: &[bool] = if bounded { &[true, false] } else { &[false] };
             if let (Some(&first), Some(&deepest)) = (lags.first(), lags.last()) {
-                let r = row_reg(deepest);
-                let span = deepest - first + layout.unroll - 1;
-                self.line(format!("\tsetp.ge.u32 %pf, %ry{r}, %r37;"));
-                self.line(format!("\tadd.u32 %r39, %ry{r}, {span};"));
+                // The store's row of the trip's first iteration, %ry{store_row}, wrapped round
+                // the rows: a sum past them is past the plane's end too.
+                let (lo, hi) = (
+                    program.lag - deepest,
+                    program.lag - first + layout.unroll - 1,
+                );
+                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {lo};"));
+                self.line("\tsetp.ge.u32 %pf, %r39, %r37;");
+                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {hi};"));
                 self.line("\tsetp.lt.and.u32 %pf, %r39, %r38, %pf;");
                 self.line("\tand.pred %pf, %pf, %pint;");
                 self.line(format!("\t@%pf bra {label}_INSIDE;"));
@@ -822,9 +827,7 @@ impl Emitter {
                     }
                     // Byte offsets of each cursor's row.
                     for (r, &back) in rows.iter().enumerate() {
-                        if !lags.contains(&back) || back == program.lag || loaded.contains(&back) {
-                            self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
-                        }
+                        self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
                         if loaded.contains(&back) {
                             self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
                         }
@@ -833,9 +836,12 @@ impl Emitter {
                     // the plane, none elsewhere.
                     if masked {
                         for (m, &lag) in lags.iter().enumerate() {
-                            let r = row_reg(lag);
-                            self.line(format!("\tsetp.ge.u32 %pi, %ry{r}, %r37;"));
-                            self.line(format!("\tsetp.lt.and.u32 %pi, %ry{r}, %r38, %pi;"));
+                            let below = program.lag - lag;
+                            self.line(format!("\tadd.u32 %r39, %ry{store_row}, {below};"));
+                            self.line("\tsetp.ge.u32 %p5, %r39, %r2;");
+                            self.line("\t@%p5 sub.u32 %r39, %r39, %r2;");
+                            self.line("\tsetp.ge.u32 %pi, %r39, %r37;");
+                            self.line("\tsetp.lt.and.u32 %pi, %r39, %r38, %pi;");
                             for j in 0..k {
                                 self.line(format!("\tselp.b32 %mk{j}_{m}, %cm{j}, 0, %pi;"));
                             }
