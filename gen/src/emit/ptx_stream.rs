@@ -28,6 +28,11 @@
 //! `crate::emit::ptx_edges` refreshes before each launch, so a strip reads a straight run of
 //! cells at every width and every generation it runs is right. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
 //! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
+//! A bounded plane's program ([`Program::is_bounded`]) has its loop emitted twice: masked
+//! (`Inside` an `and` with the word's cells in the plane, none for a row outside it) and
+//! unmasked (`Inside` a copy, which ptxas drops); a warp takes the unmasked copy for a trip when
+//! all its words lie wholly inside the plane (a vote at the start) and every row the masks stand
+//! for in the trip lies inside (one comparison of the store's row cursor).
 //! A program of several bit-planes finds them one after another at `src` and `dst`, each
 //! `rows * words` words; planes other than the first are read from the source at one depth.
 

@@ -1207,7 +1207,10 @@ mod tests {
             ("B3/S29", "at most 8"),
             ("B2x/S23", "unexpected character 'x'"),
             ("Life", "not a rule"),
-            ("B3/S23:P100,100", "plane"),
+            (
+                "B3/S23:P0,100",
+                "zero side; lifegen needs a finite bounded plane",
+            ),
             ("B3/S23:T0,5", "zero side"),
             ("B3/S23:Tx,5", "not a number"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),

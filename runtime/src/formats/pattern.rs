@@ -66,15 +66,21 @@ pub enum ReadError {
 /// Why a universe size cannot be settled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SizeError {
-    /// A size given beside a rule with a different `:T` torus.
+    /// A size given beside a rule with a different `:T` torus or `:P` plane.
     #[error(
-        "--size {}x{} disagrees with the rule's size {},{} (its :T or :P suffix); give one of them",
+        "--size {}x{} disagrees with the rule's {} :{}{},{}; give one of them",
         size.0,
         size.1,
+        topology.name(),
+        topology.letter(),
         torus.0,
         torus.1
     )]
-    Disagrees { size: (u64, u64), torus: (u64, u64) },
+    Disagrees {
+        size: (u64, u64),
+        torus: (u64, u64),
+        topology: lifegen_gen::Topology,
+    },
     /// A universe file asked to be another size.
     #[error(
         "{} holds a {}x{} universe; --size or a :T torus cannot change it",
@@ -121,7 +127,11 @@ pub fn universe_size(
     if let (Some(size), Some(torus)) = (size, rule.size.filter(|_| rule_given))
         && size != torus
     {
-        return Err(SizeError::Disagrees { size, torus });
+        return Err(SizeError::Disagrees {
+            size,
+            torus,
+            topology: rule.topology,
+        });
     }
     Ok(size
         .or(rule.size)
