@@ -308,22 +308,23 @@ struct Rates {
     per_row_gen: f64,
 }
 
-/// The pass length for a banded run: the one with the least time a generation, where a pass
-/// takes the longer of its file traffic and its simulation (they overlap), and longer passes
-/// spend more of the simulation on halos; then evened out so no short pass is left at the end,
-/// and made a multiple of `step` (the simulator's generations a launch) where that fits.
+/// The pass length for a banded run: the one that takes the `left` generations in the least
+/// time, where a pass takes the longer of its file traffic and its simulation (they overlap),
+/// longer passes spend more of the simulation on halos, and the passes are of equal length
+/// (so no short pass is left at the end); made a multiple of `step` (the simulator's
+/// generations a launch) where that fits.
 fn plan_gens(height: u64, radius: u64, max_rows: u64, left: u64, rates: Rates, step: u64) -> u64 {
-    let per_gen = |gens: u64| -> Option<f64> {
+    let pass = |gens: u64| -> Option<f64> {
         let bands = Bands::new(height, radius, gens, max_rows)?;
         let simulate = bands.count as f64
             * (rates.per_band + bands.rows() as f64 * gens as f64 * rates.per_row_gen);
-        Some(simulate.max(rates.io) / gens as f64)
+        Some(simulate.max(rates.io))
     };
-    let best = (1..=left.max(1))
-        .map_while(|g| per_gen(g).map(|t| (g, t)))
+    let left = left.max(1);
+    let passes = (1..=left)
+        .filter_map(|p| pass(left.div_ceil(p)).map(|t| (p, t * p as f64)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(1, |(g, _)| g);
-    let passes = left.div_ceil(best);
+        .map_or(left, |(p, _)| p);
     let even = left.div_ceil(passes);
     let rounded = even.div_ceil(step) * step;
     if rounded <= left && Bands::new(height, radius, rounded, max_rows).is_some() {
@@ -965,6 +966,19 @@ mod tests {
         assert!((bands.count - 1) * bands.interior < 1000);
         assert_eq!(Bands::new(1000, 2, 10, 40), None);
         assert_eq!(Bands::new(1000, 1, 1, 3).unwrap().interior, 1);
+    }
+
+    #[test]
+    fn one_long_pass_beats_two_that_read_and_write_the_universe_twice() {
+        // 393216^2 under 4 GiB on the H100 (benchmarks/gpu-ooc-plan-795db6e.log): the best
+        // pass alone is about 2730 generations, but 4096 in two passes of 2048 read and write
+        // the universe twice (2 x 14.6 s) where one pass of 4096 simulates for 22.8 s.
+        let rates = Rates {
+            io: 14.59,
+            per_band: 0.29,
+            per_row_gen: 8.986e-9,
+        };
+        assert_eq!(plan_gens(393_216, 1, 38_229, 4096, rates, 10), 4096);
     }
 
     #[test]
