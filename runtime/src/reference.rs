@@ -13,20 +13,18 @@ use lifegen_gen::{Neighbourhood, Rule};
 
 use crate::universe::Universe;
 
-/// The offsets a cell counts, and whether its own state counts among them.
-fn offsets(rule: &Rule) -> Vec<(i64, i64)> {
+/// The offsets a cell counts with their weights (1 but for Golly's `NG` and `NW`), the centre
+/// among them when it counts itself.
+fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
     let (radius, shape, include_centre) = match rule {
         Rule::LifeLike(_) | Rule::Map(_) => (1, Neighbourhood::Moore, false),
         Rule::LargerThanLife(ltl) => (ltl.radius, ltl.neighbourhood, ltl.include_centre),
     };
-    let r = radius as i64;
-    let mut list = Vec::new();
-    for dy in -r..=r {
-        for dx in -r..=r {
-            let centre = dx == 0 && dy == 0;
-            if shape.contains(radius, dx, dy) && (!centre || include_centre) {
-                list.push((dx, dy));
-            }
+    let mut list = shape.cells_weighted(radius);
+    if include_centre && shape.counts_centre() {
+        match list.iter_mut().find(|(dx, dy, _)| (*dx, *dy) == (0, 0)) {
+            Some(centre) => centre.2 += 1,
+            None => list.push((0, 0, 1)),
         }
     }
     list
@@ -42,18 +40,19 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
     let mut next = universe.clone();
     for y in 0..h {
         for x in 0..w {
-            let count = offsets
+            let count: i64 = offsets
                 .iter()
-                .filter(|(dx, dy)| {
+                .filter(|(dx, dy, _)| {
                     universe.get(
                         (x + dx).rem_euclid(w) as usize,
                         (y + dy).rem_euclid(h) as usize,
                     )
                 })
-                .count() as u32;
+                .map(|&(_, _, weight)| weight)
+                .sum();
             let alive = universe.get(x as usize, y as usize);
             let next_state = match rule {
-                Rule::LifeLike(rule) => rule.next(alive, count),
+                Rule::LifeLike(rule) => rule.next(alive, count as u32),
                 Rule::LargerThanLife(rule) => rule.next(alive, count),
                 Rule::Map(_) => unreachable!("tables are stepped by map_step"),
             };
@@ -117,6 +116,40 @@ mod tests {
                 unreachable!()
             };
             assert_eq!(offsets(&ltl).len() as u32, l.neighbourhood_size());
+        }
+    }
+
+    /// Golly 5's shapes under `B1`: one live cell gives birth to the neighbourhood mirrored
+    /// through itself (the cells whose neighbourhoods hold it), as bgolly draws them.
+    #[test]
+    fn one_cell_under_b1_draws_golly_5_shapes_mirrored() {
+        for (text, born) in [
+            ("R3,C0,S,B1,NX", 12),
+            ("R3,C0,S,B1,N*", 24),
+            ("R3,C0,S,B1,N#", 24),
+            ("R3,C0,S,B1,NH", 36),
+            ("R3,C0,S,B1,NB", 24),
+            ("R3,C0,S,B1,ND", 24),
+            ("R3,C0,S,B1,NA", 18),
+            ("R3,C0,S,B1,N3", 9),
+            ("R2,C0,S,B1,N@891891", 8),
+            ("R1,C0,S,B1,NW100000000", 1),
+        ] {
+            let ltl = rule(text);
+            let Rule::LargerThanLife(l) = ltl else {
+                unreachable!()
+            };
+            let mut u = Universe::new(20, 20).unwrap();
+            u.set(10, 10, true);
+            let next = step(&u, &ltl);
+            assert_eq!(next.population(), born, "{text}");
+            for y in 0..20 {
+                for x in 0..20 {
+                    let (dx, dy) = (x as i64 - 10, y as i64 - 10);
+                    let expected = l.neighbourhood.weight(l.radius, -dx, -dy) == 1;
+                    assert_eq!(next.get(x, y), expected, "{text} at {dx},{dy}");
+                }
+            }
         }
     }
 

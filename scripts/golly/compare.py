@@ -108,8 +108,20 @@ def ltl_maxn(r, n):
         return (2 * r + 1) ** 2 - 1
     if n == "N":
         return 2 * r * (r + 1)
-    if n == "+":
+    if n in "+X":
         return 4 * r
+    if n in "*#":
+        return 8 * r
+    if n == "H":
+        return (2 * r + 1) ** 2 - r * (r + 1) - 1
+    if n in "BD":
+        return ((2 * r + 1) ** 2 - 1) // 2
+    if n == "A":
+        return 6 * r
+    if n == "3":
+        return 3 * r
+    if n == "G":
+        return (r + 1) ** 4
     if n in "C2":
         count = 0
         r2 = r * r + r if n == "C" else r * r
@@ -119,7 +131,8 @@ def ltl_maxn(r, n):
                 w += 1
             count += 2 * w + 1
         return count - 1
-    raise CaseError("neighbourhood N%s: the oracle knows M, N, C, + and 2 only" % n)
+    raise CaseError("neighbourhood N%s: the oracle knows the B0 emulation of every shape but "
+                    "N@ and NW" % n)
 
 
 def classify(rule):

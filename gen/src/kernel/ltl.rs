@@ -71,13 +71,26 @@ pub fn gpu_history(rule: &LargerThanLife, words_per_lane: u32) -> History {
 /// birth high (exclusive), each `bound_bits` parameters, least significant first.
 const BOUND_NAMES: [&str; 4] = ["survival_lo", "survival_hi", "birth_lo", "birth_hi"];
 
-/// Cells of the neighbourhood, the centre included.
+/// The largest count a kernel of the shape holds: the positive weights, the centre included
+/// (masks: the cells, the centre included).
 pub fn full_size(radius: u32, neighbourhood: Neighbourhood) -> u64 {
-    let r = i64::from(radius);
-    (-r..=r)
-        .filter_map(|dy| neighbourhood.row_half_width(radius, dy))
-        .map(|h| 2 * u64::from(h) + 1)
-        .sum()
+    u64::from(neighbourhood.cells(radius))
+}
+
+/// What a kernel adds to the count so that it is never negative: 0 without negative weights,
+/// else `2^(n-1)` for an `n`-bit count that holds every value from `-negative` to the largest,
+/// so that the biased count is the two's complement one with its top bit flipped.
+pub fn count_bias(radius: u32, neighbourhood: Neighbourhood) -> u64 {
+    let negative: i64 = neighbourhood
+        .cells_weighted(radius)
+        .iter()
+        .map(|&(_, _, w)| (-w).max(0))
+        .sum();
+    if negative == 0 {
+        return 0;
+    }
+    let span = negative as u64 + full_size(radius, neighbourhood);
+    1 << width_for(span)
 }
 
 impl LtlKernel {
@@ -86,7 +99,7 @@ impl LtlKernel {
     }
 
     pub fn with_history(radius: u32, neighbourhood: Neighbourhood, history: History) -> Self {
-        let full = full_size(radius, neighbourhood);
+        let full = full_size(radius, neighbourhood) + count_bias(radius, neighbourhood);
         // Bounds reach full + 1 (an exclusive upper bound above every count).
         let bound_bits = width_for(full + 1);
         let params = BOUND_NAMES
@@ -117,13 +130,19 @@ impl LtlKernel {
             (rule.radius, rule.neighbourhood),
             (self.radius, self.neighbourhood)
         );
-        // The count includes the centre: a live cell's M0 count is one less.
-        let shift = u32::from(!rule.include_centre);
+        // The count includes the centre: a live cell's M0 count is one less (NW's weights say
+        // what the centre counts, whatever M). Negative weights: the count is biased.
+        let shift = u64::from(!rule.include_centre && rule.neighbourhood.counts_centre());
+        let bias = count_bias(self.radius, self.neighbourhood);
+        let (survival, birth) = (
+            (u64::from(rule.survival.0), u64::from(rule.survival.1)),
+            (u64::from(rule.birth.0), u64::from(rule.birth.1)),
+        );
         let bounds = [
-            rule.survival.0 + shift,
-            rule.survival.1 + shift + 1,
-            rule.birth.0,
-            rule.birth.1 + 1,
+            survival.0 + shift + bias,
+            survival.1 + shift + 1 + bias,
+            birth.0 + bias,
+            birth.1 + 1 + bias,
         ];
         bounds
             .iter()
@@ -171,13 +190,17 @@ fn build(
         (Neighbourhood::VonNeumann, History::Recompute | History::Paired) => "_columns",
         _ => "",
     };
-    let name = format!("ltl_r{radius}_{}{suffix}", shape_letter(neighbourhood));
+    let name = format!("ltl_r{radius}_{}{suffix}", shape_name(neighbourhood));
     let mut b = ProgramBuilder::new(name, params);
     let r = radius;
     let count = match neighbourhood {
         Neighbourhood::Moore => moore_count(&mut b, r, history),
         Neighbourhood::VonNeumann if history == History::Delay => diagonal_count(&mut b, r),
-        _ => column_count(&mut b, r, neighbourhood),
+        Neighbourhood::VonNeumann
+        | Neighbourhood::Circular
+        | Neighbourhood::Cross
+        | Neighbourhood::Euclidean => column_count(&mut b, r, neighbourhood),
+        _ => weighted_column_count(&mut b, r, neighbourhood),
     };
     let alive = Bit::Wire(b.load(r));
     let bounds = bounds(&mut b);
@@ -210,16 +233,32 @@ pub fn life_like_equivalent(rule: &LargerThanLife) -> Option<LifeLike> {
     })
 }
 
-/// A letter for the shape in kernel names: Golly's `M`, `N`, `C`, then `P` for the cross (`+`)
-/// and `E` for the Euclidean disc (`2`), which names must not hold.
-pub fn shape_letter(neighbourhood: Neighbourhood) -> char {
-    match neighbourhood {
-        Neighbourhood::Moore => 'M',
-        Neighbourhood::VonNeumann => 'N',
-        Neighbourhood::Circular => 'C',
+/// The shape in kernel names: Golly's `M`, `N`, `C`, then letters for the shapes whose Golly
+/// letter a name must not hold: `P` for the cross (`+`), `E` for the Euclidean disc (`2`), `S`
+/// for the star (`*`), `Z` for the hash (`#`), `T` for the tripod (`3`); `U` (custom, `@`) and
+/// `W` (weighted) with a hash of their digits.
+pub fn shape_name(neighbourhood: Neighbourhood) -> String {
+    let letter = match neighbourhood {
         Neighbourhood::Cross => 'P',
         Neighbourhood::Euclidean => 'E',
-    }
+        Neighbourhood::Star => 'S',
+        Neighbourhood::Hash => 'Z',
+        Neighbourhood::Tripod => 'T',
+        Neighbourhood::Custom(mask) | Neighbourhood::Weighted(mask) => {
+            // FNV-1a of the digits: stable across runs and platforms.
+            let hash = mask.text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
+                (h ^ u64::from(c)).wrapping_mul(0x0100_0000_01b3)
+            });
+            let letter = if neighbourhood.letter() == '@' {
+                'U'
+            } else {
+                'W'
+            };
+            return format!("{letter}{:08x}", hash as u32);
+        }
+        other => other.letter(),
+    };
+    letter.to_string()
 }
 
 /// A name fragment for a rule: `s34_58_b34_45_m0`.
@@ -444,6 +483,65 @@ fn column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) ->
     running_sum(b, full_size(r, neighbourhood), &plus, &minus)
 }
 
+/// Any shape, weights and all: the count is carried from row to row, and column `dx` changes
+/// by `sum_j c(dx, j) * (w(j) - w(j + 1))` over the rows `j` where its weight steps (a run of
+/// equal weights gains its entering cell and loses its leaving one). The steps up go to one
+/// carry-save count and the steps down to another, each cell at the bit columns of its step's
+/// size. Negative weights: the sum runs modulo `2^n` and the biased count
+/// ([`count_bias`]) is it with its top bit flipped.
+fn weighted_column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbourhood) -> Num<Val> {
+    let ri = i64::from(r);
+    let weight = |dx: i64, dy: i64| {
+        let own = dx == 0 && dy == 0 && neighbourhood.counts_centre();
+        neighbourhood.weight(r, dx, dy) + i64::from(own)
+    };
+    let mut steps: Vec<(i64, i64, i64)> = Vec::new();
+    for dx in -ri..=ri {
+        for j in -ri - 1..=ri {
+            let step = weight(dx, j) - weight(dx, j + 1);
+            if step != 0 {
+                steps.push((dx, j, step));
+            }
+        }
+    }
+    let total = |sign: i64| -> u64 {
+        steps
+            .iter()
+            .map(|&(_, _, s)| (s * sign).max(0) as u64)
+            .sum()
+    };
+    let (up, down) = (total(1), total(-1));
+    let mut plus = Counter::new(width_for(up));
+    let mut minus = Counter::new(width_for(down));
+    // Each cell is made just before its counter takes it, so that few are live at once.
+    for &(dx, j, step) in &steps {
+        // The newest row is `dy = r`.
+        let row = b.load((ri - j) as u32);
+        let cell = Bit::Wire(b.shift(row, dx as i32));
+        let counter = if step > 0 { &mut plus } else { &mut minus };
+        let size = step.unsigned_abs();
+        for column in (0..64).filter(|&i| size >> i & 1 == 1) {
+            counter.add(b, column, cell);
+        }
+    }
+    let plus = Num {
+        bits: plus.finish(b),
+        max: up,
+    };
+    let minus = Num {
+        bits: minus.finish(b),
+        max: down,
+    };
+    let bias = count_bias(r, neighbourhood);
+    if bias == 0 {
+        return running_sum(b, full_size(r, neighbourhood), &plus, &minus);
+    }
+    let mut count = running_sum(b, 2 * bias - 1, &plus, &minus);
+    let top = count.bits.len() - 1;
+    count.bits[top] = gate(b, !LUT3_A, count.bits[top], Bit::Zero, Bit::Zero);
+    count
+}
+
 /// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the
 /// edges above its top) each row, each the sum of two diagonal lines of `r + 1` and `r` cells.
 /// The lines come from doubling ladders along the diagonals (`L[k+1] = L[k]` plus `L[k]` of
@@ -501,25 +599,26 @@ fn delay_num(b: &mut ProgramBuilder, n: &Num<Val>, rows: u32) -> Num<Val> {
 /// One generation of `rule` on `torus`, cell by cell: what every LtL program must compute.
 pub fn reference_step(rule: &LargerThanLife, torus: &Torus) -> Torus {
     let (w, h) = (torus.width as i64, torus.height as i64);
-    let r = i64::from(rule.radius);
+    let cells = rule.neighbourhood.cells_weighted(rule.radius);
     let mut next = Torus::new(torus.width, torus.height);
     for y in 0..h {
         for x in 0..w {
-            let mut count = 0u32;
-            for dy in -r..=r {
-                let Some(half) = rule.neighbourhood.row_half_width(rule.radius, dy) else {
-                    continue;
-                };
-                let yy = (y + dy).rem_euclid(h) as usize;
-                for dx in -i64::from(half)..=i64::from(half) {
-                    count += torus.get((x + dx).rem_euclid(w) as usize, yy) as u32;
-                }
-            }
+            let sum: i64 = cells
+                .iter()
+                .filter(|&&(dx, dy, _)| {
+                    torus.get(
+                        (x + dx).rem_euclid(w) as usize,
+                        (y + dy).rem_euclid(h) as usize,
+                    )
+                })
+                .map(|&(_, _, weight)| weight)
+                .sum();
             let alive = torus.get(x as usize, y as usize);
-            if !rule.include_centre {
-                count -= alive as u32;
-            }
-            next.set(x as usize, y as usize, rule.next(alive, count));
+            next.set(
+                x as usize,
+                y as usize,
+                rule.next(alive, rule.count(sum, alive)),
+            );
         }
     }
     next
@@ -615,6 +714,33 @@ mod tests {
             "R11,C0,M0,S150..250,B160..220,NC",
             "R16,C0,M0,S170..296,B170..300,NN",
             "R16,C0,M1,S300..600,B350..500,NC",
+            // Golly 5's shapes, odd and even radii.
+            "R1,C0,M1,S1..3,B1..2,NX",
+            "R3,C0,M0,S2..5,B3..4,NX",
+            "R2,C0,M0,S3..8,B4..7,N*",
+            "R5,C0,M1,S10..22,B12..18,N*",
+            "R1,C0,M0,S1..4,B2..3,N#",
+            "R4,C0,M1,S8..20,B10..14,N#",
+            "R2,C0,M0,S4..10,B5..9,NH",
+            "R6,C0,M1,S30..70,B35..60,NH",
+            "R1,C0,M0,S1..3,B2..2,NB",
+            "R3,C0,M1,S5..14,B6..10,NB",
+            "R2,C0,M0,S3..8,B4..6,ND",
+            "R5,C0,M1,S20..40,B25..35,ND",
+            "R2,C0,M0,S3..6,B3..5,NA",
+            "R7,C0,M1,S10..25,B12..20,NA",
+            "R1,C0,M0,S1..2,B1..2,N3",
+            "R6,C0,M1,S5..12,B6..9,N3",
+            "R1,C0,M0,S4..9,B5..8,NG",
+            "R3,C0,M1,S60..150,B70..120,NG",
+            "R2,C0,M0,S2..5,B3..4,N@891891",
+            "R3,C0,M1,S5..12,B6..9,N@F00F00F00F0C",
+            "R1,C0,M0,S3..9,B4..7,NW123401323",
+            "R2,C0,M0,S5..20,B6..14,NW1234F1234F12A21F4321F4321",
+            "R1,C0,M1,S40..130,B50..120,NW7F0102030405060781",
+            "R8,C0,M0,S60..130,B70..110,NB",
+            "R16,C0,M0,S40..90,B45..80,N#",
+            "R16,C0,M0,S400..600,B420..560,NH",
         ] {
             let rule = ltl(text);
             // Every history: Moore's three, von Neumann's diagonal lines and columns.
@@ -643,13 +769,27 @@ mod tests {
     fn radius_one_count_is_exhaustively_right() {
         // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
         // each block's centre sees exactly its own block. Every count against every bound.
-        for shape in [
-            Neighbourhood::Moore,
-            Neighbourhood::VonNeumann,
-            Neighbourhood::Circular,
-            Neighbourhood::Cross,
-            Neighbourhood::Euclidean,
-        ] {
+        let mut shapes = Neighbourhood::CENTRED_ROWS.to_vec();
+        shapes.extend(
+            [
+                "NX",
+                "N*",
+                "N#",
+                "NH",
+                "NB",
+                "ND",
+                "NA",
+                "N3",
+                "NG",
+                "N@5A",
+                "N@81",
+                "NW123401323",
+                "NW1F2E3D4C5",
+                "NW7F8102030405060781",
+            ]
+            .map(|n| ltl(&format!("R1,C0,M0,S0..0,B0..0,{n}")).neighbourhood),
+        );
+        for shape in shapes {
             for history in [History::Delay, History::Paired] {
                 let kernel = LtlKernel::with_history(1, shape, history);
                 let mut torus = Torus::new(3 * 512, 3);
@@ -669,7 +809,7 @@ mod tests {
                                 ),
                                 birth: (low, high),
                                 include_centre,
-                                ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape.letter()))
+                                ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape.text()))
                             };
                             let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
                             let want = reference_step(&rule, &torus);
