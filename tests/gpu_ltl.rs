@@ -3,6 +3,7 @@
 //! is none. `LIFEGEN_REQUIRE_GPU=1` makes a missing GPU a failure (the device runs set it).
 
 mod checks;
+mod shapes;
 
 use lifegen_gen::Rule;
 use lifegen_runtime::gpu::device::{GpuError, open_device};
@@ -86,6 +87,30 @@ fn radii_1_to_16_every_shape_on_the_gpu() {
                 let rule = ltl(&format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}"));
                 let span = 2 * u64::from(r) + 1;
                 // Several strips and segments, widths of 1 word and of odd word counts.
+                check(&rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3);
+                check(&rule, 32, span + 3, 0.5, 5, 2);
+                check(&rule, 32 * 3, span, 0.3, 6, 2);
+            }
+        }
+    }
+}
+
+#[test]
+fn golly_5_shapes_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    let mut rng = SplitMix64::new(2025);
+    for r in [1, 2, 3, 5, 8, 16u32] {
+        for n in shapes::golly_5_neighbourhoods(r, &mut rng) {
+            for m in [0u32, 1] {
+                let probe = ltl(&format!("R{r},C0,M{m},S{m}..{m},B0..0,N{n}"));
+                let Rule::LargerThanLife(probe) = probe else {
+                    unreachable!("an LtL rule string")
+                };
+                let max = probe.neighbourhood_size();
+                let rule = ltl(&shapes::random_rule_text(r, &n, m, max, &mut rng));
+                let span = 2 * u64::from(r) + 1;
                 check(&rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3);
                 check(&rule, 32, span + 3, 0.5, 5, 2);
                 check(&rule, 32 * 3, span, 0.3, 6, 2);

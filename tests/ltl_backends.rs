@@ -2,6 +2,8 @@
 //! simulator: radii 1..16 and a few large ones, every shape, M0 and M1, birth ranges from 0,
 //! widths that are not multiples of 64, heights of 1 and 2, every instruction set this CPU has.
 
+mod shapes;
+
 use lifegen_gen::kernel::ltl::LtlKernel;
 use lifegen_gen::{LargerThanLife, Rule};
 use lifegen_runtime::cpu::Isa;
@@ -90,6 +92,32 @@ fn radii_1_to_16_every_shape_against_the_reference() {
                 // shorter than the window (cells counted more than once, as the reference does).
                 check(&rule, span + 45, span + 7, 0.35, u64::from(r), 3);
                 check(&rule, 70 + u64::from(r), 3 + u64::from(r % 5), 0.5, 7, 2);
+            }
+        }
+    }
+}
+
+#[test]
+fn golly_5_shapes_against_the_reference() {
+    let mut rng = SplitMix64::new(2025);
+    for r in [1, 2, 3, 4, 5, 8, 11, 16u32] {
+        for n in shapes::golly_5_neighbourhoods(r, &mut rng) {
+            for m in [0, 1] {
+                let max = ltl(&format!("R{r},C0,M{m},S{m}..{m},B0..0,N{n}")).neighbourhood_size();
+                let rule = ltl(&shapes::random_rule_text(r, &n, m, max, &mut rng));
+                let span = 2 * r as u64 + 1;
+                check(&rule, span + 45, span + 7, 0.35, u64::from(r), 3);
+                check(&rule, 70 + u64::from(r), 3 + u64::from(r % 5), 0.5, 7, 2);
+            }
+        }
+    }
+    // Heights of one and two, a width of one, on every shape.
+    for r in [1, 2, 5] {
+        for n in shapes::golly_5_neighbourhoods(r, &mut rng) {
+            let max = ltl(&format!("R{r},C0,M0,S0..0,B0..0,N{n}")).neighbourhood_size();
+            let rule = ltl(&shapes::random_rule_text(r, &n, 0, max, &mut rng));
+            for (w, h) in [(131, 1), (67, 2), (1, 40)] {
+                check(&rule, w, h, 0.4, w + h, 3);
             }
         }
     }

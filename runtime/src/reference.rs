@@ -124,16 +124,16 @@ mod tests {
     #[test]
     fn one_cell_under_b1_draws_golly_5_shapes_mirrored() {
         for (text, born) in [
-            ("R3,C0,S,B1,NX", 12),
-            ("R3,C0,S,B1,N*", 24),
-            ("R3,C0,S,B1,N#", 24),
-            ("R3,C0,S,B1,NH", 36),
-            ("R3,C0,S,B1,NB", 24),
-            ("R3,C0,S,B1,ND", 24),
-            ("R3,C0,S,B1,NA", 18),
-            ("R3,C0,S,B1,N3", 9),
-            ("R2,C0,S,B1,N@891891", 8),
-            ("R1,C0,S,B1,NW100000000", 1),
+            ("R3,C0,M0,S0..0,B1..1,NX", 13),
+            ("R3,C0,M0,S0..0,B1..1,N*", 25),
+            ("R3,C0,M0,S0..0,B1..1,N#", 25),
+            ("R3,C0,M0,S0..0,B1..1,NH", 37),
+            ("R3,C0,M0,S0..0,B1..1,NB", 25),
+            ("R3,C0,M0,S0..0,B1..1,ND", 25),
+            ("R3,C0,M0,S0..0,B1..1,NA", 19),
+            ("R3,C0,M0,S0..0,B1..1,N3", 10),
+            ("R2,C0,M0,S0..0,B1..1,N@891891", 9),
+            ("R1,C0,M0,S0..0,B1..1,NW100000000", 2),
         ] {
             let ltl = rule(text);
             let Rule::LargerThanLife(l) = ltl else {
@@ -146,7 +146,9 @@ mod tests {
             for y in 0..20 {
                 for x in 0..20 {
                     let (dx, dy) = (x as i64 - 10, y as i64 - 10);
-                    let expected = l.neighbourhood.weight(l.radius, -dx, -dy) == 1;
+                    // S0: the lone cell, which counts nothing, survives.
+                    let expected =
+                        l.neighbourhood.weight(l.radius, -dx, -dy) == 1 || (dx, dy) == (0, 0);
                     assert_eq!(next.get(x, y), expected, "{text} at {dx},{dy}");
                 }
             }
