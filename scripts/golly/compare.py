@@ -43,6 +43,7 @@ How the two sides are run and aligned (read from Golly's source, see docs/GOLLY.
 """
 
 import argparse
+import hashlib
 import os
 import random
 import re
@@ -509,7 +510,11 @@ def main():
             continue
         for (w, h) in sizes:
             for seed in seeds:
-                tag = re.sub(r"[^A-Za-z0-9]+", "_", rule) + "_%dx%d_s%d" % (w, h, seed)
+                name = re.sub(r"[^A-Za-z0-9]+", "_", rule)
+                if len(name) > 80:
+                    # N@ and NW digits: a folder name has at most 255 bytes.
+                    name = name[:60] + "_" + hashlib.sha1(rule.encode()).hexdigest()[:12]
+                tag = name + "_%dx%d_s%d" % (w, h, seed)
                 work = os.path.join(work_root, tag)
                 os.makedirs(work, exist_ok=True)
                 soup = os.path.join(work, "soup.rle")

@@ -200,6 +200,8 @@ fn build(
         | Neighbourhood::Circular
         | Neighbourhood::Cross
         | Neighbourhood::Euclidean => column_count(&mut b, r, neighbourhood),
+        Neighbourhood::Checkerboard => checker_count(&mut b, r, false),
+        Neighbourhood::AlignedCheckerboard => checker_count(&mut b, r, true),
         _ => weighted_column_count(&mut b, r, neighbourhood),
     };
     let alive = Bit::Wire(b.load(r));
@@ -540,6 +542,76 @@ fn weighted_column_count(b: &mut ProgramBuilder, r: u32, neighbourhood: Neighbou
     let top = count.bits.len() - 1;
     count.bits[top] = gate(b, !LUT3_A, count.bits[top], Bit::Zero, Bit::Zero);
     count
+}
+
+/// The checkerboards: a row's cells at even offsets `E` and at odd ones `O` (`|dx| <= r`), each
+/// from a ladder along every other cell. With `A(y) = sum_dy (dy even ? E : O)(y + dy)` (the
+/// aligned board `ND`, centre included) and `B(y)` its complement in the square (`NB`),
+/// `A(y + 1) = B(y) - P(y - r) + Q(y + r + 1)` and `B(y + 1) = A(y) - P'(y - r) + Q'(y + r +
+/// 1)`, each of `P, P'` and of `Q, Q'` one of `E, O` of the row leaving and the row entering:
+/// two running sums that trade places every row. `NB` adds the centre (the kernels' count
+/// holds it).
+fn checker_count(b: &mut ProgramBuilder, r: u32, aligned: bool) -> Num<Val> {
+    let ri = r as i32;
+    // (E, O) of the row `back` rows up.
+    let parts = |b: &mut ProgramBuilder, back: u32| -> [Num<Val>; 2] {
+        let row = b.load(back);
+        [0, 1].map(|parity| {
+            let reach = if (ri - parity) % 2 == 0 { ri } else { ri - 1 };
+            let cells = (reach + 1) as u64;
+            let mut ladder = vec![Num::cell(Bit::Wire(row))];
+            while 2u64 << (ladder.len() - 1) <= cells {
+                let last = ladder.last().unwrap().clone();
+                let step = 2 << (ladder.len() - 1);
+                let shifted = shift_num(b, &last, step);
+                ladder.push(add(b, &last, &shifted));
+            }
+            if cells == 0 {
+                return Num {
+                    bits: vec![],
+                    max: 0,
+                };
+            }
+            line(b, &ladder, cells, &mut |b, piece, at| {
+                shift_num(b, piece, -reach + 2 * at)
+            })
+        })
+    };
+    let [e_in, o_in] = parts(b, 0);
+    let [e_out, o_out] = parts(b, 2 * r + 1);
+    let full = (2 * u64::from(r) + 1).pow(2);
+    let width = width_for(full);
+    let slots: Vec<Vec<(u16, Val)>> = (0..2)
+        .map(|_| (0..width).map(|_| b.new_state()).collect())
+        .collect();
+    let state = |k: usize| Num {
+        bits: slots[k].iter().map(|&(_, v)| Bit::Wire(v)).collect(),
+        max: full,
+    };
+    // P is E when -r is odd; Q is E when r + 1 is odd, so when r is even.
+    let (p, p2, q, q2) = if r % 2 == 1 {
+        (&e_out, &o_out, &o_in, &e_in)
+    } else {
+        (&o_out, &e_out, &e_in, &o_in)
+    };
+    let (a_old, b_old) = (state(0), state(1));
+    let a_new = add_difference(b, &b_old, q, p);
+    let b_new = add_difference(b, &a_old, q2, p2);
+    for (k, next) in [(0, &a_new), (1, &b_new)] {
+        for (&(slot, _), &bit) in slots[k].iter().zip(&next.bits) {
+            let wire = b.materialize(bit);
+            b.carry(slot, wire);
+        }
+    }
+    if aligned {
+        return a_new;
+    }
+    let centre = Bit::Wire(b.load(r));
+    let nothing = Num {
+        bits: vec![],
+        max: 0,
+    };
+    add_with_carry(b, &b_new, &nothing, centre)
 }
 
 /// Von Neumann with rows kept: the diamond gains a `V` (its bottom edges) and loses a `Λ` (the
