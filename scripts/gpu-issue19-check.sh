@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl ltl-shapes" scripts/gpu-issue19-check.sh
 set -u
 G=.gpu
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -26,6 +26,18 @@ for part in ${PARTS:-tests rates}; do
     for rule in R8,C0,M0,S40..60,B40..50,NM R8,C0,M0,S10..20,B10..16,N+ R8,C0,M0,S80..120,B80..110,N2 \
                 R16,C0,M0,S170..296,B170..300,NM R16,C0,M0,S20..40,B20..30,N+ R16,C0,M0,S300..500,B300..450,N2; do
       step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
+  ltl-shapes)
+    # Golly 5's neighbourhoods at r = 16 against NM (issue 19: each within 2x of NM's rate).
+    for rule in R16,C0,M0,S170..296,B170..300,NM R16,C0,M0,S16..32,B21..32,NX R16,C0,M0,S32..64,B42..64,N* \
+                R16,C0,M0,S32..64,B42..64,N# R16,C0,M0,S204..408,B272..408,NH R16,C0,M0,S136..272,B181..272,NB \
+                R16,C0,M0,S136..272,B181..272,ND R16,C0,M0,S24..48,B32..48,NA R16,C0,M0,S12..24,B16..24,N3 \
+                R16,C0,M0,S20000..40000,B25000..35000,NG; do
+      step "$rule 65536^2 x 256"; bench "$rule" 65536 256
+    done
+    for rule in "R16,C0,M0,S100..300,B150..250,N@$(printf 'A5%.0s' $(seq 136))" \
+                "R16,C0,M0,S400..900,B500..800,NW$(printf '12345678F%.0s' $(seq 121))"; do
+      step "${rule:0:40}... 65536^2 x 64"; bench "$rule" 65536 64
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;

@@ -18,7 +18,7 @@ pub fn golly_5_neighbourhoods(r: u32, rng: &mut SplitMix64) -> Vec<String> {
         shapes.push("G".into());
     }
     let cells = ((2 * r + 1) * (2 * r + 1)) as usize;
-    let mut hex = |digits: usize, rng: &mut SplitMix64| -> String {
+    let hex = |digits: usize, rng: &mut SplitMix64| -> String {
         (0..digits)
             .map(|_| char::from_digit((rng.next() % 16) as u32, 16).unwrap())
             .collect()
@@ -28,7 +28,7 @@ pub fn golly_5_neighbourhoods(r: u32, rng: &mut SplitMix64) -> Vec<String> {
     // Two digits a cell: small weights, some negative (0x80 | w).
     let two: String = (0..cells)
         .map(|_| match rng.next() % 4 {
-            0 => format!("{:02X}", 0x80 | rng.next() % 20),
+            0 => format!("{:02X}", 0x80 | (rng.next() % 20)),
             1 => "00".to_string(),
             _ => format!("{:02X}", rng.next() % 40),
         })

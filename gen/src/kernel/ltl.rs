@@ -842,24 +842,20 @@ mod tests {
         // 512 blocks of 3x3 side by side on a 3-row torus: block k holds neighbourhood k, so
         // each block's centre sees exactly its own block. Every count against every bound.
         let mut shapes = Neighbourhood::CENTRED_ROWS.to_vec();
+        let letters = "X*#HBDA3G".chars().map(|c| format!("N{c}"));
         shapes.extend(
-            [
-                "NX",
-                "N*",
-                "N#",
-                "NH",
-                "NB",
-                "ND",
-                "NA",
-                "N3",
-                "NG",
-                "N@5A",
-                "N@81",
-                "NW123401323",
-                "NW1F2E3D4C5",
-                "NW7F8102030405060781",
-            ]
-            .map(|n| ltl(&format!("R1,C0,M0,S0..0,B0..0,{n}")).neighbourhood),
+            letters
+                .chain(
+                    [
+                        "N@5A",
+                        "N@81",
+                        "NW123401323",
+                        "NW1F2E3D4C5",
+                        "NW7F8102030405060781",
+                    ]
+                    .map(String::from),
+                )
+                .map(|n| ltl(&format!("R1,C0,M0,S0..0,B0..0,{n}")).neighbourhood),
         );
         for shape in shapes {
             for history in [History::Delay, History::Paired] {
