@@ -41,5 +41,30 @@ for part in ${PARTS:-tests rates}; do
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
+  shapes)
+    step "tests/gpu (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -4
+    step "tests/gpu_ltl radii_1_to_16_every_shape_on_the_gpu any_width (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu_ltl radii_1_to_16 2>&1 | tail -2
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu_ltl any_width 2>&1 | tail -2
+    step "compute-sanitizer memcheck"
+    for rule in 345/2/4 R3,C0,M0,S8..20,B9..14,NH R2,C0,M1,S3..7,B3..5,NB; do
+      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1001x300 --gens 5 2>&1 | tail -1
+    done
+    for n in M X '*' '#' H B A 3; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    done
+    for rule in B3/S23 /2/3 345/2/4; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
+  generations)
+    step "tests/gpu generations (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu generations 2>&1 | tail -3
+    step "compute-sanitizer memcheck"
+    for rule in /2/3 345/2/4 12/34/256 R5,C4,M1,S34..58,B34..45,NM; do
+      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1056x300 --gens 5 2>&1 | tail -1
+    done
+    for rule in B3/S23 /2/3 345/2/4 B3/S23/3 B2-a/S12/4 12/34/256; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done
+    for rule in R16,C0,M0,S170..296,B170..300,NM R16,C3,M0,S170..296,B170..300,NM R16,C10,M0,S170..296,B170..300,NM; do
+      step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
   esac
 done

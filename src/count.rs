@@ -64,7 +64,7 @@ pub fn count(args: CountArgs) -> Result<()> {
             let history = gpu_history(&ltl, ptx_stream::DEFAULT_WORDS_PER_LANE);
             let program =
                 LtlKernel::with_history(ltl.radius, ltl.neighbourhood, history).for_rule(&ltl);
-            return count_stream(&program, &counted, &args);
+            return count_stream(&program, counted.rows(&[]), &args);
         }
         Counted::Map(map) => {
             let kernel = MapKernel::new(map)?;
@@ -75,7 +75,14 @@ pub fn count(args: CountArgs) -> Result<()> {
                     kernel.network().gates().len()
                 );
             }
-            return count_stream(&kernel.program(), &counted, &args);
+            return count_stream(&kernel.program(), counted.rows(&[]), &args);
+        }
+        Counted::Generations(rule) => {
+            // The kernel the backends run: the alive rule's searched network where it has one.
+            let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
+            let program = lifegen_runtime::backend::generations_kernel(&rule, k)?.program();
+            let rows = count::generations_techniques(&program);
+            return count_stream(&program, rows, &args);
         }
     };
     let (records, network) = match args.root.as_deref() {
@@ -100,9 +107,8 @@ pub fn count(args: CountArgs) -> Result<()> {
 /// A rule whose rows are stream programs (Larger than Life: CAT's tensor-core work beside
 /// lifegen's CPU and GPU programs; rules given by a table); `--sass` assembles `program`, one
 /// generation of the GPU kernel.
-fn count_stream(program: &Program, counted: &Counted, args: &CountArgs) -> Result<()> {
+fn count_stream(program: &Program, mut rows: Vec<Technique>, args: &CountArgs) -> Result<()> {
     let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
-    let mut rows = counted.rows(&[]);
     if args.sass {
         let Some(tools) = CudaTools::find() else {
             bail!(

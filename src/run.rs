@@ -244,7 +244,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
 
     let (universe, origin) = match pattern {
         Some(p) => {
-            let mut u = Universe::new(width, height)?;
+            let mut u = Universe::new(width, height)?.with_states(rule.states())?;
             let origin = p.origin();
             p.read_into(&mut u)?;
             (u, origin)
@@ -284,8 +284,9 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         Some(out) => {
             let cannot = |path: &Path| format!("cannot write {}", path.display());
             let path = out.path().to_path_buf();
-            let mut gif = animation::GifWriter::new(out.sink(), width, height, args.scale)
-                .with_context(|| cannot(&path))?;
+            let mut gif =
+                animation::GifWriter::new(out.sink(), (width, height), rule.states(), args.scale)
+                    .with_context(|| cannot(&path))?;
             let mut frame = |simulator: &mut dyn Simulator| -> Result<()> {
                 gif.frame(simulator.universe()?)
                     .with_context(|| cannot(&path))
@@ -346,6 +347,12 @@ fn run_into_file(
     raised: &str,
 ) -> Result<()> {
     let output = args.output.clone().expect("called for a .npy output");
+    if rule.states() > 2 {
+        bail!(
+            "a universe file holds two-state cells; {rule} has {} states: write RLE instead              (--output FILE.rle)",
+            rule.states()
+        );
+    }
     for (flag, given) in [("--png", args.png.is_some()), ("--gif", args.gif.is_some())] {
         if given {
             bail!(

@@ -80,6 +80,19 @@ fn check(rule: &LifeLike, start: &Universe, gens: u64, plan: GpuPlan) {
     );
 }
 
+/// Any rule on the GPU against the reference simulator.
+fn check_against_reference(rule: &Rule, start: &Universe, gens: u64, plan: GpuPlan) {
+    let mut sim = create_with_plan(BackendKind::Gpu, rule, start.clone(), plan).unwrap();
+    sim.advance(gens).unwrap();
+    let got = sim.universe().unwrap().clone();
+    assert!(
+        got == reference::run(start, rule, gens),
+        "GPU differs: {rule}, plan {plan}, {}x{}, {gens} generations",
+        start.width(),
+        start.height()
+    );
+}
+
 #[test]
 fn conway_matches_on_odd_shapes_and_generation_counts() {
     if !gpu_present() {
@@ -169,6 +182,41 @@ fn a_glider_crosses_the_torus_edges() {
 
 /// Rules given by their 3x3 table (Hensel, hexagonal, von Neumann, random MAP strings, B0)
 /// through the same chained IR kernels, against the reference, every plan shape.
+/// Rules whose cells age (Generations, Larger than Life with C > 2): every state on the GPU,
+/// chained where the alive rule chains, against the reference.
+#[test]
+fn generations_rules_match() {
+    if !gpu_present() {
+        return;
+    }
+    let rules = [
+        "/2/3",
+        "345/2/4",
+        "B3/S23/3",
+        "B2a/S/5",
+        "B2/S34/4H",
+        "12/34/256",
+        "R2,C3,M1,S2..5,B3..4,NM",
+        "R3,C5,M0,S2..6,B3..5,NN",
+    ];
+    let plans = ["k2-t10-funnel", "k1-t4-funnel", "k2-t3-multiply"];
+    for (k, text) in rules.iter().enumerate() {
+        let rule = rule::parse(text).unwrap().rule;
+        assert!(matches!(rule, Rule::Generations(_)), "{text}");
+        let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
+        for (w, h, gens) in [(96, 70, 13), (2048, 129, 27), (32, 6, 1)] {
+            let start = Universe::random_states(w, h, rule.states(), 0.3, k as u64).unwrap();
+            let mut sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), plan).unwrap();
+            sim.advance(gens).unwrap();
+            let got = sim.universe().unwrap().clone();
+            assert!(
+                got == reference::run(&start, &rule, gens),
+                "GPU differs: {text}, plan {plan}, {w}x{h}, {gens} generations"
+            );
+        }
+    }
+}
+
 #[test]
 fn map_rules_match() {
     if !gpu_present() {
@@ -192,13 +240,74 @@ fn map_rules_match() {
         let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
         for (w, h, gens) in [(96, 70, 13), (2048, 129, 27), (32, 3, 1)] {
             let start = Universe::random(w, h, 0.4, k as u64).unwrap();
-            let mut sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), plan).unwrap();
-            sim.advance(gens).unwrap();
-            let got = sim.universe().unwrap().clone();
-            assert!(
-                got == reference::run(&start, &rule, gens),
-                "GPU differs: {text}, plan {plan}, {w}x{h}, {gens} generations"
-            );
+            check_against_reference(&rule, &start, gens, plan);
         }
+    }
+}
+
+/// Any width and height: the rows' padding wraps the torus across a partial last word (or
+/// several times round a row narrower than a word), at every generation a launch chains.
+#[test]
+fn any_width_and_height_matches() {
+    if !gpu_present() {
+        return;
+    }
+    let sizes = [
+        (1, 1, 5),
+        (1, 40, 11),
+        (31, 7, 12),
+        (33, 33, 23),
+        (63, 2, 10),
+        (65, 65, 31),
+        (100, 100, 40),
+        (1001, 77, 21),
+        (4097, 129, 13),
+    ];
+    let plans = [
+        "k2-t10-funnel",
+        "k1-t4-funnel",
+        "k4-t3-multiply",
+        "k2-t1-funnel",
+    ];
+    for (k, &(w, h, gens)) in sizes.iter().enumerate() {
+        let start = Universe::random(w, h, 0.4, 100 + k as u64).unwrap();
+        for plan in plans {
+            check(&LifeLike::CONWAY, &start, gens, plan.parse().unwrap());
+        }
+        for text in ["B36/S23", "B2-a/S12", "B13/S012V", "B0/S2-a3"] {
+            let rule = rule::parse(text).unwrap().rule;
+            let plan: GpuPlan = plans[k % plans.len()].parse().unwrap();
+            check_against_reference(&rule, &start, gens, plan);
+        }
+    }
+}
+
+/// Rows read and written by the band drivers at an odd width come back as they went in, and
+/// the run goes on from them.
+#[test]
+fn rows_round_trip_at_odd_widths() {
+    if !gpu_present() {
+        return;
+    }
+    for w in [33u64, 100, 1001] {
+        let start = Universe::random(w, 50, 0.5, w).unwrap();
+        let rule = Rule::CONWAY;
+        let mut sim = create_with_plan(
+            BackendKind::Gpu,
+            &rule,
+            start.clone(),
+            GpuPlan::default_plan(),
+        )
+        .unwrap();
+        let rows = sim.read_rows(3, 10).unwrap();
+        let n = start.words_per_row();
+        assert_eq!(rows, start.words()[3 * n..13 * n]);
+        let other = Universe::random(w, 50, 0.3, w + 1).unwrap();
+        sim.write_rows(0, other.words()).unwrap();
+        sim.advance(7).unwrap();
+        assert!(
+            *sim.universe().unwrap() == reference::run(&other, &rule, 7),
+            "{w}"
+        );
     }
 }

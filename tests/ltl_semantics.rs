@@ -99,8 +99,8 @@ fn neighbourhoods_golly_has_and_lifegen_does_not_are_named() {
             assert!(rule.to_string().contains(&format!("N{letter}")) || letter == 'M');
         }
     }
-    let multi = rule::parse("R10,C255,M1,S2..3,B3..3,NM").unwrap_err();
-    assert!(multi.to_string().contains("two-state"), "{multi}");
+    let too_many = rule::parse("R10,C257,M1,S2..3,B3..3,NM").unwrap_err();
+    assert!(too_many.to_string().contains("C0 to C256"), "{too_many}");
     let lists = rule::parse("R3,C2,S0,7-12,27,B8,12,20-27,NC").unwrap_err();
     assert!(lists.to_string().contains("not one range"), "{lists}");
 }

@@ -58,10 +58,6 @@ fn a_failed_run_leaves_existing_outputs_as_they_were() {
     let (rle_path, png_path) = (keep_rle.to_str().unwrap(), keep_png.to_str().unwrap());
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--size", "0x5", "--output", rle_path], "zero side"),
-        (
-            vec!["--size", "100x64", "--backend", "gpu", "--output", rle_path],
-            "multiple of 32",
-        ),
         // Refused before simulating (2^31 cells wide, a second of work), not after.
         (
             vec!["--size", "2147483648x1", "--gens", "1", "--png", png_path],

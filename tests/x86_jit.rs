@@ -32,7 +32,7 @@ fn tiny_program() -> lifegen_gen::kernel::ir::Program {
         b: above,
         c: x,
     });
-    b.push(Instr::Store { src: out });
+    b.push(Instr::Store { plane: 0, src: out });
     b.finish(1, 0)
 }
 

@@ -81,6 +81,14 @@ pub const RULE_DICTIONARY: &[&str] = &[
     "MAPemNy9NhbDhiAcd0Bxk+Bww",
     "MAPABCDEF",
     "==",
+    "/2/3",
+    "345/2/4",
+    "B3/S23/3",
+    "/256",
+    "/257",
+    "C3",
+    "C256",
+    "R3,C5,M0,S2..6,B3..5,NM",
     "W30",
     "R",
     "C0",
@@ -218,6 +226,19 @@ pub fn rule(data: &[u8]) -> Result<Outcome, String> {
                 return Err(format!("{text:?}: a Hensel rule that is not isotropic"));
             }
         }
+        Rule::Generations(rule) => {
+            if !(2..=256).contains(&rule.states) {
+                return Err(format!("{text:?}: {} states accepted", rule.states));
+            }
+            if rule.alive.rule().states() != 2 {
+                return Err(format!("{text:?}: an alive rule of more than two states"));
+            }
+            if rule.next_state(0, false) != 0 || rule.next_state(1, true) != 1 {
+                return Err(format!(
+                    "{text:?}: {rule:?} does not keep dead and alive cells"
+                ));
+            }
+        }
     }
     Ok(Outcome::Accepted)
 }
@@ -243,12 +264,14 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
     let (width, height) = (header.width, header.height);
 
     // Every run, checked against the header: inside it, in reading order, not overlapping.
-    let mut runs = Vec::new();
+    let (mut runs, mut dying) = (Vec::new(), Vec::new());
+    let mut highest_state = 1;
     let mut order_error = None;
     let mut last_end = (0u64, 0u64);
     let streamed = Reader::new(data)
         .expect("the header read once reads again")
-        .read_runs(|y, x, length| {
+        .read_runs(|y, x, length, state| {
+            highest_state = highest_state.max(state);
             let end = x.checked_add(length);
             let inside = length > 0 && y < height && end.is_some_and(|e| e <= width);
             let after = (y, x) >= last_end;
@@ -259,8 +282,11 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
                 ));
             }
             last_end = (y, end.unwrap_or(u64::MAX));
-            if runs.len() < 1 << 16 {
-                runs.push((y, x, length));
+            if runs.len() + dying.len() < 1 << 16 {
+                match state {
+                    1 => runs.push((y, x, length)),
+                    _ => dying.push((y, x, length, state)),
+                }
             }
         });
     if let Some(message) = order_error {
@@ -273,7 +299,8 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
         match (&parsed, &streamed) {
             (Ok(p), Ok(())) => {
                 if (p.width, p.height, p.rule) != (width, height, header.rule)
-                    || (p.runs.len() < 1 << 16 && p.runs != runs)
+                    || (p.runs.len() + p.dying.len() < 1 << 16
+                        && (p.runs != runs || p.dying != dying))
                 {
                     return Err("rle::parse and the streaming reader disagree".into());
                 }
@@ -305,19 +332,39 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
         (width + grow).min(MAX_SIDE),
         (height + grow / 8).min(MAX_SIDE),
     );
-    let mut universe = empty_universe(uw, uh)?;
-    Reader::new(data)
+    let rule = header.rule.map_or(Rule::CONWAY, |r| r.rule);
+    let states = rule.states();
+    let mut universe = empty_universe(uw, uh)?
+        .with_states(states)
+        .map_err(|e| e.to_string())?;
+    let read = Reader::new(data)
         .expect("the header read once reads again")
-        .read_into(&mut universe)
-        .map_err(|e| format!("read_runs accepted the cells, read_into refused: {e}"))?;
-    let population: u64 = runs.iter().map(|r| r.2).sum();
-    if runs.len() < 1 << 16 && universe.population() != population {
+        .read_into(&mut universe);
+    match read {
+        Err(e) if highest_state >= states => {
+            check_message("RLE states", &e.to_string())?;
+            return Ok(Outcome::Rejected);
+        }
+        Err(e) => {
+            return Err(format!(
+                "read_runs accepted the cells, read_into refused: {e}"
+            ));
+        }
+        Ok(()) if highest_state >= states => {
+            return Err(format!(
+                "a cell of state {highest_state} read into {states} states"
+            ));
+        }
+        Ok(()) => {}
+    }
+    let population: u64 =
+        runs.iter().map(|r| r.2).sum::<u64>() + dying.iter().map(|r| r.2).sum::<u64>();
+    if runs.len() + dying.len() < 1 << 16 && universe.population() != population {
         return Err(format!(
             "{} live cells in the universe, {population} in the runs",
             universe.population()
         ));
     }
-    let rule = header.rule.map_or(Rule::CONWAY, |r| r.rule);
     let mut written = Vec::new();
     rle::write_to(&universe, &rule, &mut written).map_err(|e| format!("write_to: {e}"))?;
     let text = String::from_utf8(written).map_err(|_| "write_to wrote non-UTF-8".to_string())?;
@@ -342,7 +389,9 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
             back.header()
         ));
     }
-    let mut again = empty_universe(uw, uh)?;
+    let mut again = empty_universe(uw, uh)?
+        .with_states(states)
+        .map_err(|e| e.to_string())?;
     back.read_into(&mut again)
         .map_err(|e| format!("the written RLE's cells are refused: {e}"))?;
     if again != universe {

@@ -43,6 +43,14 @@ fn main() {
                 .stream_program(gens)
                 .unwrap()
         }
+        Rule::Generations(rule) => {
+            let kernel =
+                lifegen_gen::kernel::generations::GenerationsKernel::lowered(rule).unwrap();
+            let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
+            kernel
+                .stream_program(if kernel.chains() { gens } else { 1 })
+                .unwrap()
+        }
     };
     eprintln!("{:?}", program.counts());
     if std::env::var_os("LISTING").is_some() {

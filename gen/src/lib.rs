@@ -15,7 +15,7 @@ pub use emit::{ptx_stream, regen, rust_emit};
 pub use kernel::plan;
 pub use logic::{lowering, named, network};
 pub use measure::{ceilings, count, sass};
-pub use rules::{echo, life, map, rule, spec};
+pub use rules::{echo, generations, life, map, rule, spec};
 pub use synth::{cache, on_demand, sat, shapes};
 
 pub use lowering::Basis;

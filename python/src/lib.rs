@@ -146,10 +146,26 @@ fn pack(height: usize, width: usize, alive: impl Fn(usize, usize) -> bool) -> Py
 }
 
 /// The cells of a 2-D array (uint8 or bool, any nonzero value alive), shape (height, width).
-fn cells_from_array(array: &Bound<'_, PyAny>) -> PyResult<Universe> {
+/// Under a rule of more than two states a uint8 array holds the states themselves.
+fn cells_from_array(array: &Bound<'_, PyAny>, states: u16) -> PyResult<Universe> {
     if let Ok(a) = array.extract::<PyReadonlyArray2<'_, u8>>() {
         let a = a.as_array();
         let (h, w) = a.dim();
+        if states > 2 {
+            if let Some(&high) = a.iter().find(|&&s| u16::from(s) >= states) {
+                return Err(PyValueError::new_err(format!(
+                    "a cell in state {high}: the rule has {states} states (0 to {})",
+                    states - 1
+                )));
+            }
+            let mut universe = pack(h, w, |y, x| a[[y, x]] == 1)?
+                .with_states(states)
+                .map_err(universe_error)?;
+            for ((y, x), &state) in a.indexed_iter().filter(|(_, s)| **s > 1) {
+                universe.set_state(x, y, u16::from(state));
+            }
+            return Ok(universe);
+        }
         return pack(h, w, |y, x| a[[y, x]] != 0);
     }
     if let Ok(a) = array.extract::<PyReadonlyArray2<'_, bool>>() {
@@ -176,13 +192,14 @@ impl PyUniverse {
     }
 
     /// A universe from a 2-D array of shape (height, width), uint8 or bool; nonzero is alive.
+    /// Under a `rule` of more than two states (Generations) a uint8 array holds the states:
+    /// 0 dead, 1 alive, 2.. dying.
     #[staticmethod]
     #[pyo3(signature = (cells, rule = None))]
     fn from_numpy(cells: &Bound<'_, PyAny>, rule: Option<&str>) -> PyResult<Self> {
-        Ok(PyUniverse::new(
-            cells_from_array(cells)?,
-            optional_rule(rule)?,
-        ))
+        let rule = optional_rule(rule)?;
+        let states = rule.map_or(2, |r| r.rule.states());
+        Ok(PyUniverse::new(cells_from_array(cells, states)?, rule))
     }
 
     /// A universe from bit-packed rows: a uint64 array of shape (height, ceil(width / 64)), cell
@@ -217,10 +234,19 @@ impl PyUniverse {
         Ok(PyUniverse::new(cells, optional_rule(rule)?))
     }
 
-    /// The cells as a uint8 array of shape (height, width): 1 alive, 0 dead.
+    /// The cells as a uint8 array of shape (height, width): 1 alive, 0 dead, and under a rule
+    /// of more than two states 2.. for the dying cells.
     fn to_numpy<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<u8>> {
         let u = &self.cells;
         let mut cells = Vec::with_capacity(u.width() * u.height());
+        if u.states() > 2 {
+            for y in 0..u.height() {
+                cells.extend((0..u.width()).map(|x| u.state(x, y) as u8));
+            }
+            return Array2::from_shape_vec((u.height(), u.width()), cells)
+                .expect("height rows of width cells")
+                .into_pyarray(py);
+        }
         for y in 0..u.height() {
             for (k, &word) in u.row(y).iter().enumerate() {
                 let here = (u.width() - 64 * k).min(64);
@@ -275,6 +301,18 @@ impl PyUniverse {
     }
 
     /// Whether cell (x, y) is alive.
+    /// The state of cell (x, y): 0 dead, 1 alive, 2.. dying (rules of more than two states).
+    fn state(&self, x: usize, y: usize) -> PyResult<u16> {
+        self.check_cell(x, y)?;
+        Ok(self.cells.state(x, y))
+    }
+
+    /// States a cell of this universe takes (2, or its Generations rule's).
+    #[getter]
+    fn states(&self) -> u16 {
+        self.cells.states()
+    }
+
     fn get(&self, x: usize, y: usize) -> PyResult<bool> {
         self.check_cell(x, y)?;
         Ok(self.cells.get(x, y))
@@ -332,12 +370,14 @@ impl PyUniverse {
     }
 }
 
-/// A universe or a 2-D array as a universe.
-fn universe_of(universe: &Bound<'_, PyAny>) -> PyResult<PyUniverse> {
+/// A universe or a 2-D array as a universe: an array's values are states under a `rule` of
+/// more than two states, else nonzero is alive.
+fn universe_of(universe: &Bound<'_, PyAny>, rule: Option<&str>) -> PyResult<PyUniverse> {
     if let Ok(u) = universe.cast::<PyUniverse>() {
         return Ok(u.borrow().clone());
     }
-    Ok(PyUniverse::new(cells_from_array(universe)?, None))
+    let states = optional_rule(rule)?.map_or(2, |r| r.rule.states());
+    Ok(PyUniverse::new(cells_from_array(universe, states)?, None))
 }
 
 fn is_extension(path: &Path, extension: &str) -> bool {
@@ -423,7 +463,9 @@ fn read_pattern(
             )),
             other => value_error(other),
         })?;
-    let mut cells = Universe::new(width, height).map_err(universe_error)?;
+    let mut cells = Universe::new(width, height)
+        .and_then(|u| u.with_states(spec.rule.states()))
+        .map_err(universe_error)?;
     pattern.read_into(&mut cells).map_err(pattern_error)?;
     Ok(cells)
 }
@@ -462,13 +504,22 @@ fn save(
     universe: &Bound<'_, PyAny>,
     rule: Option<&str>,
 ) -> PyResult<()> {
-    let universe = universe_of(universe)?;
+    let universe = universe_of(universe, rule)?;
     let spec = rule_for(&universe, rule)?;
     let cannot_write = |e: std::io::Error| {
         let text = format!("cannot write {}: {}", path.display(), message(&e));
         io_error(&e, text)
     };
     py.detach(|| {
+        let states = universe.cells.states().max(spec.rule.states());
+        if states > 2 && is_extension(&path, "npy") {
+            return Err(PyValueError::new_err(format!(
+                "cannot write {}: universe files hold two-state cells; {} has {states} states: \
+                 save as RLE (.rle), macrocell (.mc) or PNG (.png)",
+                path.display(),
+                spec.rule
+            )));
+        }
         if is_extension(&path, "npy") {
             return lifegen_runtime::formats::universe_file::write(
                 &path,
@@ -517,8 +568,9 @@ fn random(
 ) -> PyResult<PyUniverse> {
     let rule = optional_rule(rule)?;
     let (width, height) = torus_size((width, height), rule.as_ref());
+    let states = rule.map_or(2, |r| r.rule.states());
     let cells = py
-        .detach(|| Universe::random(width, height, density, seed))
+        .detach(|| Universe::random(width, height, density, seed)?.with_states(states))
         .map_err(universe_error)?;
     Ok(PyUniverse::new(cells, rule))
 }
@@ -539,7 +591,7 @@ fn run(
     threads: Option<usize>,
     progress: Option<Bound<'_, PyAny>>,
 ) -> PyResult<PyUniverse> {
-    let start = universe_of(universe)?;
+    let start = universe_of(universe, rule)?;
     let spec = rule_for(&start, rule)?;
     let kind: BackendKind = backend.parse().map_err(PyValueError::new_err)?;
     let (width, height) = (start.cells.width() as u64, start.cells.height() as u64);
@@ -652,7 +704,7 @@ fn run_file<'py>(
             }
         }
         Err(_) => {
-            let universe = universe_of(start)?;
+            let universe = universe_of(start, rule)?;
             let spec = rule_for(&universe, rule)?;
             (Source::Memory(universe.cells), universe.generation, spec)
         }
@@ -735,7 +787,7 @@ fn count<'py>(py: Python<'py>, rule: &str) -> PyResult<Bound<'py, PyList>> {
                     .map_err(runtime_error)?
                     .0
             }
-            Counted::LargerThanLife(_) | Counted::Map(_) => Vec::new(),
+            Counted::LargerThanLife(_) | Counted::Map(_) | Counted::Generations(_) => Vec::new(),
         };
         Ok(counted.rows(&records))
     })?;

@@ -444,3 +444,40 @@ def test_the_readme_tour_runs(monkeypatch, capsys):
     assert "lifegen.Universe(120x80, population 36, rule B3/S23, generation 0)" in out
     assert "600/600 generations" in out
     assert "4 gates, proven optimal" in out
+
+
+def test_generations_states_go_in_and_out_as_numpy():
+    # Brian's Brain: a live pair is born on above and below, and starts dying.
+    cells = np.zeros((5, 6), dtype=np.uint8)
+    cells[2, 2:4] = 1
+    start = lifegen.Universe.from_numpy(cells, rule="/2/3")
+    assert start.states == 3
+    after = lifegen.run(start, 1, backend="cpu")
+    expected = np.zeros((5, 6), dtype=np.uint8)
+    expected[1, 2:4] = 1
+    expected[3, 2:4] = 1
+    expected[2, 2:4] = 2
+    assert (after.to_numpy() == expected).all()
+    assert after.state(2, 2) == 2
+    assert after.population == 6
+
+
+@pytest.mark.parametrize("backend", ["cpu", "auto"])
+def test_generations_runs_match_the_reference(backend):
+    rng = np.random.default_rng(5)
+    cells = rng.integers(0, 4, size=(37, 70), dtype=np.uint8)
+    want = lifegen.run(cells, 9, rule="345/2/4", backend="reference")
+    got = lifegen.run(cells, 9, rule="345/2/4", backend=backend)
+    assert got == want
+    assert set(np.unique(got.to_numpy())) <= {0, 1, 2, 3}
+
+
+def test_generations_states_out_of_range_and_two_state_files_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="state 3"):
+        lifegen.Universe.from_numpy(np.full((2, 2), 3, dtype=np.uint8), rule="/2/3")
+    brain = lifegen.random(16, 16, rule="/2/3")
+    with pytest.raises(ValueError, match="two-state"):
+        lifegen.save(tmp_path / "brain.npy", brain)
+    lifegen.save(tmp_path / "brain.rle", lifegen.run(brain, 3))
+    back = lifegen.load(tmp_path / "brain.rle")
+    assert back.states == 3 and back == lifegen.run(brain, 3)

@@ -1,6 +1,8 @@
 //! Choosing and creating a simulator for a rule and a universe.
 
 use lifegen_gen::emit::ptx_stream;
+use lifegen_gen::generations::{AliveRule, Generations};
+use lifegen_gen::kernel::generations::GenerationsKernel;
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history, life_like_equivalent};
 use lifegen_gen::kernel::map::MapKernel;
@@ -12,7 +14,7 @@ use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 use crate::cpu::stream::StreamStepper;
 use crate::cpu::stream_compiled::CompiledStepper;
 use crate::cpu::tiles::TileStepper;
-use crate::cpu::{ChainFn, Isa};
+use crate::cpu::{ChainError, ChainFn, Isa};
 use crate::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
 use crate::drive::out_of_core::Simulators;
 use crate::gpu::device::{GpuError, on_device};
@@ -289,15 +291,10 @@ pub fn create(
     create_with_plan(kind, rule, universe, GpuPlan::default_plan())
 }
 
-/// The backend a run will use, `auto` resolved: the GPU when there is one and the width suits
-/// its kernels, else the CPU.
-pub fn resolve(backend: BackendKind, width: u64) -> BackendKind {
+/// The backend a run will use, `auto` resolved: the GPU when there is one, else the CPU.
+pub fn resolve(backend: BackendKind, _width: u64) -> BackendKind {
     match backend {
-        BackendKind::Auto
-            if width.is_multiple_of(32) && crate::gpu::device::open_device().is_ok() =>
-        {
-            BackendKind::Gpu
-        }
+        BackendKind::Auto if crate::gpu::device::open_device().is_ok() => BackendKind::Gpu,
         BackendKind::Auto => BackendKind::Cpu,
         other => other,
     }
@@ -381,6 +378,13 @@ pub fn simulators(
     width: u64,
     gpus: Option<usize>,
 ) -> Result<Simulators, BackendError> {
+    if rule.states() > 2 {
+        return Err(BackendError::Bands(format!(
+            "a universe file holds two-state cells; {rule} has {} states: run it in memory and \
+             write RLE",
+            rule.states()
+        )));
+    }
     let kind = resolve(kind, width);
     let on_gpu = kind == BackendKind::Gpu;
     Ok(Simulators {
@@ -405,10 +409,15 @@ pub fn create_with_plan(
     {
         return create_with_plan(kind, &Rule::LifeLike(life), universe, plan);
     }
+    let universe = if universe.states() == rule.states() {
+        universe
+    } else {
+        universe.with_states(rule.states())?
+    };
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let host = matches!(kind, BackendKind::Cpu)
-        || matches!(kind, BackendKind::Auto) && !width.is_multiple_of(32);
-    if host && (width as usize) < TRANSPOSE_BELOW_WIDTH && height > width {
+        || matches!(kind, BackendKind::Auto) && crate::gpu::device::open_device().is_err();
+    if host && (width as usize) < TRANSPOSE_BELOW_WIDTH && height > width && rule.states() == 2 {
         let mirrored = match rule {
             Rule::Map(map) => Rule::Map(map.transposed()),
             other => *other,
@@ -426,9 +435,7 @@ pub fn create_with_plan(
             None => Box::new(ltl_gpu(ltl, universe)?),
         },
         (BackendKind::Auto, Rule::LargerThanLife(ltl))
-            if width % 32 == 0
-                && life_like_equivalent(ltl).is_none()
-                && crate::gpu::device::open_device().is_ok() =>
+            if life_like_equivalent(ltl).is_none() && crate::gpu::device::open_device().is_ok() =>
         {
             match ltl_gpu(ltl, universe.clone()) {
                 Ok(simulator) => Box::new(simulator),
@@ -438,18 +445,14 @@ pub fn create_with_plan(
             }
         }
         (BackendKind::Gpu, Rule::LifeLike(life)) => life_like_gpu(life, universe, plan)?,
-        (BackendKind::Auto, Rule::LifeLike(life))
-            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
-        {
+        (BackendKind::Auto, Rule::LifeLike(life)) if crate::gpu::device::open_device().is_ok() => {
             life_like_gpu(life, universe, plan)?
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::LifeLike(life)) => {
             life_like_cpu(life, universe)?
         }
         (BackendKind::Gpu, Rule::Map(map)) => map_gpu(map, universe, plan)?,
-        (BackendKind::Auto, Rule::Map(map))
-            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
-        {
+        (BackendKind::Auto, Rule::Map(map)) if crate::gpu::device::open_device().is_ok() => {
             map_gpu(map, universe, plan)?
         }
         (BackendKind::Auto | BackendKind::Cpu, Rule::Map(map)) => map_cpu(map, universe)?,
@@ -459,7 +462,119 @@ pub fn create_with_plan(
                 None => ltl_cpu(ltl, universe)?,
             }
         }
+        (BackendKind::Gpu, Rule::Generations(rule)) => generations_gpu(rule, universe, plan)?,
+        (BackendKind::Auto, Rule::Generations(rule))
+            if width % 32 == 0 && crate::gpu::device::open_device().is_ok() =>
+        {
+            generations_gpu(rule, universe, plan)?
+        }
+        (BackendKind::Auto | BackendKind::Cpu, Rule::Generations(rule)) => {
+            generations_cpu(rule, universe)?
+        }
     })
+}
+
+/// A rule whose cells age, its kernel around the alive rule's one-generation program as that
+/// rule's own GPU back end makes it at `k` words a lane (`lifegen count`).
+pub fn generations_kernel(rule: &Generations, k: u32) -> Result<GenerationsKernel, BackendError> {
+    let history = match rule.alive {
+        AliveRule::LargerThanLife(ltl) => gpu_history(&ltl, k),
+        AliveRule::Table(_) => History::Delay,
+    };
+    generations_kernel_with(rule, history)
+}
+
+/// [`generations_kernel`] with `history`: how a Larger-than-Life window keeps older rows.
+fn generations_kernel_with(
+    rule: &Generations,
+    history: History,
+) -> Result<GenerationsKernel, BackendError> {
+    let alive = match rule.alive.rule() {
+        Rule::LifeLike(life) => life_logic(&life).program(),
+        Rule::Map(map) => MapKernel::new(map)
+            .map_err(|e| {
+                ChainError(format!(
+                    "the lowered network of {map} failed its check: {e}"
+                ))
+            })?
+            .program(),
+        Rule::LargerThanLife(ltl) => ltl_program(&ltl, history)?,
+        Rule::Generations(_) => unreachable!("an alive rule has two states"),
+    };
+    Ok(GenerationsKernel::new(*rule, alive).map_err(ChainError)?)
+}
+
+/// A Generations rule on the GPU: chained `plan.gens_per_launch` generations a launch where
+/// its alive rule chains (3x3 rules), one a launch otherwise (Larger than Life).
+fn generations_gpu(
+    rule: &Generations,
+    universe: Universe,
+    plan: GpuPlan,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    let name = Rule::Generations(*rule).to_string();
+    let k = crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
+    let kernel = generations_kernel(rule, k)?;
+    if !kernel.chains() {
+        let program = kernel.stream_program(1).map_err(ChainError)?;
+        return Ok(Box::new(StreamGpuSimulator::new(
+            &program, &name, universe,
+        )?));
+    }
+    chained_gpu(
+        Box::new(move |gens| kernel.stream_program(gens)),
+        plan,
+        &name,
+        universe,
+    )
+}
+
+/// A program chained over generations (`chain(g)`: `g` of them a launch) on the GPU,
+/// `plan.gens_per_launch` generations a launch.
+fn chained_gpu(
+    chain: ChainFn,
+    plan: GpuPlan,
+    name: &str,
+    universe: Universe,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    Ok(Box::new(StreamGpuSimulator::chained(
+        chain,
+        plan.gens_per_launch,
+        (plan.shifts, plan.words_per_lane),
+        name,
+        universe,
+    )?))
+}
+
+/// A Generations rule on the CPU ([`chained_cpu`] where it chains).
+fn generations_cpu(
+    rule: &Generations,
+    universe: Universe,
+) -> Result<Box<dyn Simulator>, BackendError> {
+    let kernel = generations_kernel_with(rule, History::Delay)?;
+    if kernel.chains() {
+        return chained_cpu(Box::new(move |g| kernel.stream_program(g)), universe);
+    }
+    let program = kernel.stream_program(1).map_err(ChainError)?;
+    single_cpu(program, universe)
+}
+
+/// One program a generation on the CPU: machine code on x86-64, the IR interpreter elsewhere
+/// or with `LIFEGEN_CPU_CODE=compiled`.
+fn single_cpu(program: Program, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+    let isa = Isa::from_environment()?;
+    let spare = spare_for(&universe)?;
+    #[cfg(all(target_arch = "x86_64", unix))]
+    if cpu_code()? != CpuCode::Compiled {
+        let stepper = crate::cpu::jit::JitStepper::single(&program, isa, spare)?;
+        return Ok(resident(stepper, universe));
+    }
+    Ok(resident(StreamStepper::new(program, isa, spare), universe))
+}
+
+/// An empty universe of `universe`'s size and states, for a stepper to write into.
+fn spare_for(universe: &Universe) -> Result<Universe, BackendError> {
+    let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
+    Ok(spare.with_states(universe.states())?)
 }
 
 /// A life-like rule on the GPU: its row-shared logic (the stored search record, the per-user
@@ -472,14 +587,12 @@ fn life_like_gpu(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let name = Rule::LifeLike(*life).to_string();
     let logic = life_logic(life);
-    let chain = Box::new(move |gens| logic.stream_program(gens));
-    Ok(Box::new(StreamGpuSimulator::chained(
-        chain,
-        plan.gens_per_launch,
-        (plan.shifts, plan.words_per_lane),
+    chained_gpu(
+        Box::new(move |gens| logic.stream_program(gens)),
+        plan,
         &name,
         universe,
-    )?))
+    )
 }
 
 /// The smallest row-shared logic known for `rule`: the stored record, the per-user cache or a
@@ -506,7 +619,7 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 fn chained_cpu(chain: ChainFn, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-    let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
+    let spare = spare_for(&universe)?;
     #[cfg(all(target_arch = "x86_64", unix))]
     if cpu_code()? != CpuCode::Compiled {
         let stepper = crate::cpu::jit::JitStepper::chained(chain, gens, isa, spare)?;
@@ -567,14 +680,13 @@ fn map_gpu(
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let rule = *rule;
-    let chain = Box::new(move |gens| map_chain(&rule, gens));
-    Ok(Box::new(StreamGpuSimulator::chained(
-        chain,
-        plan.gens_per_launch,
-        (plan.shifts, plan.words_per_lane),
-        &rule.to_string(),
+    let name = rule.to_string();
+    chained_gpu(
+        Box::new(move |gens| map_chain(&rule, gens)),
+        plan,
+        &name,
         universe,
-    )?))
+    )
 }
 
 /// A rule given by its 3x3 table on the CPU ([`chained_cpu`]).
@@ -653,13 +765,7 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
         );
         return Ok(resident(stepper, universe));
     }
-    #[cfg(all(target_arch = "x86_64", unix))]
-    if code != CpuCode::Compiled {
-        let stepper = crate::cpu::jit::JitStepper::single(&kernel.for_rule(rule), isa, spare)?;
-        return Ok(resident(stepper, universe));
-    }
-    let stepper = StreamStepper::new(kernel.for_rule(rule), isa, spare);
-    Ok(resident(stepper, universe))
+    single_cpu(kernel.for_rule(rule), universe)
 }
 
 /// How many universe-sized buffers backend `kind` holds in host memory at its peak for `rule`,

@@ -8,6 +8,7 @@
 //! `2r`, which Golly does not make (it raises the side to `2r`), every offset is still counted
 //! once, at its place modulo the side.
 
+use lifegen_gen::generations::Generations;
 use lifegen_gen::map::{MapRule, bit_of};
 use lifegen_gen::{Neighbourhood, Rule};
 
@@ -19,6 +20,7 @@ fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
     let (radius, shape, include_centre) = match rule {
         Rule::LifeLike(_) | Rule::Map(_) => (1, Neighbourhood::Moore, false),
         Rule::LargerThanLife(ltl) => (ltl.radius, ltl.neighbourhood, ltl.include_centre),
+        Rule::Generations(_) => unreachable!("Generations rules step their alive rule"),
     };
     let mut list = shape.cells_weighted(radius);
     if include_centre && shape.counts_centre() {
@@ -32,8 +34,10 @@ fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
 
 /// One generation.
 pub fn step(universe: &Universe, rule: &Rule) -> Universe {
-    if let Rule::Map(map) = rule {
-        return map_step(universe, map);
+    match rule {
+        Rule::Map(map) => return map_step(universe, map),
+        Rule::Generations(rule) => return generations_step(universe, rule),
+        Rule::LifeLike(_) | Rule::LargerThanLife(_) => {}
     }
     let (w, h) = (universe.width() as i64, universe.height() as i64);
     let offsets = offsets(rule);
@@ -54,7 +58,7 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
             let next_state = match rule {
                 Rule::LifeLike(rule) => rule.next(alive, count as u32),
                 Rule::LargerThanLife(rule) => rule.next(alive, count),
-                Rule::Map(_) => unreachable!("tables are stepped by map_step"),
+                Rule::Map(_) | Rule::Generations(_) => unreachable!("stepped apart"),
             };
             next.set(x as usize, y as usize, next_state);
         }
@@ -83,6 +87,22 @@ fn map_step(universe: &Universe, rule: &MapRule) -> Universe {
         }
     }
     next
+}
+
+/// One generation of a rule whose cells age: the alive cells' rule says which cells would be
+/// alive; a cell's state then goes as [`Generations::next_state`] says.
+fn generations_step(universe: &Universe, rule: &Generations) -> Universe {
+    let (w, h) = (universe.width(), universe.height());
+    let mut alive = Universe::new(w as u64, h as u64).expect("the size of a universe held");
+    alive.words_mut().copy_from_slice(universe.words());
+    let next = step(&alive, &rule.alive.rule());
+    let mut out = universe.clone();
+    for y in 0..h {
+        for x in 0..w {
+            out.set_state(x, y, rule.next_state(universe.state(x, y), next.get(x, y)));
+        }
+    }
+    out
 }
 
 /// `gens` generations.

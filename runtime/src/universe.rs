@@ -4,6 +4,8 @@
 
 use rayon::prelude::*;
 
+use lifegen_gen::generations::{self, Generations};
+
 use crate::memory::{self, OutOfMemory};
 
 /// The largest side lifegen accepts (2^31 cells); memory is checked separately.
@@ -32,12 +34,17 @@ pub enum UniverseError {
     BadDensity(f64),
 }
 
+/// A torus of cells, bit-packed. A rule of more than two states ([`lifegen_gen::generations`])
+/// keeps the alive plane in `words`, as a two-state universe does, and the dying cells' ages in
+/// further planes of the same shape, one after another in `ages`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Universe {
     width: usize,
     height: usize,
     words_per_row: usize,
     words: Vec<u64>,
+    states: u16,
+    ages: Vec<u64>,
 }
 
 impl std::fmt::Debug for Universe {
@@ -52,7 +59,11 @@ impl std::fmt::Debug for Universe {
         if self.width <= 128 && self.height <= 64 {
             for y in 0..self.height {
                 let row: String = (0..self.width)
-                    .map(|x| if self.get(x, y) { 'o' } else { '.' })
+                    .map(|x| match self.state(x, y) {
+                        0 => '.',
+                        1 => 'o',
+                        s => char::from(b'A' + (s.min(27) - 2) as u8),
+                    })
                     .collect();
                 write!(f, "\n{row}")?;
             }
@@ -117,7 +128,88 @@ impl Universe {
             height: height as usize,
             words_per_row: words_per_row as usize,
             words,
+            states: 2,
+            ages: Vec::new(),
         })
+    }
+
+    /// The same cells, in a universe of `states` states (its dying cells, if any, dropped when
+    /// there are fewer states than before).
+    pub fn with_states(mut self, states: u16) -> Result<Self, UniverseError> {
+        let planes = Generations::planes_for(states) as usize;
+        let plane = self.words.len();
+        let what = format!("the cell ages of a {}x{} universe", self.width, self.height);
+        let mut ages = memory::zeroed_words((plane * (planes - 1)) as u64, &what)?;
+        if states >= self.states {
+            let kept = self.ages.len().min(ages.len());
+            ages[..kept].copy_from_slice(&self.ages[..kept]);
+        }
+        self.ages = ages;
+        self.states = states;
+        Ok(self)
+    }
+
+    /// States a cell takes: 2, or a Generations rule's.
+    pub fn states(&self) -> u16 {
+        self.states
+    }
+
+    /// Bit-planes a cell takes: the alive plane, then the age bits.
+    pub fn planes(&self) -> usize {
+        1 + self.ages.len() / self.words.len().max(1)
+    }
+
+    /// Plane `p`'s words: 0 the alive plane ([`Self::words`]), then the age bits.
+    pub fn plane(&self, p: usize) -> &[u64] {
+        match p {
+            0 => &self.words,
+            p => {
+                let n = self.words.len();
+                &self.ages[(p - 1) * n..p * n]
+            }
+        }
+    }
+
+    pub fn plane_mut(&mut self, p: usize) -> &mut [u64] {
+        match p {
+            0 => &mut self.words,
+            p => {
+                let n = self.words.len();
+                &mut self.ages[(p - 1) * n..p * n]
+            }
+        }
+    }
+
+    /// The state of cell (x, y): 0 dead, 1 alive, 2.. dying.
+    pub fn state(&self, x: usize, y: usize) -> u16 {
+        let at = y * self.words_per_row + x / 64;
+        let bits = (0..self.planes()).fold(0u32, |b, p| {
+            b | ((self.plane(p)[at] >> (x % 64) & 1) as u32) << p
+        });
+        generations::decode(bits)
+    }
+
+    /// Sets cell (x, y) to `state`, below [`Self::states`].
+    pub fn set_state(&mut self, x: usize, y: usize, state: u16) {
+        assert!(
+            state < self.states,
+            "state {state} of a {}-state universe",
+            self.states
+        );
+        assert!(
+            x < self.width && y < self.height,
+            "cell ({x},{y}) outside the universe"
+        );
+        let (at, bit) = (y * self.words_per_row + x / 64, 1u64 << (x % 64));
+        let bits = generations::encode(state);
+        for p in 0..self.planes() {
+            let word = &mut self.plane_mut(p)[at];
+            if bits >> p & 1 == 1 {
+                *word |= bit
+            } else {
+                *word &= !bit
+            }
+        }
     }
 
     /// A random soup: each cell alive with probability `density`, the same for the same seed
@@ -128,6 +220,31 @@ impl Universe {
         }
         let mut universe = Universe::new(width, height)?;
         fill_random_rows(&mut universe.words, width, 0, density, seed);
+        Ok(universe)
+    }
+
+    /// A random soup of a `states`-state rule: about `density` of the cells alive ([`Self::random`],
+    /// the same alive cells for the same seed) and, of the others, about `density` dying, of
+    /// every age.
+    pub fn random_states(
+        width: u64,
+        height: u64,
+        states: u16,
+        density: f64,
+        seed: u64,
+    ) -> Result<Self, UniverseError> {
+        let alive = Universe::random(width, height, density, seed)?;
+        let dying = Universe::random(width, height, density, !seed)?;
+        let mut universe = alive.clone().with_states(states)?;
+        let mut rng = SplitMix64::new(seed);
+        for y in 0..universe.height {
+            for x in 0..universe.width {
+                if states > 2 && !alive.get(x, y) && dying.get(x, y) {
+                    let state = 2 + (rng.next() % u64::from(states - 2)) as u16;
+                    universe.set_state(x, y, state);
+                }
+            }
+        }
         Ok(universe)
     }
 
@@ -162,6 +279,15 @@ impl Universe {
     pub fn transposed(&self) -> Universe {
         let (w, h) = (self.width(), self.height());
         let mut out = Universe::new(h as u64, w as u64).expect("the same cells, the other way");
+        if self.states > 2 {
+            let mut out = out.with_states(self.states).expect("the same cells");
+            for y in 0..h {
+                for x in 0..w {
+                    out.set_state(y, x, self.state(x, y));
+                }
+            }
+            return out;
+        }
         for y in 0..h {
             for (k, &word) in self.row(y).iter().enumerate() {
                 let mut bits = word;
@@ -173,6 +299,21 @@ impl Universe {
             }
         }
         out
+    }
+
+    /// Row `y` of plane `p` (see [`Self::plane`]).
+    pub fn plane_row(&self, p: usize, y: usize) -> &[u64] {
+        &self.plane(p)[y * self.words_per_row..(y + 1) * self.words_per_row]
+    }
+
+    /// Every plane's words, for writing them side by side.
+    pub fn planes_mut(&mut self) -> Vec<&mut [u64]> {
+        let mut planes = vec![&mut self.words[..]];
+        let n = planes[0].len();
+        if n > 0 {
+            planes.extend(self.ages.chunks_mut(n));
+        }
+        planes
     }
 
     pub fn row(&self, y: usize) -> &[u64] {
@@ -194,8 +335,20 @@ impl Universe {
         }
     }
 
+    /// Cells not dead (alive or dying), as Golly counts them.
     pub fn population(&self) -> u64 {
-        self.words.par_iter().map(|w| w.count_ones() as u64).sum()
+        if self.ages.is_empty() {
+            return self.words.par_iter().map(|w| w.count_ones() as u64).sum();
+        }
+        let n = self.words.len();
+        (0..n)
+            .into_par_iter()
+            .map(|i| {
+                let any =
+                    (1..self.planes()).fold(self.words[i], |a, p| a | self.ages[(p - 1) * n + i]);
+                any.count_ones() as u64
+            })
+            .sum()
     }
 
     /// Whether a pattern of `pattern_width` x `pattern_height` fits with its corner at (0, 0).
@@ -253,13 +406,15 @@ impl Universe {
     pub fn translated(&self, dx: i64, dy: i64) -> Universe {
         let mut out = self.clone();
         out.words.fill(0);
+        out.ages.fill(0);
         let (w, h) = (self.width as i64, self.height as i64);
         for y in 0..self.height {
             for x in 0..self.width {
-                if self.get(x, y) {
+                let state = self.state(x, y);
+                if state != 0 {
                     let nx = (x as i64 + dx).rem_euclid(w) as usize;
                     let ny = (y as i64 + dy).rem_euclid(h) as usize;
-                    out.set(nx, ny, true);
+                    out.set_state(nx, ny, state);
                 }
             }
         }

@@ -78,6 +78,15 @@ DEFAULT_RULES = [
     "R2,C0,M0,S10..24,B0..8,NM",  # LtL B0 with Smax (M0)
     "R2,C0,M1,S2..10,B0..5,NM",   # LtL B0 without Smax, M1: Golly gets the M0 form
     "R2,C0,M1,S5..13,B0..6,NN",   # LtL B0 with Smax, M1: Golly gets the M0 form
+    # Generations (Golly's Generations algorithm) and Larger than Life with C > 2
+    "/2/3",
+    "345/2/4",
+    "B3/S23/3",
+    "B2a/S/5",
+    "B2/S34/4H",
+    "12/34/3V",
+    "R2,C3,M1,S2..5,B3..4,NM",
+    "R3,C5,M0,S2..6,B3..5,NN",
 ]
 
 DEFAULT_SIZES = ["64x64", "67x45", "100x37", "1x37", "7x45"]
@@ -87,6 +96,8 @@ DEFAULT_BACKENDS = ["reference", "cpu"]
 
 LTL_RE = re.compile(
     r"^R(\d+),C(\d+),M([01]),S(\d+)\.\.(\d+),B(\d+)\.\.(\d+),N([A-Z0-9@#+*])", re.IGNORECASE)
+# HROT: R<r>,C<c>,S<list>,B<list>[,N<n>] (radius and states only: the oracle runs no B0 HROT)
+HROT_RE = re.compile(r"^R(\d+),C(\d+),S[0-9,\-]*B", re.IGNORECASE)
 BASE64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
 
@@ -136,9 +147,34 @@ def ltl_maxn(r, n):
                     "N@ and NW" % n)
 
 
+def rule_states(rule):
+    """States a cell of `rule` takes: Larger than Life's C (0, 1, 2: two), a Generations rule's
+    number after its second slash, else 2."""
+    body = strip_suffix(rule)
+    m = LTL_RE.match(body) or HROT_RE.match(body)
+    if m:
+        return max(2, int(m.group(2)))
+    if body[:3].upper() == "MAP":
+        # base64 holds '/': the table is 86, 22 or 6 characters (optionally '=='), then /states
+        m = re.match(r"^MAP(?:[A-Za-z0-9+/]{86}|[A-Za-z0-9+/]{22}|[A-Za-z0-9+/]{6})(?:==)?/(\d+)$",
+                     body, re.IGNORECASE)
+        return int(m.group(1)) if m else 2
+    parts = re.split(r"[/_]", body)
+    if len(parts) == 3:
+        return int(re.sub(r"[HhVv]$", "", parts[2]))
+    return 2
+
+
 def classify(rule):
     """(family, golly_algorithm, b0_scheme) where b0_scheme is None, 'dual' or 'alternate'."""
     body = strip_suffix(rule)
+    if HROT_RE.match(body):
+        if re.search(r",B0", body, re.IGNORECASE):
+            raise CaseError("HROT rules with B0: the oracle reads B0 in LtL notation only")
+        return "ltl", "Larger than Life", None
+    if rule_states(body) > 2 and not LTL_RE.match(body):
+        # Generations refuses B0 (generationsalgo::setrule)
+        return "generations", "Generations", None
     m = LTL_RE.match(body)
     if m:
         r, _c, mid, _s1, s2, b1, _b2, n = m.groups()
@@ -207,7 +243,8 @@ def golly_rule_for(rule, m1_b0):
 
 
 def parse_rle(text):
-    """(header dict with x, y, rule; set of live (x, y) relative to the top-left)."""
+    """(header dict with x, y, rule; dict of the cells not dead, (x, y) relative to the top-left
+    -> state: `o` and `A` are 1, `B`..`X` 2..24, `pA`..`yO` 25..255)."""
     lines = text.splitlines()
     header = None
     i = 0
@@ -225,7 +262,7 @@ def parse_rle(text):
     if not hm:
         raise CaseError("bad RLE header %r" % header)
     info = {"x": int(hm.group(1)), "y": int(hm.group(2)), "rule": hm.group(3) or ""}
-    cells = set()
+    cells = {}
     x = y = 0
     n = 0
     body = "".join(l.strip() for l in lines[i:])
@@ -246,10 +283,15 @@ def parse_rle(text):
         elif c == "!":
             break
         elif c == "o" or ("A" <= c <= "X") or ("p" <= c <= "y"):
-            if "p" <= c <= "y":
-                j += 1  # two-letter state: any non-zero state is alive here
+            if c == "o":
+                state = 1
+            elif "A" <= c <= "X":
+                state = ord(c) - ord("A") + 1
+            else:
+                state = 24 * (ord(c) - ord("p") + 1) + ord(body[j]) - ord("A") + 1
+                j += 1
             for k in range(count):
-                cells.add((x + k, y))
+                cells[(x + k, y)] = state
             x += count
         elif c.isspace():
             continue
@@ -266,26 +308,53 @@ def torus_of(rule):
 
 
 def soup_cells(rule, w, h, seed, density):
-    """The soup's live cells, (x, y) with 0 <= x < w, 0 <= y < h (the same for every run)."""
+    """The soup's cells not dead, (x, y) with 0 <= x < w, 0 <= y < h -> state (the same for
+    every run): `density` of them alive and, with more than two states, `density` of the others
+    dying, of every age."""
     rng = random.Random("%s|%dx%d|%d" % (rule, w, h, seed))
-    return {(x, y) for y in range(h) for x in range(w) if rng.random() < density}
+    states = rule_states(rule)
+    cells = {}
+    for y in range(h):
+        for x in range(w):
+            if rng.random() < density:
+                cells[(x, y)] = 1
+            elif states > 2 and rng.random() < density:
+                cells[(x, y)] = rng.randrange(2, states)
+    return cells
 
 
-def write_rle(path, rule, w, h, live):
-    """An RLE of size w x h whose rule carries `:Tw,h`; runs within rows, lines <= 70."""
+def state_letters(state, states):
+    """A state as Golly writes it (writepattern.cpp:AddRun): b/o for two states, else . and
+    A..X, pA..yO."""
+    if states == 2:
+        return "o" if state else "b"
+    if state == 0:
+        return "."
+    if state <= 24:
+        return chr(ord("A") + state - 1)
+    high = (state - 25) // 24
+    return chr(ord("p") + high) + chr(ord("A") + state - (high + 1) * 24 - 1)
+
+
+def write_rle(path, rule, w, h, cells):
+    """An RLE of size w x h whose rule carries `:Tw,h`; runs within rows, lines <= 70. `cells`
+    is a dict of states or, for two states, a set of live cells."""
+    if isinstance(cells, set):
+        cells = {c: 1 for c in cells}
+    states = rule_states(rule)
     toks = []
     pending = 0
     for y in range(h):
         runs = []
         x = 0
         while x < w:
-            v = (x, y) in live
+            v = cells.get((x, y), 0)
             e = x
-            while e < w and ((e, y) in live) == v:
+            while e < w and cells.get((e, y), 0) == v:
                 e += 1
-            runs.append((e - x, "o" if v else "b"))
+            runs.append((e - x, state_letters(v, states)))
             x = e
-        if runs and runs[-1][1] == "b":
+        if runs and runs[-1][1] in "b.":
             runs.pop()
         if runs:
             if pending:
@@ -309,7 +378,7 @@ def write_rle(path, rule, w, h, live):
 def torus_for(rule, w, h):
     """The torus both programs make of `:Tw,h`: Larger than Life raises sides below 2r to 2r
     (ltlalgo::setrule: minsize = 2 * range)."""
-    m = LTL_RE.match(strip_suffix(rule))
+    m = LTL_RE.match(strip_suffix(rule)) or HROT_RE.match(strip_suffix(rule))
     if m:
         r = int(m.group(1))
         return max(w, 2 * r), max(h, 2 * r)
@@ -528,7 +597,7 @@ def main():
                         # starting universe (W x H: the soup at (0, 0), dead cells elsewhere)
                         gw, gh = W, H
                         everything = {(x, y) for y in range(H) for x in range(W)}
-                        write_rle(gsoup, grule, W, H, everything - live0)
+                        write_rle(gsoup, grule, W, H, everything - set(live0))
                     else:
                         gw, gh = w, h
                         write_rle(gsoup, grule, w, h, live0)
@@ -541,37 +610,36 @@ def main():
                     continue
                 for g in gens_list:
                     try:
-                        ginfo, gbox_cells = golly_cli(args.bgolly, algo, gsoup, g, work,
-                                                      args.timeout)
+                        ginfo, gbox_states = golly_cli(args.bgolly, algo, gsoup, g, work,
+                                                       args.timeout)
                         if torus_of(ginfo["rule"]) != (W, H):
                             raise CaseError("Golly's torus is %dx%d, expected %dx%d"
                                             % (torus_of(ginfo["rule"]) + (W, H)))
                         d = dumps[g]
                         # the -o RLE is the bounding box; place it with `edges`' top-left
                         if ginfo["x"] == 0:
-                            gcells = set()
+                            gstates = {}
                         else:
                             left, top = d["box"][0], d["box"][1]
-                            gcells = {(x + left, y + top) for (x, y) in gbox_cells}
-                        if gcells != d["cells"]:
+                            gstates = {(x + left, y + top): v
+                                       for (x, y), v in gbox_states.items()}
+                        if set(gstates) != d["cells"]:
                             raise CaseError("bgolly's -o output and its --exec cell list differ")
                         # Golly coordinates -> lifegen's (pattern top-left at (0, 0)): Golly
                         # put the gw x gh soup's top-left at (-(gw/2), -(gh/2))
                         ox, oy = gw // 2, gh // 2
-                        expect = {((x + ox) % W, (y + oy) % H) for (x, y) in gcells}
-                        if len(expect) != len(gcells):
+                        expect = {((x + ox) % W, (y + oy) % H): v
+                                  for (x, y), v in gstates.items()}
+                        if len(expect) != len(gstates):
                             raise CaseError("Golly cells outside its torus")
                         if scheme == "dual" or (scheme == "alternate" and g % 2 == 1):
-                            expect = {(x, y) for y in range(H) for x in range(W)} - expect
+                            expect = {(x, y): 1 for y in range(H) for x in range(W)
+                                      if (x, y) not in expect}
                     except (CaseError, subprocess.TimeoutExpired) as e:
                         for b in backends:
                             report(rule, w, h, g, b, algo, seed, "ERROR", str(e))
                         continue
                     for b in backends:
-                        if b == "gpu" and w % 32 != 0:
-                            report(rule, w, h, g, b, algo, seed, "SKIP",
-                                   "gpu needs a width that is a multiple of 32")
-                            continue
                         try:
                             linfo, lcells, _log = lifegen_run(args.lifegen, b, soup, g, work,
                                                               args.timeout, args.lifegen_arg)
@@ -588,11 +656,11 @@ def main():
                                    "pop %d%s" % (len(lcells),
                                                  (" b0:" + scheme) if scheme else ""))
                         else:
-                            only_g = expect - lcells
-                            only_l = lcells - expect
+                            only_g = {c for c, v in expect.items() if lcells.get(c) != v}
+                            only_l = {c for c, v in lcells.items() if expect.get(c) != v}
                             report(rule, w, h, g, b, algo, seed,
                                    "DIFFERENT (%d cells)" % (len(only_g) + len(only_l)),
-                                   "alive only in Golly: %s; alive only in lifegen: %s "
+                                   "cells Golly has otherwise: %s; cells lifegen has otherwise: %s "
                                    "(lifegen coordinates)" % (fmt_cells(only_g),
                                                               fmt_cells(only_l)))
     print()

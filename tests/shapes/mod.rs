@@ -37,13 +37,26 @@ pub fn golly_5_neighbourhoods(r: u32, rng: &mut SplitMix64) -> Vec<String> {
     shapes
 }
 
-/// An LtL rule of radius `r`, neighbourhood `n` (the text after `N`) and `M{m}`, its ranges
-/// drawn from the counts the neighbourhood can have.
-pub fn random_rule_text(r: u32, n: &str, m: u32, max: u32, rng: &mut SplitMix64) -> String {
+/// An LtL rule of radius `r`, neighbourhood `n` (the text after `N`), `M{m}` and `C{states}`
+/// (0: two states), its ranges drawn from the counts the neighbourhood can have (birth from 0
+/// a third of the time where two states allow it; Golly refuses B0 with decay).
+pub fn random_rule_text(
+    r: u32,
+    n: &str,
+    m: u32,
+    states: u16,
+    max: u32,
+    rng: &mut SplitMix64,
+) -> String {
     let mut pick = || (rng.next() % u64::from(max + 1)) as u32;
     let (x, y) = (pick(), pick());
     let (a, b) = (x.min(y).max(m), x.max(y).max(m));
     let (x, y) = (pick(), pick());
-    let (c, d) = (x.min(y), x.max(y));
-    format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}")
+    let (c, d) = (x.min(y), x.max(y).max(1));
+    let c = match (states > 2, rng.next().is_multiple_of(3)) {
+        (true, _) => c.max(1),
+        (false, true) => 0,
+        (false, false) => c,
+    };
+    format!("R{r},C{states},M{m},S{a}..{b},B{c}..{d},N{n}")
 }

@@ -1,5 +1,6 @@
 //! Stage 5: back ends (PTX, Rust SIMD source) of the kernel IR and `regen`, which writes
 //! kernels_out/.
+pub mod ptx_edges;
 pub mod ptx_stream;
 pub mod regen;
 pub mod rust_emit;

@@ -19,8 +19,15 @@
 //!
 //! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
-//! rows. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
+//! rows, `stride` (words from one row to the next) and `ghost`. A row is padded: `ghost` words
+//! (at least `halo_words`) before its `words`, and at least as many after, that hold the cells
+//! of the row on either side of it, wrapped round the torus (or dead, on a bounded plane), and
+//! the last word's bits past the width likewise: the x edges are all in that padding, which
+//! `crate::emit::ptx_edges` refreshes before each launch, so a strip reads a straight run of
+//! cells at every width and every generation it runs is right. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
 //! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
+//! A program of several bit-planes finds them one after another at `src` and `dst`, each
+//! `rows * words` words; planes other than the first are read from the source at one depth.
 
 use crate::kernel::ir::{Instr, Program};
 pub use crate::kernel::plan::ShiftForm;
@@ -158,7 +165,7 @@ impl Layout {
             .instrs
             .iter()
             .filter_map(|i| match *i {
-                Instr::Load { back } => Some(back),
+                Instr::Load { plane: 0, back } => Some(back),
                 _ => None,
             })
             .collect();
@@ -431,7 +438,9 @@ impl Emitter {
         self.line("\t.param .u32 p_rows,");
         self.line("\t.param .u32 p_strips,");
         self.line("\t.param .u32 p_tasks,");
-        self.line("\t.param .u32 p_segment");
+        self.line("\t.param .u32 p_segment,");
+        self.line("\t.param .u32 p_stride,");
+        self.line("\t.param .u32 p_ghost");
         self.line(")");
         self.line(format!(".reqntid 32, {}, 1", self.warps));
         self.line("{");
@@ -494,6 +503,8 @@ impl Emitter {
             (3, "p_strips"),
             (4, "p_tasks"),
             (5, "p_segment"),
+            (33, "p_stride"),
+            (34, "p_ghost"),
         ] {
             self.line(format!("\tld.param.u32 %r{reg}, [{param}];"));
         }
@@ -514,15 +525,24 @@ impl Emitter {
         self.line("\trem.u32 %r8, %r7, %r3;");
         self.line("\tdiv.u32 %r15, %r7, %r3;");
         self.line(format!("\tmul.lo.u32 %r16, %r8, {output_words};"));
-        self.line("\tmul.lo.u32 %r27, %r1, 4;");
+        self.line("\tmul.lo.u32 %r27, %r33, 4;");
+        self.line("\tsub.u32 %r35, %r33, 1;");
+        if program.planes > 1 {
+            // %rd10: bytes between bit-planes, which follow each other whole (plane-major),
+            // each `rows` padded rows.
+            self.line("\tmul.wide.u32 %rd10, %r2, %r27;");
+        }
         for j in 0..k {
-            // Strip-local word m = k lane + j; column = strip * output_words - halo + m, on the
-            // torus; written when halo <= m < halo + output_words and the column is in the row.
+            // Strip-local word m = k lane + j; column = strip * output_words - halo + m, read
+            // from the padded row (see the module's doc: `ghost` words either side, so no read
+            // wraps; a column past the row's end reads its last word, which only feeds words
+            // nobody writes); written when halo <= m < halo + output_words and the column is
+            // in the row.
             self.line(format!("\tmad.lo.u32 %r17, %r6, {k}, {j};"));
             self.line("\tadd.u32 %r18, %r16, %r17;");
-            self.line(format!("\tmad.lo.u32 %r18, %r1, {halo_words}, %r18;"));
+            self.line("\tadd.u32 %r18, %r18, %r34;");
             self.line(format!("\tsub.u32 %r18, %r18, {halo_words};"));
-            self.line(format!("\trem.u32 %c{j}, %r18, %r1;"));
+            self.line(format!("\tmin.u32 %c{j}, %r18, %r35;"));
             self.line(format!("\tmul.wide.u32 %rd3, %c{j}, 4;"));
             self.line(format!("\tadd.s64 %rb{j}, %rd1, %rd3;"));
             self.line(format!("\tadd.s64 %rq{j}, %rd2, %rd3;"));
@@ -643,11 +663,14 @@ impl Emitter {
             .instrs
             .iter()
             .filter_map(|i| match *i {
-                Instr::Load { back }
+                Instr::Load { plane: 0, back }
                     if layout.load_ring.is_none() && layout.input_ring.is_none() =>
                 {
                     Some(back)
                 }
+                // The other planes of a multi-state cell are read at one depth each, from
+                // the source.
+                Instr::Load { plane, back } if plane > 0 => Some(back),
                 _ => None,
             })
             .collect();
@@ -734,13 +757,18 @@ impl Emitter {
                             {
                                 // A register of a ring: nothing to compute.
                             }
-                            Instr::Load { back } if let Some(ring) = layout.input_ring => {
+                            Instr::Load { plane: 0, back }
+                                if let Some(ring) = layout.input_ring =>
+                            {
                                 let at = (ring.len - back) * slot_bytes + 128 * j;
                                 self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
                             }
-                            Instr::Load { back } => {
+                            Instr::Load { plane, back } => {
                                 let r = row_reg(back);
                                 self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
+                                if plane > 0 {
+                                    self.line(format!("\tmad.lo.s64 %rd4, %rd10, {plane}, %rd4;"));
+                                }
                                 self.line(format!("\tmov.b32 {v}, 0;"));
                                 self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
                             }
@@ -783,7 +811,7 @@ impl Emitter {
                                 let src = name(program, layout, src, j, u);
                                 self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
                             }
-                            Instr::Store { src } => {
+                            Instr::Store { plane, src } => {
                                 // Row newest - lag, from iteration `warmup` on, within the segment.
                                 let src = name(program, layout, src, j, u);
                                 if j == 0 {
@@ -797,6 +825,9 @@ impl Emitter {
                                 }
                                 self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
                                 self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
+                                if plane > 0 {
+                                    self.line(format!("\tmad.lo.s64 %rd3, %rd10, {plane}, %rd3;"));
+                                }
                                 self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
                             }
                         }
@@ -931,7 +962,7 @@ fn needed_later(program: &Program, layout: &Layout) -> Vec<bool> {
 /// ring, an input row in the load ring), so that no instruction computes it.
 fn is_alias(program: &Program, layout: &Layout, v: u32) -> bool {
     match program.instrs[v as usize] {
-        Instr::Load { .. } => layout.load_ring.is_some(),
+        Instr::Load { plane, .. } => plane == 0 && layout.load_ring.is_some(),
         Instr::Delay { src, .. } => {
             matches!(layout.rings[src as usize], Some(Ring::Registers { .. }))
         }
@@ -943,7 +974,7 @@ fn is_alias(program: &Program, layout: &Layout, v: u32) -> bool {
 fn name(program: &Program, layout: &Layout, v: u32, j: u32, u: u32) -> String {
     let slot = |len: u32, back: u32| (u + len * (back / len + 1) - back) % len;
     match program.instrs[v as usize] {
-        Instr::Load { back } if let Some(len) = layout.load_ring => {
+        Instr::Load { plane: 0, back } if let Some(len) = layout.load_ring => {
             format!("%ld{j}_{}", slot(len, back + layout.prefetch))
         }
         Instr::Delay { src, rows }

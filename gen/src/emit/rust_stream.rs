@@ -25,6 +25,10 @@ pub fn halo_words(program: &Program) -> usize {
 pub fn emit(program: &Program) -> String {
     let halo = halo_words(program);
     assert!(2 * halo < LANES, "the window is wider than a block");
+    assert_eq!(
+        program.planes, 1,
+        "the built-in modules are two-state kernels"
+    );
     let mut body = String::new();
     let line = |body: &mut String, text: String| {
         body.push_str(&text);
@@ -64,11 +68,11 @@ pub fn emit(program: &Program) -> String {
     line(&mut body, "for i in 0..iterations {".into());
     for (v, instr) in program.instrs.iter().enumerate() {
         match *instr {
-            Instr::Load { back: 0 } => line(
+            Instr::Load { back: 0, .. } => line(
                 &mut body,
                 format!("let v{v}: V = V::load(input, i * stride + col);"),
             ),
-            Instr::Load { back } => line(
+            Instr::Load { back, .. } => line(
                 &mut body,
                 format!(
                     "let v{v}: V = if i >= {back} {{ V::load(input, (i - {back}) * stride + col) }} else {{ V::zero() }};"
@@ -109,7 +113,7 @@ pub fn emit(program: &Program) -> String {
             }
             Instr::State { slot } => line(&mut body, format!("let v{v}: V = state{slot};")),
             Instr::Carry { slot, src } => line(&mut body, format!("state{slot} = v{src};")),
-            Instr::Store { src } => line(
+            Instr::Store { src, .. } => line(
                 &mut body,
                 format!(
                     "if i >= {warmup} {{ V::store(out, (i - {warmup}) * out_stride + out_col, &v{src}, {halo}, keep); }}",

@@ -48,6 +48,10 @@ pub struct TileArgs {
     /// `scratch_words` words, 64-byte aligned, zero when the function is called; the output
     /// and its stride 64-byte aligned too.
     pub scratch: *mut u64,
+    /// Bytes from a row of one bit-plane to the same row of the next, in the input and in the
+    /// output (programs of one plane ignore them).
+    pub input_plane: usize,
+    pub output_plane: usize,
 }
 
 const ARG_INPUT: i32 = 0;
@@ -56,6 +60,8 @@ const ARG_OUTPUT: i32 = 16;
 const ARG_OUTPUT_STRIDE: i32 = 24;
 const ARG_ITERATIONS: i32 = 32;
 const ARG_SCRATCH: i32 = 40;
+const ARG_INPUT_PLANE: i32 = 48;
+const ARG_OUTPUT_PLANE: i32 = 56;
 
 /// A compiled program and the buffers its function expects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,10 +107,10 @@ impl From<IcedError> for X86Error {
 /// scratch rows (this iteration's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum RowRef {
-    Input { back: u32 },
+    Input { plane: u8, back: u32 },
     Ring { ring: u32, delay: u32 },
     Scratch { row: u32 },
-    Output,
+    Output { plane: u8 },
 }
 
 /// A word read from memory: `row`, at the cell offset `cells` (a funnel shift unless a whole
@@ -231,8 +237,8 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
     for instr in &program.instrs {
         let current = phases.len() - 1;
         let low = match *instr {
-            Instr::Load { back } => Lowering::Memory(MemRef {
-                row: RowRef::Input { back },
+            Instr::Load { plane, back } => Lowering::Memory(MemRef {
+                row: RowRef::Input { plane, back },
                 cells: 0,
             }),
             Instr::Param { .. } => return Err(X86Error::Params(program.name.clone())),
@@ -334,7 +340,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 carries.push((slot, src));
                 Lowering::Nothing
             }
-            Instr::Store { src } => {
+            Instr::Store { plane, src } => {
                 let node = operand(
                     &lowered[src as usize],
                     src as usize,
@@ -346,7 +352,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 );
                 phases[current].push(Step::Store {
                     node,
-                    row: RowRef::Output,
+                    row: RowRef::Output { plane },
                 });
                 Lowering::Nothing
             }
@@ -434,12 +440,17 @@ fn add_compute(steps: &mut Vec<Step>, node: usize, nodes: &[Node]) {
 
 fn delayed(row: RowRef, rows: u32) -> RowRef {
     match row {
-        RowRef::Input { back } => RowRef::Input { back: back + rows },
+        RowRef::Input { plane, back } => RowRef::Input {
+            plane,
+            back: back + rows,
+        },
         RowRef::Ring { ring, delay } => RowRef::Ring {
             ring,
             delay: delay + rows,
         },
-        RowRef::Scratch { .. } | RowRef::Output => unreachable!("only computed values shift"),
+        RowRef::Scratch { .. } | RowRef::Output { .. } => {
+            unreachable!("only computed values shift")
+        }
     }
 }
 
@@ -566,7 +577,7 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
                 q + 1
             };
             pad = pad.max(-q).max(hi);
-            if let RowRef::Input { back } = m.row {
+            if let RowRef::Input { back, .. } = m.row {
                 max_back = max_back.max(back);
             }
         }
@@ -602,9 +613,9 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
 /// output row, the scratch rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Base {
-    Input { back: u32 },
+    Input { plane: u8, back: u32 },
     Frame { delay: u32 },
-    Output,
+    Output { plane: u8 },
     Scratch,
 }
 
@@ -615,7 +626,9 @@ const LOCAL_SLOT: i32 = 24;
 const LOCAL_INPUT_STRIDE: i32 = 32;
 const LOCAL_OUTPUT_STRIDE: i32 = 40;
 const LOCAL_SCRATCH: i32 = 48;
-const LOCAL_BASES: i32 = 64;
+const LOCAL_INPUT_PLANE: i32 = 56;
+const LOCAL_OUTPUT_PLANE: i32 = 64;
+const LOCAL_BASES: i32 = 72;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum VReg {
@@ -665,7 +678,7 @@ impl<'a> Emitter<'a> {
         pad: usize,
         row_words: usize,
     ) -> Result<Self, X86Error> {
-        let mut bases = vec![Base::Output, Base::Scratch];
+        let mut bases = vec![Base::Output { plane: 0 }, Base::Scratch];
         for node in &lowered.nodes {
             if let Node::Mem(m) = node {
                 bases.push(base_of(m.row));
@@ -746,6 +759,8 @@ impl<'a> Emitter<'a> {
             (ARG_INPUT_STRIDE, LOCAL_INPUT_STRIDE),
             (ARG_OUTPUT_STRIDE, LOCAL_OUTPUT_STRIDE),
             (ARG_SCRATCH, LOCAL_SCRATCH),
+            (ARG_INPUT_PLANE, LOCAL_INPUT_PLANE),
+            (ARG_OUTPUT_PLANE, LOCAL_OUTPUT_PLANE),
         ] {
             a.mov(rax, qword_ptr(rdi + from))?;
             a.mov(qword_ptr(rsp + to), rax)?;
@@ -809,14 +824,24 @@ impl<'a> Emitter<'a> {
             let slot = self.base_slot(base);
             let a = &mut self.asm;
             match base {
-                Base::Input { back } => {
+                Base::Input { plane, back } => {
                     a.mov(rax, qword_ptr(rsp + LOCAL_INPUT))?;
                     if back > 0 {
                         a.imul_3(rdx, qword_ptr(rsp + LOCAL_INPUT_STRIDE), back as i32)?;
                         a.sub(rax, rdx)?;
                     }
+                    if plane > 0 {
+                        a.imul_3(rdx, qword_ptr(rsp + LOCAL_INPUT_PLANE), i32::from(plane))?;
+                        a.add(rax, rdx)?;
+                    }
                 }
-                Base::Output => a.mov(rax, qword_ptr(rsp + LOCAL_OUTPUT))?,
+                Base::Output { plane } => {
+                    a.mov(rax, qword_ptr(rsp + LOCAL_OUTPUT))?;
+                    if plane > 0 {
+                        a.imul_3(rdx, qword_ptr(rsp + LOCAL_OUTPUT_PLANE), i32::from(plane))?;
+                        a.add(rax, rdx)?;
+                    }
+                }
                 Base::Scratch => {
                     a.mov(rax, qword_ptr(rsp + LOCAL_SCRATCH))?;
                     a.add(rax, ring_len * frame_bytes)?;
@@ -839,7 +864,7 @@ impl<'a> Emitter<'a> {
     fn displacement(&self, row: RowRef, word: i64) -> i32 {
         let row_bytes = 8 * self.row_words as i64;
         let within = match row {
-            RowRef::Input { .. } | RowRef::Output => 8 * word,
+            RowRef::Input { .. } | RowRef::Output { .. } => 8 * word,
             RowRef::Ring { ring, .. } => i64::from(ring) * row_bytes + 8 * (self.pad as i64 + word),
             RowRef::Scratch { row } => i64::from(row) * row_bytes + 8 * (self.pad as i64 + word),
         };
@@ -882,10 +907,10 @@ impl<'a> Emitter<'a> {
 
 fn base_of(row: RowRef) -> Base {
     match row {
-        RowRef::Input { back } => Base::Input { back },
+        RowRef::Input { plane, back } => Base::Input { plane, back },
         RowRef::Ring { delay, .. } => Base::Frame { delay },
         RowRef::Scratch { .. } => Base::Scratch,
-        RowRef::Output => Base::Output,
+        RowRef::Output { plane } => Base::Output { plane },
     }
 }
 

@@ -101,13 +101,22 @@ fn shifted(row: &[u64], width: usize, cells: i32) -> Vec<u64> {
     out
 }
 
-/// One pass of `program` over `input`: the next generation.
+/// One pass of a one-plane `program` over `input`: the next generation.
 pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
+    run_planes(program, params, std::slice::from_ref(input))
+        .pop()
+        .expect("one plane")
+}
+
+/// One pass of `program` over the bit-planes `planes` (one torus a plane, all of one size).
+pub fn run_planes(program: &Program, params: &[bool], planes: &[Torus]) -> Vec<Torus> {
     assert_eq!(
         params.len(),
         program.params.len(),
         "one value per parameter"
     );
+    assert_eq!(planes.len(), program.planes as usize, "one torus a plane");
+    let input = &planes[0];
     let (width, height) = (input.width, input.height);
     let n = input.words_per_row();
     let mask_last = if width % 64 == 0 {
@@ -115,7 +124,7 @@ pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
     } else {
         (1u64 << (width % 64)) - 1
     };
-    let mut output = Torus::new(width, height);
+    let mut output = vec![Torus::new(width, height); planes.len()];
     let y0 = program.lag as i64 - program.warmup as i64;
     let depth: HashMap<u32, u32> = program
         .instrs
@@ -138,12 +147,12 @@ pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
         let mut carried = state.clone();
         for instr in &program.instrs {
             let value = match *instr {
-                Instr::Load { back } => {
+                Instr::Load { plane, back } => {
                     if (i as u32) < back {
                         zero.clone()
                     } else {
                         let y = (y0 + i as i64 - back as i64).rem_euclid(height as i64);
-                        input.row(y as usize).to_vec()
+                        planes[plane as usize].row(y as usize).to_vec()
                     }
                 }
                 Instr::Const(c) => {
@@ -179,11 +188,12 @@ pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
                     carried[slot as usize] = values[src as usize].clone();
                     zero.clone()
                 }
-                Instr::Store { src } => {
+                Instr::Store { plane, src } => {
                     if i as u32 >= program.warmup {
                         let y = (y0 + i as i64 - program.lag as i64).rem_euclid(height as i64);
                         let y = y as usize;
-                        output.words[y * n..(y + 1) * n].copy_from_slice(&values[src as usize]);
+                        output[plane as usize].words[y * n..(y + 1) * n]
+                            .copy_from_slice(&values[src as usize]);
                     }
                     zero.clone()
                 }

@@ -24,8 +24,10 @@ pub type Val = u32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Instr {
-    /// The input word `back` rows above the newest (0 = the row entering this iteration).
-    Load { back: u32 },
+    /// The word of bit-plane `plane` of the input `back` rows above the newest (0 = the row
+    /// entering this iteration). Two-state rules have one plane; a multi-state cell is several
+    /// (see [`crate::kernel::generations`]).
+    Load { plane: u8, back: u32 },
     /// All zeros or all ones.
     Const(bool),
     /// Run-time parameter `index`: a word of all ones or all zeros.
@@ -40,8 +42,8 @@ pub enum Instr {
     State { slot: u16 },
     /// Keeps `src` for the next iteration's `State { slot }`; comes after every read of the slot.
     Carry { slot: u16, src: Val },
-    /// The output word of row `y0 + i - lag`.
-    Store { src: Val },
+    /// The output word of bit-plane `plane` of row `y0 + i - lag`.
+    Store { plane: u8, src: Val },
 }
 
 impl Instr {
@@ -50,7 +52,7 @@ impl Instr {
             Instr::Shift { src, .. }
             | Instr::Delay { src, .. }
             | Instr::Carry { src, .. }
-            | Instr::Store { src } => vec![src],
+            | Instr::Store { src, .. } => vec![src],
             Instr::Lut3 { a, b, c, .. } => vec![a, b, c],
             Instr::Load { .. } | Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {
                 vec![]
@@ -67,6 +69,8 @@ pub struct Program {
     /// Names of the run-time parameters, by index.
     pub params: Vec<String>,
     pub state_slots: u16,
+    /// Bit-planes a cell holds: the program loads and stores each (1 for two-state rules).
+    pub planes: u8,
     pub warmup: u32,
     pub lag: u32,
 }
@@ -124,7 +128,7 @@ impl Program {
         self.instrs
             .iter()
             .map(|i| match *i {
-                Instr::Load { back } => back,
+                Instr::Load { back, .. } => back,
                 Instr::Delay { rows, .. } => rows,
                 _ => 0,
             })
@@ -180,10 +184,13 @@ impl Program {
     }
 
     /// Checks the program is well formed: operands defined before use, slots and params in
-    /// range, every `Carry` after every read of its slot, exactly one `Store`.
+    /// range, every `Carry` after every read of its slot, exactly one `Store` a plane.
     pub fn validate(&self) -> Result<(), String> {
         let mut carried = vec![false; self.state_slots as usize];
-        let mut stores = 0;
+        let mut stores = vec![0usize; self.planes as usize];
+        if self.planes == 0 {
+            return Err("a program has at least one plane".into());
+        }
         for (i, instr) in self.instrs.iter().enumerate() {
             for v in instr.operands() {
                 if v as usize >= i {
@@ -206,13 +213,18 @@ impl Program {
                 Instr::State { slot } if carried[slot as usize] => {
                     return Err(format!("state slot {slot} read after its carry"));
                 }
+                Instr::Load { plane, .. } | Instr::Store { plane, .. } if plane >= self.planes => {
+                    return Err(format!("plane {plane} out of range"));
+                }
                 Instr::Carry { slot, .. } => carried[slot as usize] = true,
-                Instr::Store { .. } => stores += 1,
+                Instr::Store { plane, .. } => stores[plane as usize] += 1,
                 _ => {}
             }
         }
-        if stores != 1 {
-            return Err(format!("{stores} stores; a program has exactly one"));
+        if let Some((plane, &n)) = stores.iter().enumerate().find(|(_, n)| **n != 1) {
+            return Err(format!(
+                "{n} stores of plane {plane}; a program stores each plane exactly once"
+            ));
         }
         Ok(())
     }
@@ -223,6 +235,7 @@ impl Program {
         assert_eq!(values.len(), self.params.len(), "one value per parameter");
         let mut b = ProgramBuilder::new(self.name.clone(), vec![]);
         b.state_slots = self.state_slots;
+        b.planes = self.planes;
         let mut map: Vec<Bit<Val>> = Vec::with_capacity(self.instrs.len());
         for instr in &self.instrs {
             let bit = match *instr {
@@ -273,28 +286,20 @@ impl Program {
             return Err("a chain has at least one generation".into());
         }
         let mut b = ProgramBuilder::new(format!("{}_t{gens}", self.name), self.params.clone());
-        let mut previous: Option<Val> = None;
+        b.planes = self.planes;
+        let mut previous: Option<Vec<Val>> = None;
         for _ in 0..gens {
-            let mut map: Vec<Val> = Vec::with_capacity(self.instrs.len());
-            let mut stored = None;
-            for instr in &self.instrs {
-                let v = match (*instr, previous) {
-                    (Instr::Load { back }, Some(input)) => b.delay(input, back + 1),
-                    (Instr::Store { src }, _) => {
-                        stored = Some(map[src as usize]);
-                        0
-                    }
-                    (Instr::Shift { src, cells }, _) => b.shift(map[src as usize], cells),
-                    (Instr::Delay { src, rows }, _) => b.delay(map[src as usize], rows),
-                    (other, _) => b.push(remap(other, |v| map[v as usize])),
-                };
-                map.push(v);
-            }
-            previous = Some(stored.expect("a valid program stores"));
+            previous = Some(b.inline(self, |b, plane, back| match &previous {
+                Some(input) => b.delay(input[plane as usize], back + 1),
+                None => b.load_plane(plane, back),
+            }));
         }
-        b.push(Instr::Store {
-            src: previous.unwrap(),
-        });
+        for (plane, src) in previous.unwrap().into_iter().enumerate() {
+            b.push(Instr::Store {
+                plane: plane as u8,
+                src,
+            });
+        }
         let extra = gens - 1;
         Ok(b.finish(gens * self.warmup + extra, gens * self.lag + extra))
     }
@@ -338,7 +343,7 @@ fn remap(instr: Instr, mut f: impl FnMut(Val) -> Val) -> Instr {
         },
         Instr::Delay { src, rows } => Instr::Delay { src: f(src), rows },
         Instr::Carry { slot, src } => Instr::Carry { slot, src: f(src) },
-        Instr::Store { src } => Instr::Store { src: f(src) },
+        Instr::Store { plane, src } => Instr::Store { plane, src: f(src) },
         other => other,
     }
 }
@@ -351,12 +356,16 @@ impl fmt::Display for Program {
             "program {} warmup {} lag {} states {}",
             self.name, self.warmup, self.lag, self.state_slots
         )?;
+        if self.planes > 1 {
+            writeln!(f, "planes {}", self.planes)?;
+        }
         for (i, name) in self.params.iter().enumerate() {
             writeln!(f, "param {i} {name}")?;
         }
         for (i, instr) in self.instrs.iter().enumerate() {
             match *instr {
-                Instr::Load { back } => writeln!(f, "%{i} = load {back}")?,
+                Instr::Load { plane: 0, back } => writeln!(f, "%{i} = load {back}")?,
+                Instr::Load { plane, back } => writeln!(f, "%{i} = load {back} plane {plane}")?,
                 Instr::Const(c) => writeln!(f, "%{i} = const {}", u8::from(c))?,
                 Instr::Param { index } => writeln!(f, "%{i} = param {index}")?,
                 Instr::Shift { src, cells } => writeln!(f, "%{i} = shift %{src} {cells}")?,
@@ -366,7 +375,8 @@ impl fmt::Display for Program {
                 Instr::Delay { src, rows } => writeln!(f, "%{i} = delay %{src} {rows}")?,
                 Instr::State { slot } => writeln!(f, "%{i} = state {slot}")?,
                 Instr::Carry { slot, src } => writeln!(f, "carry {slot} %{src}")?,
-                Instr::Store { src } => writeln!(f, "store %{src}")?,
+                Instr::Store { plane: 0, src } => writeln!(f, "store %{src}")?,
+                Instr::Store { plane, src } => writeln!(f, "store %{src} plane {plane}")?,
             }
         }
         Ok(())
@@ -379,6 +389,7 @@ pub struct ProgramBuilder {
     instrs: Vec<Instr>,
     params: Vec<String>,
     pub state_slots: u16,
+    pub planes: u8,
     seen: HashMap<Instr, Val>,
 }
 
@@ -389,6 +400,7 @@ impl ProgramBuilder {
             instrs: Vec::new(),
             params,
             state_slots: 0,
+            planes: 1,
             seen: HashMap::new(),
         }
     }
@@ -406,8 +418,13 @@ impl ProgramBuilder {
         v
     }
 
+    /// The alive plane (the only one of a two-state rule), `back` rows up.
     pub fn load(&mut self, back: u32) -> Val {
-        self.push(Instr::Load { back })
+        self.load_plane(0, back)
+    }
+
+    pub fn load_plane(&mut self, plane: u8, back: u32) -> Val {
+        self.push(Instr::Load { plane, back })
     }
 
     pub fn param(&mut self, index: u16) -> Val {
@@ -433,10 +450,38 @@ impl ProgramBuilder {
         match self.instrs[src as usize] {
             _ if rows == 0 => src,
             // An input row delayed is an older input row; a delay of a delay, one delay.
-            Instr::Load { back } => self.load(back + rows),
+            Instr::Load { plane, back } => self.load_plane(plane, back + rows),
             Instr::Delay { src, rows: inner } => self.delay(src, inner + rows),
             _ => self.push(Instr::Delay { src, rows }),
         }
+    }
+
+    /// `program`'s instructions, its loads made by `load(builder, plane, back)`; returns the
+    /// values it stores, by plane.
+    pub fn inline(
+        &mut self,
+        program: &Program,
+        mut load: impl FnMut(&mut Self, u8, u32) -> Val,
+    ) -> Vec<Val> {
+        let mut map: Vec<Val> = Vec::with_capacity(program.instrs.len());
+        let mut stored = vec![None; program.planes as usize];
+        for instr in &program.instrs {
+            let v = match *instr {
+                Instr::Load { plane, back } => load(self, plane, back),
+                Instr::Store { plane, src } => {
+                    stored[plane as usize] = Some(map[src as usize]);
+                    0
+                }
+                Instr::Shift { src, cells } => self.shift(map[src as usize], cells),
+                Instr::Delay { src, rows } => self.delay(map[src as usize], rows),
+                other => self.push(remap(other, |v| map[v as usize])),
+            };
+            map.push(v);
+        }
+        stored
+            .into_iter()
+            .map(|v| v.expect("a valid program stores every plane"))
+            .collect()
     }
 
     pub fn new_state(&mut self) -> (u16, Val) {
@@ -516,8 +561,12 @@ impl ProgramBuilder {
     }
 
     pub fn store(&mut self, bit: Bit<Val>) {
+        self.store_plane(0, bit);
+    }
+
+    pub fn store_plane(&mut self, plane: u8, bit: Bit<Val>) {
         let v = self.materialize(bit);
-        self.push(Instr::Store { src: v });
+        self.push(Instr::Store { plane, src: v });
     }
 
     pub fn finish(self, warmup: u32, lag: u32) -> Program {
@@ -526,6 +575,7 @@ impl ProgramBuilder {
             instrs: self.instrs,
             params: self.params,
             state_slots: self.state_slots,
+            planes: self.planes,
             warmup,
             lag,
         };

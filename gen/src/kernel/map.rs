@@ -83,7 +83,10 @@ impl MapKernel {
             }
         }
         let next = b.append_network(&self.network, &inputs)[0];
-        b.push(Instr::Store { src: next });
+        b.push(Instr::Store {
+            plane: 0,
+            src: next,
+        });
         b.finish(2, 1)
     }
 

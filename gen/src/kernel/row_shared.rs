@@ -159,7 +159,10 @@ impl RowSharedKernel {
         inputs[MIDDLE_CENTRE] = b.delay(newest, 1);
         inputs[MIDDLE_EAST] = b.delay(east, 1);
         let next = b.append_network(&self.combine, &inputs)[0];
-        b.push(Instr::Store { src: next });
+        b.push(Instr::Store {
+            plane: 0,
+            src: next,
+        });
         b.finish(2, 1)
     }
 

@@ -399,6 +399,7 @@ pub enum Counted {
     LifeLike(LifeLike),
     LargerThanLife(crate::rule::LargerThanLife),
     Map(crate::map::MapRule),
+    Generations(crate::generations::Generations),
 }
 
 impl Counted {
@@ -412,6 +413,7 @@ impl Counted {
                 }
             }
             crate::rule::Rule::Map(map) => Counted::Map(*map),
+            crate::rule::Rule::Generations(rule) => Counted::Generations(*rule),
         }
     }
 
@@ -424,6 +426,11 @@ impl Counted {
                 ltl_techniques(ltl, crate::emit::ptx_stream::DEFAULT_WORDS_PER_LANE)
             }
             Counted::Map(map) => map_techniques(map),
+            Counted::Generations(rule) => {
+                let kernel = crate::kernel::generations::GenerationsKernel::lowered(*rule)
+                    .expect("the ageing network verifies");
+                generations_techniques(&kernel.program())
+            }
         }
     }
 }
@@ -542,6 +549,24 @@ pub fn map_techniques(rule: &crate::map::MapRule) -> Vec<Technique> {
             format!(
                 "lifegen stream kernel ({}: the table lowered by Shannon decomposition)",
                 kernel.program().name
+            ),
+            "lut3",
+            32,
+        )
+    }]
+}
+
+/// The row of a Generations rule's one-generation stream `program` (its alive rule's program,
+/// then the ageing).
+pub fn generations_techniques(program: &crate::kernel::ir::Program) -> Vec<Technique> {
+    let counts = program.counts();
+    vec![Technique {
+        lop3_per_word: counts.lut3 as f64,
+        shifts_per_word: counts.shift as f64,
+        ..row(
+            format!(
+                "lifegen stream kernel ({}: the alive rule's program, then {} bit-planes aged)",
+                program.name, program.planes
             ),
             "lut3",
             32,

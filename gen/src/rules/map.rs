@@ -236,13 +236,6 @@ const FORMS: &str = "not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
 /// `b3s23`, `23/3`, `B2-a/S12`, `B2/S34H`, `B13/S012V`. A Moore rule that reads only the count
 /// is a [`LifeLike`] rule, anything else a [`MapRule`].
 pub fn parse_bs(body: &str) -> Result<Rule, String> {
-    if body.matches('/').count() == 2 {
-        return Err(
-            "Generations rules (/2/3, 345/2/4, B2/S/C3: more than two states) are not \
-             supported yet; lifegen runs two-state rules"
-                .into(),
-        );
-    }
     let mut tidy = String::new();
     let mut neighbourhood = MapNeighbourhood::Moore;
     let mut letters = false;
@@ -545,38 +538,78 @@ impl MapRule {
 
     /// Golly's canonical B/S text (`liferules::createCanonicalName` and `addLetters`).
     fn write_letters(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "B{}/S{}{}",
+            self.part_letters(false),
+            self.part_letters(true),
+            self.neighbourhood.suffix()
+        )
+    }
+
+    /// The counts (and Hensel letters) of the birth part or, `alive`, the survival part, as
+    /// Golly writes them: `3`, `2ce3-cq`.
+    pub fn part_letters(&self, alive: bool) -> String {
+        let centre = usize::from(alive) << CENTRE_BIT;
         let mask = self.neighbourhood.mask();
         let max = self.neighbourhood.neighbours();
-        for (prefix, centre) in [("B", 0), ("/S", 1 << CENTRE_BIT)] {
-            f.write_str(prefix)?;
-            for count in 0..=max {
-                let of_count = (0..INDICES)
-                    .filter(|&i| i & !mask == 0 && i & (1 << CENTRE_BIT) == centre)
-                    .filter(|&i| (i & !(1 << CENTRE_BIT)).count_ones() == count);
-                let on: Vec<bool> = of_count.map(|i| self.next(i)).collect();
-                if !on.contains(&true) {
-                    continue;
-                }
-                write!(f, "{count}")?;
-                if on.iter().all(|&x| x) || self.neighbourhood != MapNeighbourhood::Moore {
-                    continue;
-                }
-                let cells = letter_cells(count);
-                let set: Vec<bool> = cells.iter().map(|&c| self.next(c | centre)).collect();
-                let used = set.iter().filter(|&&x| x).count();
-                let total = cells.len();
-                let negative = used > total / 2 && !(used == 7 && total == 13);
-                if negative {
-                    f.write_str("-")?;
-                }
-                for &k in letter_order(count) {
-                    if set[k] != negative {
-                        write!(f, "{}", LETTERS[k] as char)?;
-                    }
+        let mut text = String::new();
+        for count in 0..=max {
+            let of_count = (0..INDICES)
+                .filter(|&i| i & !mask == 0 && i & (1 << CENTRE_BIT) == centre)
+                .filter(|&i| (i & !(1 << CENTRE_BIT)).count_ones() == count);
+            let on: Vec<bool> = of_count.map(|i| self.next(i)).collect();
+            if !on.contains(&true) {
+                continue;
+            }
+            text.push_str(&count.to_string());
+            if on.iter().all(|&x| x) || self.neighbourhood != MapNeighbourhood::Moore {
+                continue;
+            }
+            let cells = letter_cells(count);
+            let set: Vec<bool> = cells.iter().map(|&c| self.next(c | centre)).collect();
+            let used = set.iter().filter(|&&x| x).count();
+            let total = cells.len();
+            let negative = used > total / 2 && !(used == 7 && total == 13);
+            if negative {
+                text.push('-');
+            }
+            for &k in letter_order(count) {
+                if set[k] != negative {
+                    text.push(LETTERS[k] as char);
                 }
             }
         }
-        f.write_str(self.neighbourhood.suffix())
+        text
+    }
+
+    /// `H` or `V` after a hexagonal or von Neumann rule's counts, else nothing.
+    pub fn neighbourhood_suffix(&self) -> &'static str {
+        self.neighbourhood.suffix()
+    }
+
+    /// Whether the rule writes itself as a `MAP` string.
+    pub fn is_base64(&self) -> bool {
+        self.notation == MapNotation::Base64
+    }
+
+    /// The base64 table after `MAP`, as Golly writes it.
+    pub fn base64(&self) -> String {
+        struct Map<'a>(&'a MapRule);
+        impl fmt::Display for Map<'_> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                self.0.write_map(f)
+            }
+        }
+        Map(self).to_string()[3..].to_string()
+    }
+
+    /// The table rule of a life-like rule, written in letters.
+    pub fn from_life_like(life: LifeLike) -> MapRule {
+        MapRule::from_fn(MapNeighbourhood::Moore, MapNotation::Letters, |index| {
+            let count = (index & !(1 << CENTRE_BIT)).count_ones();
+            life.next(index >> CENTRE_BIT & 1 == 1, count)
+        })
     }
 }
 
@@ -720,9 +753,6 @@ mod tests {
             ("MAPAAAA", "86 (Moore), 22 (hexagonal) or 6 (von Neumann)"),
             ("MAPAAAAA!", "not a base64 character"),
             ("B3/S23//", "only one slash"),
-            ("/2/3", "Generations rules"),
-            ("345/2/4", "Generations rules"),
-            ("B2/S/C3", "Generations rules"),
         ] {
             let message = error(text);
             assert!(message.contains(reason), "{text}: {message}");

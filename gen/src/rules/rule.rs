@@ -9,6 +9,7 @@
 use std::fmt;
 
 use crate::echo::{escape_controls, quote};
+use crate::generations::{AliveRule, Generations, generations, parse_bs_generations, parse_states};
 use crate::map::MapRule;
 
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
@@ -354,16 +355,16 @@ fn hrot_range((low, high): (u32, u32)) -> String {
     }
 }
 
-impl fmt::Display for LargerThanLife {
-    /// Golly's canonical rule (`ltlalgo::getrule`): upper case, `C0` for every two-state rule,
-    /// the notation the rule was written in. A rule built with `include_centre` prints in LtL
-    /// notation even when marked HROT, which has no `M`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl LargerThanLife {
+    /// Golly's canonical rule (`ltlalgo::getrule`) with `states` in its `C` (0 for two states):
+    /// upper case, the notation the rule was written in. A rule built with `include_centre`
+    /// prints in LtL notation even when marked HROT, which has no `M`.
+    pub fn write(&self, f: &mut fmt::Formatter<'_>, states: u16) -> fmt::Result {
         let n = self.neighbourhood.text();
         if self.notation == LtlNotation::Hrot && !self.include_centre {
             write!(
                 f,
-                "R{},C0,S{},B{}",
+                "R{},C{states},S{},B{}",
                 self.radius,
                 hrot_range(self.survival),
                 hrot_range(self.birth)
@@ -375,7 +376,7 @@ impl fmt::Display for LargerThanLife {
         }
         write!(
             f,
-            "R{},C0,M{},S{}..{},B{}..{},N{n}",
+            "R{},C{states},M{},S{}..{},B{}..{},N{n}",
             self.radius,
             u8::from(self.include_centre),
             self.survival.0,
@@ -383,6 +384,13 @@ impl fmt::Display for LargerThanLife {
             self.birth.0,
             self.birth.1
         )
+    }
+}
+
+impl fmt::Display for LargerThanLife {
+    /// Golly prints `C0` for every two-state rule.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.write(f, 0)
     }
 }
 
@@ -394,6 +402,8 @@ pub enum Rule {
     /// Any other rule of the 3x3 neighbourhood: Hensel's non-totalistic, hexagonal, von
     /// Neumann and `MAP` rules.
     Map(MapRule),
+    /// Cells that age after they die: Generations, Larger than Life with `C` > 2.
+    Generations(Generations),
 }
 
 impl Rule {
@@ -402,7 +412,23 @@ impl Rule {
     pub fn as_life_like(&self) -> Option<&LifeLike> {
         match self {
             Rule::LifeLike(rule) => Some(rule),
-            Rule::LargerThanLife(_) | Rule::Map(_) => None,
+            Rule::LargerThanLife(_) | Rule::Map(_) | Rule::Generations(_) => None,
+        }
+    }
+
+    /// States a cell takes: 2, or a Generations rule's.
+    pub fn states(&self) -> u16 {
+        match self {
+            Rule::Generations(rule) => rule.states,
+            _ => 2,
+        }
+    }
+
+    /// Bit-planes a cell takes (see [`crate::generations`]).
+    pub fn planes(&self) -> u8 {
+        match self {
+            Rule::Generations(rule) => rule.planes(),
+            _ => 1,
         }
     }
 
@@ -418,6 +444,7 @@ impl Rule {
                 let min = ltl.min_torus_side();
                 (width.max(min), height.max(min))
             }
+            Rule::Generations(rule) => rule.alive.rule().torus_size((width, height)),
         }
     }
 }
@@ -428,6 +455,7 @@ impl fmt::Display for Rule {
             Rule::LifeLike(rule) => rule.fmt(f),
             Rule::LargerThanLife(rule) => rule.fmt(f),
             Rule::Map(rule) => rule.fmt(f),
+            Rule::Generations(rule) => rule.fmt(f),
         }
     }
 }
@@ -511,17 +539,33 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
             .starts_with(|c: char| c.is_ascii_digit());
     let evans = body.starts_with(|c: char| c.is_ascii_digit()) && body.contains(',');
     let rule = if r_notation {
-        Rule::LargerThanLife(parse_r_notation(body).map_err(fail)?)
+        let (ltl, states) = parse_r_notation(body).map_err(fail)?;
+        if states > 2 {
+            let alive = AliveRule::LargerThanLife(ltl);
+            Rule::Generations(generations(alive, states).map_err(fail)?)
+        } else {
+            Rule::LargerThanLife(ltl)
+        }
     } else if evans {
         Rule::LargerThanLife(parse_evans(body).map_err(fail)?)
     } else if body.get(..3).is_some_and(|m| m.eq_ignore_ascii_case("map")) {
-        Rule::Map(crate::map::parse_map(&body[3..]).map_err(fail)?)
+        match crate::generations::split_map_states(&body[3..]) {
+            Some((table, states)) => {
+                let table = crate::map::parse_map(table).map_err(fail)?;
+                let states = parse_states(states).map_err(fail)?;
+                Rule::Generations(generations(AliveRule::Table(table), states).map_err(fail)?)
+            }
+            None => Rule::Map(crate::map::parse_map(&body[3..]).map_err(fail)?),
+        }
+    } else if body.matches(['/', '_']).count() == 2 {
+        Rule::Generations(parse_bs_generations(body).map_err(fail)?)
     } else {
         crate::map::parse_bs(body).map_err(fail)?
     };
     let torus = match (rule, torus) {
         (_, None) => None,
-        (Rule::LifeLike(_) | Rule::Map(_), Some((w, h))) => {
+        (Rule::LifeLike(_) | Rule::Map(_) | Rule::Generations(_), Some((w, h))) if !matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_))) =>
+        {
             if w == 0 || h == 0 {
                 return Err(fail(format!(
                     "{} has a zero side; lifegen needs a finite torus, both sides at least 1",
@@ -531,7 +575,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
             Some((w, h))
         }
         // ltlalgo::setrule: `int minsize = 2 * range; if (newwd < minsize) newwd = minsize; ...`
-        (Rule::LargerThanLife(_), Some(size)) => Some(rule.torus_size(size)),
+        (_, Some(size)) => Some(rule.torus_size(size)),
     };
     Ok(RuleSpec { rule, torus })
 }
@@ -581,7 +625,7 @@ fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
 }
 
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
-/// its help page gives them; lifegen runs the first three.
+/// its help page gives them (lifegen runs all but `NL`).
 const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
     ('M', "Moore"),
     ('N', "von Neumann"),
@@ -764,22 +808,19 @@ fn number_after(field: &str, what: &str) -> Result<u32, String> {
         .map_err(|_| format!("{}: {what} must be a whole number", quote(field)))
 }
 
-/// Golly's `C`: 0, 1 and 2 are the two-state rules, 3..=256 decaying (Generations-like) ones.
-fn check_states(states: u32) -> Result<(), String> {
+/// Golly's `C`: 0, 1 and 2 are the two-state rules (read as 2), 3..=256 decaying
+/// (Generations-like) ones.
+fn check_states(states: u32) -> Result<u16, String> {
     match states {
-        0..=2 => Ok(()),
-        3..=256 => Err(format!(
-            "C{states}: only two-state rules (C0, C1 or C2) are supported, not {states} states"
-        )),
-        _ => Err(format!(
-            "C{states}: Golly allows C0 to C256, and lifegen two-state rules only (C0, C1 or C2)"
-        )),
+        0..=2 => Ok(2),
+        3..=256 => Ok(states as u16),
+        _ => Err(format!("C{states}: Golly allows C0 to C256")),
     }
 }
 
 /// `R5,...` in LtL notation (the text holds `..`) or HROT notation (it does not), as Golly
-/// tells them apart.
-fn parse_r_notation(body: &str) -> Result<LargerThanLife, String> {
+/// tells them apart; with the number of states.
+fn parse_r_notation(body: &str) -> Result<(LargerThanLife, u16), String> {
     if body.contains("..") {
         parse_ltl(body)
     } else {
@@ -789,7 +830,7 @@ fn parse_r_notation(body: &str) -> Result<LargerThanLife, String> {
 
 /// Golly's LtL notation: `sscanf(rule, "R%d,C%d,M%d,S%d..%d,B%d..%d,N%c%n", ...)`, so every
 /// field, in this order, the neighbourhood included.
-fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
+fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
     let fields: Vec<&str> = body.split(',').map(str::trim).collect();
     let expected = [
         ('R', "R<radius>"),
@@ -835,7 +876,7 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
         Ok((number(low)?, number(high)?))
     };
     let radius = number_after(fields[0], "the radius")?;
-    check_states(number_after(fields[1], "the number of states")?)?;
+    let states = check_states(number_after(fields[1], "the number of states")?)?;
     let include_centre = match number_after(fields[2], "M")? {
         0 => false,
         1 => true,
@@ -850,7 +891,7 @@ fn parse_ltl(body: &str) -> Result<LargerThanLife, String> {
         notation: LtlNotation::Ltl,
     };
     check_ltl(rule)?;
-    Ok(rule)
+    Ok((rule, states))
 }
 
 /// Kellie Evans' `r,bmin,bmax,smin,smax`: Moore, the centre counted; Golly prints it in LtL
@@ -928,7 +969,7 @@ fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
 
 /// Golly's HROT notation `R<r>,C<c>,S<list>,B<list>[,N<n>]`: outer totalistic, the
 /// neighbourhood optional (Moore). Lists that are one range only.
-fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
+fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
     let mut fields: Vec<&str> = body.split(',').map(str::trim).collect();
     // Golly takes a comma after the last B count (`R1,C0,S2-3,B3,`).
     if fields.len() > 2 && fields.last() == Some(&"") {
@@ -942,7 +983,7 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
         ));
     }
     let radius = number_after(fields[0], "the radius")?;
-    check_states(number_after(fields[1], "the number of states")?)?;
+    let states = check_states(number_after(fields[1], "the number of states")?)?;
     let mut rest = &fields[2..];
     if rest.first().is_some_and(|f| upper(f).starts_with('M')) {
         return Err(format!(
@@ -1000,7 +1041,7 @@ fn parse_hrot(body: &str) -> Result<LargerThanLife, String> {
         notation: LtlNotation::Hrot,
     };
     check_ltl(rule)?;
-    Ok(rule)
+    Ok((rule, states))
 }
 
 /// Golly's limits (ltlalgo::setrule): radius 1..=500; every count at most the neighbourhood's
@@ -1340,7 +1381,7 @@ mod tests {
             ("B3/S23:P100,100", "plane"),
             ("B3/S23:T0,5", "zero side"),
             ("B3/S23:Tx,5", "not a number"),
-            ("R5,C3,M0,S34..58,B34..45,NM", "two-state"),
+            ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C2,M0,S34..580,B34..45,NM", "exceeds the 120 cells"),
             ("R5,C2,M0,S34..58,NM", "missing B<min>..<max>"),

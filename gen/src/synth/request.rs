@@ -43,7 +43,9 @@ pub enum RequestError {
 pub fn life_like(text: &str) -> Result<LifeLike, RequestError> {
     match rule::parse(text)?.rule {
         Rule::LifeLike(life) => Ok(life),
-        Rule::LargerThanLife(_) | Rule::Map(_) => Err(RequestError::NotLifeLike(text.to_string())),
+        Rule::LargerThanLife(_) | Rule::Map(_) | Rule::Generations(_) => {
+            Err(RequestError::NotLifeLike(text.to_string()))
+        }
     }
 }
 

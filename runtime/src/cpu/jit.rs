@@ -198,18 +198,33 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
     let bands = threads.min(height.div_ceil((4 * k.warmup).max(16))).max(1);
     let band_rows = height.div_ceil(bands);
     let mask = src.last_word_mask();
-    out.words_mut()
-        .par_chunks_mut(band_rows * n)
+    let planes = src.planes();
+    // Each band's rows of every plane.
+    let mut by_band: Vec<Vec<&mut [u64]>> = (0..height.div_ceil(band_rows))
+        .map(|_| Vec::new())
+        .collect();
+    for plane in out.planes_mut() {
+        for (band, rows) in plane.chunks_mut(band_rows * n).enumerate() {
+            by_band[band].push(rows);
+        }
+    }
+    by_band
+        .into_par_iter()
         .enumerate()
-        .for_each(|(band, out)| {
+        .for_each(|(band, mut out)| {
             let first = band * band_rows;
-            let rows = out.len() / n;
+            let rows = out[0].len() / n;
             let iterations = k.warmup + rows;
-            let mut input = vec![0u64; (k.max_back + iterations) * stride];
+            // Each plane's padded rows, one plane after another.
+            let plane_words = (k.max_back + iterations) * stride;
+            let mut input = vec![0u64; planes * plane_words];
             let top = (first + k.lag) as i64 - k.warmup as i64;
-            fill_rows(src, top, lead, stride, &mut input[k.max_back * stride..]);
-            let mut tile_out_buffer = vec![0u64; iterations * k.tile_words + 8];
-            let tile_out = aligned(&mut tile_out_buffer, iterations * k.tile_words);
+            for (p, block) in input.chunks_mut(plane_words).enumerate() {
+                fill_rows(src, p, top, lead, stride, &mut block[k.max_back * stride..]);
+            }
+            let out_plane_words = iterations * k.tile_words;
+            let mut tile_out_buffer = vec![0u64; planes * out_plane_words + 8];
+            let tile_out = aligned(&mut tile_out_buffer, planes * out_plane_words);
             let mut scratch_buffer = vec![0u64; k.scratch_words + 8];
             let scratch = aligned(&mut scratch_buffer, k.scratch_words);
             for b in 0..tiles {
@@ -221,24 +236,31 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
                     output_stride: 8 * k.tile_words,
                     iterations,
                     scratch: scratch.as_mut_ptr(),
+                    input_plane: 8 * plane_words,
+                    output_plane: 8 * out_plane_words,
                 };
-                // SAFETY: the input holds `max_back` rows before the first and `pad_words`
-                // words each side of every tile (the stride covers the last tile), the output
-                // `iterations` rows of `tile_words`, the scratch `scratch_words` zeros; the
-                // stepper's instruction set was checked when it was made.
+                // SAFETY: the input holds, for each plane, `max_back` rows before the first and
+                // `pad_words` words each side of every tile (the stride covers the last tile),
+                // the output `iterations` rows of `tile_words` a plane, the scratch
+                // `scratch_words` zeros; the stepper's instruction set was checked when it was
+                // made.
                 unsafe { kernel.call(&args) };
                 let col = b * keep;
                 let width = keep.min(n - col);
-                for (row, computed) in out
-                    .chunks_mut(n)
-                    .zip(tile_out[k.warmup * k.tile_words..].chunks(k.tile_words))
-                {
-                    row[col..col + width]
-                        .copy_from_slice(&computed[k.halo_words..k.halo_words + width]);
+                for (plane, computed) in out.iter_mut().zip(tile_out.chunks(out_plane_words)) {
+                    for (row, computed) in plane
+                        .chunks_mut(n)
+                        .zip(computed[k.warmup * k.tile_words..].chunks(k.tile_words))
+                    {
+                        row[col..col + width]
+                            .copy_from_slice(&computed[k.halo_words..k.halo_words + width]);
+                    }
                 }
             }
-            for row in out.chunks_mut(n) {
-                row[n - 1] &= mask;
+            for plane in out.iter_mut() {
+                for row in plane.chunks_mut(n) {
+                    row[n - 1] &= mask;
+                }
             }
         });
 }

@@ -141,14 +141,22 @@ fn fill_padded(row: &[u64], width: usize, pad: usize, out: &mut [u64]) {
     }
 }
 
-/// The input rows of a band, as every CPU back end reads them: `out`, `stride` words a row,
-/// gets the torus rows `first`, `first + 1`, ... (any integers, wrapped round the torus), word
-/// `j` of each holding cells `64 (j - pad) ..` of its row, wrapped round the torus too.
-pub(crate) fn fill_rows(src: &Universe, first: i64, pad: usize, stride: usize, out: &mut [u64]) {
+/// The input rows of a band of bit-plane `plane`, as every CPU back end reads them: `out`,
+/// `stride` words a row, gets the torus rows `first`, `first + 1`, ... (any integers, wrapped
+/// round the torus), word `j` of each holding cells `64 (j - pad) ..` of its row, wrapped round
+/// the torus too.
+pub(crate) fn fill_rows(
+    src: &Universe,
+    plane: usize,
+    first: i64,
+    pad: usize,
+    stride: usize,
+    out: &mut [u64],
+) {
     let height = src.height() as i64;
     for (t, row) in out.chunks_mut(stride).enumerate() {
         let y = (first + t as i64).rem_euclid(height) as usize;
-        fill_padded(src.row(y), src.width(), pad, row);
+        fill_padded(src.plane_row(plane, y), src.width(), pad, row);
     }
 }
 
@@ -229,7 +237,7 @@ mod tests {
                 let stride = width.div_ceil(64) + 2 * pad + 1;
                 let rows = 7;
                 let mut out = vec![0u64; rows * stride];
-                fill_rows(&u, -4, pad, stride, &mut out);
+                fill_rows(&u, 0, -4, pad, stride, &mut out);
                 for (t, row) in out.chunks(stride).enumerate() {
                     let y = (t as i64 - 4).rem_euclid(height as i64) as usize;
                     for j in 0..stride * 64 {
@@ -253,7 +261,7 @@ mod tests {
             log.lock().unwrap().push(g);
             let mut b = lifegen_gen::kernel::ir::ProgramBuilder::new(format!("t{g}"), vec![]);
             let x = b.load(0);
-            b.push(lifegen_gen::kernel::ir::Instr::Store { src: x });
+            b.push(lifegen_gen::kernel::ir::Instr::Store { plane: 0, src: x });
             Ok(b.finish(0, 0))
         });
         let mut passes = Passes::new(Some(chain), 4, 4u32);

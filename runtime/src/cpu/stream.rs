@@ -28,8 +28,8 @@ enum Home {
     Buffer(usize),
     /// Ring `ring`, as it was `back` iterations ago (0: this iteration's slot).
     Ring { ring: usize, back: u32 },
-    /// The input row ring, `back` rows up.
-    Input { back: u32 },
+    /// Bit-plane `plane`'s input row ring, `back` rows up.
+    Input { plane: u8, back: u32 },
     /// No value (carry, store).
     None,
 }
@@ -45,7 +45,8 @@ struct Ring {
 struct Plan {
     homes: Vec<Home>,
     rings: Vec<Ring>,
-    input_ring: Ring,
+    /// One a bit-plane.
+    input_rings: Vec<Ring>,
     state_buffers: Vec<usize>,
     buffers: usize,
 }
@@ -64,10 +65,12 @@ fn plan(program: &Program) -> Plan {
         buffers - count
     };
     let depth = program.max_back() as usize + 1;
-    let input_ring = Ring {
-        first_buffer: allocate(depth),
-        len: depth,
-    };
+    let input_rings: Vec<Ring> = (0..program.planes)
+        .map(|_| Ring {
+            first_buffer: allocate(depth),
+            len: depth,
+        })
+        .collect();
     let state_buffers: Vec<usize> = (0..program.state_slots).map(|_| allocate(1)).collect();
     // Delay sources get a ring as deep as their deepest delay, plus the current row.
     let mut ring_of = vec![None; n];
@@ -96,7 +99,7 @@ fn plan(program: &Program) -> Plan {
     let mut homes = vec![Home::None; n];
     for (i, instr) in program.instrs.iter().enumerate() {
         homes[i] = match *instr {
-            Instr::Load { back } => Home::Input { back },
+            Instr::Load { plane, back } => Home::Input { plane, back },
             Instr::State { slot } => Home::Buffer(state_buffers[slot as usize]),
             Instr::Delay { src, rows } => Home::Ring {
                 ring: ring_of[src as usize].expect("every delay source has a ring"),
@@ -127,7 +130,7 @@ fn plan(program: &Program) -> Plan {
     Plan {
         homes,
         rings,
-        input_ring,
+        input_rings,
         state_buffers,
         buffers,
     }
@@ -258,11 +261,17 @@ fn run_pass(pass: &Pass, isa: Isa, src: &Universe, dst: &mut Universe) {
     let batches = bands.div_ceil(layout.bands);
     // Each batch writes its bands' rows: hand out disjoint row ranges.
     let rows_per_batch = band_rows * layout.bands;
-    dst.words_mut()
-        .par_chunks_mut(rows_per_batch * n)
+    // Each batch's rows of every plane.
+    let mut by_batch: Vec<Vec<&mut [u64]>> = (0..batches).map(|_| Vec::new()).collect();
+    for plane in dst.planes_mut() {
+        for (batch, rows) in plane.chunks_mut(rows_per_batch * n).enumerate() {
+            by_batch[batch].push(rows);
+        }
+    }
+    by_batch
+        .into_par_iter()
         .enumerate()
-        .for_each(|(batch, out)| {
-            debug_assert!(batch < batches);
+        .for_each(|(batch, mut out)| {
             let first_band = batch * layout.bands;
             let starts: Vec<usize> = (0..layout.bands)
                 .map(|k| ((first_band + k) * band_rows).min(height))
@@ -277,7 +286,7 @@ fn run_pass(pass: &Pass, isa: Isa, src: &Universe, dst: &mut Universe) {
                 first_row: first_band * band_rows,
                 mask,
             };
-            job.run(isa, out);
+            job.run(isa, &mut out);
         });
 }
 
@@ -295,7 +304,8 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    fn run(&self, isa: Isa, out: &mut [u64]) {
+    /// `out`: the batch's rows of each plane.
+    fn run(&self, isa: Isa, out: &mut [&mut [u64]]) {
         match isa {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Isa` values other than Portable exist only when the CPU has them.
@@ -309,18 +319,18 @@ impl Batch<'_> {
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512vl,avx512bw,avx2")]
-    unsafe fn run_avx512(&self, out: &mut [u64]) {
+    unsafe fn run_avx512(&self, out: &mut [&mut [u64]]) {
         self.run_generic(out)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    unsafe fn run_avx2(&self, out: &mut [u64]) {
+    unsafe fn run_avx2(&self, out: &mut [&mut [u64]]) {
         self.run_generic(out)
     }
 
     #[inline(always)]
-    fn run_generic(&self, out: &mut [u64]) {
+    fn run_generic(&self, out: &mut [&mut [u64]]) {
         let program = self.program;
         let plan = self.plan;
         let layout = self.layout;
@@ -339,17 +349,18 @@ impl Batch<'_> {
             }
         }
         for i in 0..iterations {
-            // The newest input row of every band, into the input ring.
-            let slot = i % plan.input_ring.len;
-            let base = (plan.input_ring.first_buffer + slot) * len;
-            for (k, &start) in self.starts.iter().enumerate() {
-                let segment = &mut arena[base + k * layout.segment..][..layout.segment];
-                if start >= height {
-                    segment.fill(0);
-                    continue;
+            // The newest input row of every band, into each plane's input ring.
+            for (plane, ring) in plan.input_rings.iter().enumerate() {
+                let base = (ring.first_buffer + i % ring.len) * len;
+                for (k, &start) in self.starts.iter().enumerate() {
+                    let segment = &mut arena[base + k * layout.segment..][..layout.segment];
+                    if start >= height {
+                        segment.fill(0);
+                        continue;
+                    }
+                    let y = start as i64 + y0 + i as i64;
+                    fill_rows(self.src, plane, y, layout.pad, layout.segment, segment);
                 }
-                let y = start as i64 + y0 + i as i64;
-                fill_rows(self.src, y, layout.pad, layout.segment, segment);
             }
             let ptr = arena.as_mut_ptr();
             // SAFETY: every offset is a whole buffer of `len` words inside the arena; the
@@ -390,7 +401,7 @@ impl Batch<'_> {
                             view_mut(step.dest).copy_from_slice(view(step.a));
                         }
                     }
-                    StepOp::Store => {
+                    StepOp::Store(plane) => {
                         if i < program.warmup as usize {
                             continue;
                         }
@@ -403,7 +414,7 @@ impl Batch<'_> {
                                 continue;
                             }
                             let from = &words[k * layout.segment + layout.pad..][..n];
-                            let to = &mut out[(y - self.first_row) * n..][..n];
+                            let to = &mut out[plane as usize][(y - self.first_row) * n..][..n];
                             to.copy_from_slice(from);
                             to[n - 1] &= self.mask;
                         }
@@ -459,7 +470,7 @@ enum StepOp {
     /// the second. Only the pairs in [`FUSED_PAIRS`].
     Lut3Pair(u8, u8),
     Carry,
-    Store,
+    Store(u8),
 }
 
 /// The LUT3 pairs the bit-sliced adders emit most (sum and carry of a full adder, of a
@@ -492,9 +503,9 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
                     zero_before: false,
                 }
             }
-            Home::Input { back } => Loc::Ring {
-                first: plan.input_ring.first_buffer * words,
-                len: plan.input_ring.len,
+            Home::Input { plane, back } => Loc::Ring {
+                first: plan.input_rings[plane as usize].first_buffer * words,
+                len: plan.input_rings[plane as usize].len,
                 back: back as usize,
                 zero_before: true,
             },
@@ -529,7 +540,7 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
                 dest: Loc::Fixed(plan.state_buffers[slot as usize] * words),
                 ..step(StepOp::Carry, src, src, src)
             }),
-            Instr::Store { src } => steps.push(step(StepOp::Store, src, src, src)),
+            Instr::Store { plane, src } => steps.push(step(StepOp::Store(plane), src, src, src)),
         }
     }
     fuse_pairs(steps)

@@ -312,7 +312,7 @@ impl CompiledStepper {
                 // first + lag - warmup + t.
                 let mut input = vec![0u64; iterations * stride];
                 let top = (first + k.lag) as i64 - k.warmup as i64;
-                fill_rows(src, top, k.halo_words, stride, &mut input);
+                fill_rows(src, 0, top, k.halo_words, stride, &mut input);
                 for b in 0..blocks {
                     let col = b * step;
                     let keep = step.min(n - col);

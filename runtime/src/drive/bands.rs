@@ -18,6 +18,7 @@ pub fn radius(rule: &Rule) -> u64 {
     match rule {
         Rule::LifeLike(_) | Rule::Map(_) => 1,
         Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
+        Rule::Generations(rule) => radius(&rule.alive.rule()),
     }
 }
 
@@ -65,6 +66,12 @@ impl BandedSimulator {
         devices: &[usize],
         most_gens: u64,
     ) -> Result<BandedSimulator, BackendError> {
+        if rule.states() > 2 {
+            return Err(BackendError::Bands(format!(
+                "{rule} has {} states; bands (several GPUs, LIFEGEN_BANDS_PER_GPU) carry                  two-state cells only: run it on one GPU",
+                rule.states()
+            )));
+        }
         let height = universe.height();
         let count = devices.len().clamp(1, height);
         let r = radius(rule) as usize;

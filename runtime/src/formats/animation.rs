@@ -78,11 +78,18 @@ pub struct GifWriter<W: Write> {
 }
 
 impl<W: Write> GifWriter<W> {
-    /// Writes the header for frames of a `width` x `height` universe at `scale`, looping forever.
-    pub fn new(sink: W, width: u64, height: u64, scale: u64) -> Result<Self, GifError> {
+    /// Writes the header for frames of a `width` x `height` universe of `states` states at
+    /// `scale`, looping forever.
+    pub fn new(
+        sink: W,
+        (width, height): (u64, u64),
+        states: u16,
+        scale: u64,
+    ) -> Result<Self, GifError> {
         let size = check(width, height, scale, 1)?;
-        // Index 0 black (dead), 1 white (alive).
-        let mut encoder = gif::Encoder::new(sink, size.0, size.1, &[0, 0, 0, 255, 255, 255])?;
+        // Index s is the colour of state s.
+        let palette = crate::formats::colours::palette(states);
+        let mut encoder = gif::Encoder::new(sink, size.0, size.1, &palette)?;
         encoder.set_repeat(gif::Repeat::Infinite)?;
         Ok(GifWriter {
             encoder,
@@ -106,7 +113,7 @@ impl<W: Write> GifWriter<W> {
         for y in 0..universe.height() {
             let line = &mut self.pixels[y * self.scale * w..(y * self.scale + 1) * w];
             for x in 0..universe.width() {
-                let cell = u8::from(universe.get(x, y));
+                let cell = universe.state(x, y) as u8;
                 line[x * self.scale..(x + 1) * self.scale].fill(cell);
             }
             for copy in 1..self.scale {
@@ -158,7 +165,7 @@ mod tests {
             .map(|seed| Universe::random(13, 7, 0.4, seed).unwrap())
             .collect();
         for scale in [1u64, 3] {
-            let mut writer = GifWriter::new(Vec::new(), 13, 7, scale).unwrap();
+            let mut writer = GifWriter::new(Vec::new(), (13, 7), 2, scale).unwrap();
             for u in &universes {
                 writer.frame(u).unwrap();
             }

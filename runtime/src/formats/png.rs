@@ -1,4 +1,5 @@
-//! A 1-bit PNG of the universe: live cells white, dead cells black.
+//! A PNG of the universe: a 1-bit image, live cells white and dead cells black, or for a rule of
+//! more states an 8-bit image of the state colours of [`crate::formats::colours`].
 
 use std::io::Write;
 
@@ -28,17 +29,30 @@ pub fn write(universe: &Universe, sink: impl Write) -> Result<(), PngError> {
     let (w, h) = (universe.width(), universe.height());
     let (width, height) = check_size(w, h)?;
     let mut encoder = png::Encoder::new(sink, width, height);
-    encoder.set_color(png::ColorType::Grayscale);
-    encoder.set_depth(png::BitDepth::One);
+    let states = universe.states() > 2;
+    if states {
+        encoder.set_color(png::ColorType::Indexed);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_palette(crate::formats::colours::palette(universe.states()));
+    } else {
+        encoder.set_color(png::ColorType::Grayscale);
+        encoder.set_depth(png::BitDepth::One);
+    }
     let mut writer = encoder.write_header()?;
     let mut stream = writer.stream_writer()?;
-    let bytes_per_row = w.div_ceil(8);
+    let bytes_per_row = if states { w } else { w.div_ceil(8) };
     let mut line = vec![0u8; bytes_per_row];
     for y in 0..h {
-        let row = universe.row(y);
-        for (k, byte) in line.iter_mut().enumerate() {
-            // PNG packs the leftmost pixel in the most significant bit.
-            *byte = ((row[k / 8] >> (8 * (k % 8))) as u8).reverse_bits();
+        if states {
+            for (x, byte) in line.iter_mut().enumerate() {
+                *byte = universe.state(x, y) as u8;
+            }
+        } else {
+            let row = universe.row(y);
+            for (k, byte) in line.iter_mut().enumerate() {
+                // PNG packs the leftmost pixel in the most significant bit.
+                *byte = ((row[k / 8] >> (8 * (k % 8))) as u8).reverse_bits();
+            }
         }
         stream.write_all(&line).map_err(png::EncodingError::from)?;
     }

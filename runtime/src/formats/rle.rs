@@ -23,6 +23,9 @@ pub struct Pattern {
     pub rule: Option<RuleSpec>,
     /// Runs of live cells: `(y, x, length)`, in reading order.
     pub runs: Vec<(u64, u64, u64)>,
+    /// Runs of cells of the states above 1 (`B`, `C`, ... `pA`: dying cells of a Generations
+    /// rule): `(y, x, length, state)`, in reading order.
+    pub dying: Vec<(u64, u64, u64, u16)>,
 }
 
 impl Pattern {
@@ -58,13 +61,17 @@ pub fn parse(text: &str) -> Result<Pattern, RleError> {
         height,
         rule,
     } = reader.header().clone();
-    let mut runs = Vec::new();
-    reader.read_runs(|y, x, length| runs.push((y, x, length)))?;
+    let (mut runs, mut dying) = (Vec::new(), Vec::new());
+    reader.read_runs(|y, x, length, state| match state {
+        1 => runs.push((y, x, length)),
+        _ => dying.push((y, x, length, state)),
+    })?;
     Ok(Pattern {
         width,
         height,
         rule,
         runs,
+        dying,
     })
 }
 
@@ -125,9 +132,9 @@ impl<R: BufRead> Reader<R> {
         &self.header
     }
 
-    /// Reads the cells, handing each run of live cells to `place` as `(y, x, length)`, up to the
-    /// `!` terminator (what follows it is not read).
-    pub fn read_runs(self, mut place: impl FnMut(u64, u64, u64)) -> Result<(), RleError> {
+    /// Reads the cells, handing each run of cells not dead to `place` as `(y, x, length,
+    /// state)`, up to the `!` terminator (what follows it is not read).
+    pub fn read_runs(self, mut place: impl FnMut(u64, u64, u64, u16)) -> Result<(), RleError> {
         let Lines {
             mut inner,
             mut lines,
@@ -139,6 +146,7 @@ impl<R: BufRead> Reader<R> {
             x: 0,
             y: 0,
             count: None,
+            prefix: None,
         };
         // Only blanks so far on this line (a `#` there starts a comment); inside a comment.
         let (mut line_start, mut comment) = (true, false);
@@ -184,7 +192,7 @@ impl<R: BufRead> Reader<R> {
                 line_start &= byte.is_ascii_whitespace();
                 match body.read(byte) {
                     Ok(Step::More) => {}
-                    Ok(Step::Run(y, x, length)) => place(y, x, length),
+                    Ok(Step::Run(y, x, length, state)) => place(y, x, length, state),
                     Ok(Step::End) => {
                         inner.consume(used);
                         return Ok(());
@@ -201,7 +209,8 @@ impl<R: BufRead> Reader<R> {
         }
     }
 
-    /// Reads the cells into `universe`, which must hold the header's `x` by `y`.
+    /// Reads the cells into `universe`, which must hold the header's `x` by `y` and every state
+    /// the cells are in.
     pub fn read_into(self, universe: &mut Universe) -> Result<(), RleError> {
         universe
             .check_fits(self.header.width, self.header.height)
@@ -209,7 +218,31 @@ impl<R: BufRead> Reader<R> {
                 line: self.header_line,
                 message: e.to_string(),
             })?;
-        self.read_runs(|y, x, length| universe.set_run(x as usize, y as usize, length as usize))
+        let (states, header_line) = (universe.states(), self.header_line);
+        let mut out_of_range = None;
+        self.read_runs(|y, x, length, state| {
+            if state == 1 {
+                universe.set_run(x as usize, y as usize, length as usize);
+            } else if state < states {
+                for x in x..x + length {
+                    universe.set_state(x as usize, y as usize, state);
+                }
+            } else {
+                out_of_range.get_or_insert(state);
+            }
+        })?;
+        match out_of_range {
+            None => Ok(()),
+            Some(state) => Err(RleError {
+                line: header_line,
+                message: format!(
+                    "a cell in state {state} ({}), out of range for the rule's {states} states \
+                     (the pattern needs a rule of at least {} states)",
+                    state_letters(state),
+                    state + 1
+                ),
+            }),
+        }
     }
 }
 
@@ -284,8 +317,8 @@ fn parse_header(header: &str) -> Result<Header, String> {
 /// What one byte of the cells did.
 enum Step {
     More,
-    /// A run of live cells `(y, x, length)`.
-    Run(u64, u64, u64),
+    /// A run of cells not dead `(y, x, length, state)`.
+    Run(u64, u64, u64, u16),
     /// The `!` terminator.
     End,
 }
@@ -297,6 +330,8 @@ struct Body {
     x: u64,
     y: u64,
     count: Option<u64>,
+    /// A multi-state prefix `p`..`y` and its run count, waiting for its letter.
+    prefix: Option<(u8, u64)>,
 }
 
 /// A byte of the cells as an error message names it.
@@ -310,6 +345,18 @@ fn describe(byte: u8) -> String {
 
 impl Body {
     fn read(&mut self, byte: u8) -> Result<Step, String> {
+        if let Some((prefix, count)) = self.prefix.take() {
+            // Golly's states above 24: `pA` is 25, ... `yO` 255.
+            if !(b'A'..=b'X').contains(&byte) {
+                return Err(format!(
+                    "multi-state cell {} must be followed by a letter A..X, found {}",
+                    describe(prefix),
+                    describe(byte)
+                ));
+            }
+            let state = 24 * u16::from(prefix - b'p' + 1) + u16::from(byte - b'A' + 1);
+            return self.run(count, state);
+        }
         if byte.is_ascii_digit() {
             let count = self
                 .count
@@ -330,22 +377,14 @@ impl Body {
         };
         match byte {
             b'b' | b'.' => self.advance(count)?,
-            b'o' | b'A' => {
-                let x = self.x;
-                self.advance(count)?;
-                return Ok(Step::Run(self.y, x, count));
-            }
+            b'o' => return self.run(count, 1),
+            b'A'..=b'X' => return self.run(count, u16::from(byte - b'A' + 1)),
+            b'p'..=b'y' => self.prefix = Some((byte, count)),
             b'$' => {
                 self.y = self.y.saturating_add(count);
                 self.x = 0;
             }
             b'!' => return Ok(Step::End),
-            b'B'..=b'X' | b'p'..=b'y' => {
-                return Err(format!(
-                    "multi-state cell {}: lifegen runs two-state rules only",
-                    describe(byte)
-                ));
-            }
             other => {
                 return Err(format!(
                     "unexpected character {} in the cells",
@@ -354,6 +393,12 @@ impl Body {
             }
         }
         Ok(Step::More)
+    }
+
+    fn run(&mut self, count: u64, state: u16) -> Result<Step, String> {
+        let x = self.x;
+        self.advance(count)?;
+        Ok(Step::Run(self.y, x, count, state))
     }
 
     fn advance(&mut self, count: u64) -> Result<(), String> {
@@ -401,24 +446,41 @@ pub fn write_to(
     writeln!(sink, "x = {w}, y = {h}, rule = {rule}:T{w},{h}")?;
     let mut line = Vec::with_capacity(LINE_LIMIT + 1);
     // Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
-    let mut push = |n: u64, tag: u8, line: &mut Vec<u8>| -> std::io::Result<()> {
-        // The count's digits, written from the end, then the tag.
-        let mut token = [tag; 21];
+    let mut push = |n: u64, tag: &[u8], line: &mut Vec<u8>| -> std::io::Result<()> {
+        // The count's digits (written from the end), then the tag.
+        let mut digits = [0u8; 20];
         let (mut start, mut rest) = (20, n);
         while n > 1 && rest > 0 {
             start -= 1;
-            token[start] = b'0' + (rest % 10) as u8;
+            digits[start] = b'0' + (rest % 10) as u8;
             rest /= 10;
         }
-        let token = &token[start..];
-        if line.len() + token.len() > LINE_LIMIT {
+        if line.len() + (20 - start) + tag.len() > LINE_LIMIT {
             line.push(b'\n');
             sink.write_all(line)?;
             line.clear();
         }
-        line.extend_from_slice(token);
+        line.extend_from_slice(&digits[start..]);
+        line.extend_from_slice(tag);
         Ok(())
     };
+    if universe.states() > 2 {
+        write_state_rows(universe, &mut line, &mut push)?;
+    } else {
+        write_live_rows(universe, &mut line, &mut push)?;
+    }
+    push(1, b"!", &mut line)?;
+    line.push(b'\n');
+    sink.write_all(&line)
+}
+
+/// The rows of a two-state universe: `b` dead, `o` alive.
+fn write_live_rows(
+    universe: &Universe,
+    line: &mut Vec<u8>,
+    push: &mut impl FnMut(u64, &[u8], &mut Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let (w, h) = (universe.width(), universe.height());
     let mut pending_rows = 0u64;
     for y in 0..h {
         let row = universe.row(y);
@@ -427,21 +489,74 @@ pub fn write_to(
         while let Some(start) = next_cell(row, x, true) {
             let end = next_cell(row, start, false).unwrap_or(w);
             if first_token && pending_rows > 0 {
-                push(pending_rows, b'$', &mut line)?;
+                push(pending_rows, b"$", line)?;
                 pending_rows = 0;
             }
             first_token = false;
             if start > x {
-                push((start - x) as u64, b'b', &mut line)?;
+                push((start - x) as u64, b"b", line)?;
             }
-            push((end - start) as u64, b'o', &mut line)?;
+            push((end - start) as u64, b"o", line)?;
             x = end;
         }
         pending_rows += 1;
     }
-    push(1, b'!', &mut line)?;
-    line.push(b'\n');
-    sink.write_all(&line)
+    Ok(())
+}
+
+/// Golly's letters for a cell state above 0 (`writepattern.cpp:AddRun`): `A`..`X` for 1..24,
+/// then `pA`..`yO`.
+pub fn state_letters(state: u16) -> String {
+    if state <= 24 {
+        return char::from(b'A' + (state as u8 - 1)).to_string();
+    }
+    let high = (state - 25) / 24;
+    let letter = state - (high + 1) * 24 - 1;
+    format!(
+        "{}{}",
+        char::from(b'p' + high as u8),
+        char::from(b'A' + letter as u8)
+    )
+}
+
+/// The cells of a universe of more than two states, as Golly writes them: `.` dead, letters for
+/// the others ([`state_letters`]), runs of one state.
+fn write_state_rows(
+    universe: &Universe,
+    line: &mut Vec<u8>,
+    push: &mut impl FnMut(u64, &[u8], &mut Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let (w, h) = (universe.width(), universe.height());
+    let mut pending_rows = 0u64;
+    for y in 0..h {
+        let mut x = 0;
+        let mut first_token = true;
+        while x < w {
+            let state = universe.state(x, y);
+            let mut end = x + 1;
+            while end < w && universe.state(end, y) == state {
+                end += 1;
+            }
+            if state != 0 {
+                if first_token && pending_rows > 0 {
+                    push(pending_rows, b"$", line)?;
+                    pending_rows = 0;
+                }
+                first_token = false;
+                push((end - x) as u64, state_letters(state).as_bytes(), line)?;
+            } else if end < w {
+                if first_token && pending_rows > 0 {
+                    push(pending_rows, b"$", line)?;
+                    pending_rows = 0;
+                }
+                first_token = false;
+                push((end - x) as u64, b".", line)?;
+            }
+            x = end;
+        }
+        pending_rows += 1;
+    }
+    Ok(())
 }
 
 /// The first cell at or after `from` that is alive (`alive = true`) or dead.
@@ -532,7 +647,7 @@ mod tests {
             ("x = 2, y = 3\n3o!", "declared width"),
             ("x = 3, y = 1\no$o!", "declared height"),
             ("x = 3, y = 3\n0o!", "length 0"),
-            ("x = 3, y = 3\noCo!", "multi-state"),
+            ("x = 3, y = 3\no2pZ!", "letter A..X"),
             ("x = 3, y = 3\no?o!", "unexpected character"),
             ("x = -3, y = 3\no!", "not a non-negative"),
             ("x = 3, y = 3, rule = B9/S\no!", "at most 8"),
@@ -660,6 +775,56 @@ mod tests {
         let took = start.elapsed();
         assert_eq!(universe.population(), 1 << 31);
         assert!(took.as_secs_f64() < 2.0, "{took:?}");
+    }
+
+    #[test]
+    fn multi_state_letters_are_golly_s() {
+        for (state, letters) in [
+            (1, "A"),
+            (2, "B"),
+            (24, "X"),
+            (25, "pA"),
+            (48, "pX"),
+            (49, "qA"),
+            (255, "yO"),
+        ] {
+            assert_eq!(state_letters(state), letters);
+            let text = format!("x = 1, y = 1, rule = /2/256\n{letters}!\n");
+            let pattern = parse(&text).unwrap();
+            let read = if state == 1 {
+                pattern.runs[0].2
+            } else {
+                u64::from(pattern.dying[0].3)
+            };
+            assert_eq!(
+                read,
+                if state == 1 { 1 } else { u64::from(state) },
+                "{letters}"
+            );
+        }
+        let error = parse("x = 3, y = 1\n2pZ!\n").unwrap_err().to_string();
+        assert!(error.contains("letter A..X"), "{error}");
+    }
+
+    #[test]
+    fn multi_state_universes_write_and_read_back() {
+        let rule: lifegen_gen::Rule = "345/2/4".parse().unwrap();
+        for (w, h) in [(9, 5), (70, 3), (1, 1)] {
+            let universe = Universe::random_states(w, h, 4, 0.4, 3).unwrap();
+            let text = write(&universe, &rule);
+            assert!(text.lines().all(|l| l.len() <= LINE_LIMIT), "{text}");
+            let reader = Reader::new(text.as_bytes()).unwrap();
+            let mut back = Universe::new(w, h).unwrap().with_states(4).unwrap();
+            reader.read_into(&mut back).unwrap();
+            assert!(back == universe, "{w}x{h}\n{text}");
+        }
+        let mut two_state = Universe::new(3, 1).unwrap();
+        let error = Reader::new("x = 3, y = 1\nABC!\n".as_bytes())
+            .unwrap()
+            .read_into(&mut two_state)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("state 2 (B)"), "{error}");
     }
 
     #[test]

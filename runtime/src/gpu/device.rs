@@ -16,10 +16,6 @@ pub enum GpuError {
     NoDevice(String),
     #[error("the GPU backend has no kernel for {rule}: {why}; use --backend cpu")]
     Rule { rule: String, why: String },
-    #[error(
-        "the GPU backend needs a width that is a multiple of 32 cells; {width} is not (nearest: {below} or {above})"
-    )]
-    Width { width: u64, below: u64, above: u64 },
     #[error("a {width}x{height} universe needs {} of GPU memory (two copies of {}), but the GPU has {} free", human_bytes(2 * .bytes), human_bytes(*.bytes), human_bytes(*.free))]
     Memory {
         width: u64,

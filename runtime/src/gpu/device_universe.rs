@@ -1,10 +1,13 @@
 //! A universe held on the GPU: two copies (the kernels read one and write the other), the
 //! host universe it came from, and the copies between them. Every GPU simulator holds one.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, CudaSlice, CudaStream, sys};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
+};
+use cudarc::nvrtc::Ptx;
+use lifegen_gen::emit::ptx_edges;
 
 use crate::gpu::device::{GpuError, driver};
 use crate::universe::Universe;
@@ -13,21 +16,38 @@ pub(crate) struct DeviceUniverse {
     pub stream: Arc<CudaStream>,
     buffers: [CudaSlice<u32>; 2],
     current: usize,
-    /// 32-bit words a row.
+    /// 32-bit words a row holds cells in.
     pub words: u32,
     pub rows: u32,
+    /// 32-bit words from one row to the next: the row's words with `ghost` words of padding
+    /// before them and at least as many after (`lifegen_gen::emit::ptx_edges`).
+    pub stride: u32,
+    pub ghost: u32,
+    /// Whether the cells past the edges are dead (a bounded plane) rather than wrapped.
+    pub plane: bool,
+    edges: CudaFunction,
     host: Universe,
 }
 
+/// Rows copied between host and GPU at a time where a row's layout differs: bounds the host
+/// memory a copy takes beside the universe.
+const COPY_WORDS: usize = 1 << 24;
+
 impl DeviceUniverse {
-    /// Checks the width (a multiple of 32 cells) and the free memory (two copies), then copies
-    /// `universe` to the GPU.
-    pub fn new(ctx: &Arc<CudaContext>, universe: Universe) -> Result<Self, GpuError> {
+    /// Checks the free memory (two copies), then copies `universe` to the GPU, its rows padded
+    /// with `ghost` words of cells either side (at least the halo of every kernel that will run
+    /// on it, in words).
+    pub fn new(
+        ctx: &Arc<CudaContext>,
+        universe: Universe,
+        ghost: u32,
+        plane: bool,
+    ) -> Result<Self, GpuError> {
         let (width, height) = (universe.width() as u64, universe.height() as u64);
-        check_width(width)?;
-        let words = (width / 32) as u32;
+        let words = width.div_ceil(32) as u32;
         let rows = height as u32;
-        let bytes = width / 8 * height;
+        let stride = words + 2 * ghost;
+        let bytes = u64::from(stride) * 4 * height * universe.planes() as u64;
         let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
         // Leave room for the modules and the driver's own allocations.
         if 2 * bytes + (256 << 20) > free as u64 {
@@ -38,29 +58,136 @@ impl DeviceUniverse {
                 free: free as u64,
             });
         }
+        let module = ctx
+            .load_module(Ptx::from_src(ptx_edges::edges_ptx()))
+            .map_err(driver("load the edge kernel"))?;
+        let edges = module
+            .load_function(ptx_edges::EDGE_ENTRY)
+            .map_err(driver("find the edge kernel"))?;
         let stream = ctx.default_stream();
-        let n = words as usize * rows as usize;
+        let n = stride as usize * rows as usize * universe.planes();
         let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
-        let mut buffers = [alloc(&stream)?, alloc(&stream)?];
-        upload_rows(&stream, &universe, words as usize, &mut buffers[0])?;
-        Ok(DeviceUniverse {
+        let buffers = [alloc(&stream)?, alloc(&stream)?];
+        let mut device = DeviceUniverse {
             stream,
             buffers,
             current: 0,
             words,
             rows,
+            stride,
+            ghost,
+            plane,
+            edges,
             host: universe,
-        })
+        };
+        device.upload(0, None)?;
+        Ok(device)
+    }
+
+    /// The padded row's shape (`stride`, `ghost`, words of cells, rows copied at a time) and a
+    /// buffer for copying `rows` rows that way.
+    fn staging(&self, rows: usize) -> ([usize; 4], Vec<u32>) {
+        let stride = self.stride as usize;
+        let chunk_rows = (COPY_WORDS / stride).max(1);
+        let shape = [stride, self.ghost as usize, self.words as usize, chunk_rows];
+        (shape, vec![0u32; chunk_rows.min(rows) * stride])
+    }
+
+    /// Copies host rows to the current copy from row `y`: `words` (whole host rows of the
+    /// alive plane), or every plane of the held host universe when `None`.
+    fn upload(&mut self, y: usize, words: Option<&[u64]>) -> Result<(), GpuError> {
+        let host_row = self.host.words_per_row();
+        match words {
+            Some(words) => self.upload_plane(0, y, words, host_row),
+            None => {
+                // The held universe is moved out while its planes are copied (the copies borrow
+                // the device mutably): its row shape is taken first.
+                let host = std::mem::replace(&mut self.host, Universe::new(1, 1).expect("1x1"));
+                let result = (0..host.planes())
+                    .try_for_each(|p| self.upload_plane(p, 0, host.plane(p), host_row));
+                self.host = host;
+                result
+            }
+        }
+    }
+
+    /// Words of the device copy a bit-plane takes: `rows` padded rows.
+    fn plane_words(&self) -> usize {
+        self.stride as usize * self.rows as usize
+    }
+
+    /// Copies host rows (`host_row` words each) of bit-plane `plane` to the current copy from
+    /// row `y`.
+    fn upload_plane(
+        &mut self,
+        plane: usize,
+        y: usize,
+        words: &[u64],
+        host_row: usize,
+    ) -> Result<(), GpuError> {
+        let base = plane * self.plane_words();
+        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(words.len() / host_row);
+        for (c, rows) in words.chunks(chunk_rows * host_row).enumerate() {
+            let count = rows.len() / host_row;
+            for (row, out) in rows.chunks(host_row).zip(staging.chunks_mut(stride)) {
+                out[ghost..ghost + n].copy_from_slice(&as_u32(row)[..n]);
+            }
+            let at = base + (y + c * chunk_rows) * stride;
+            let mut dst = self.buffers[self.current].slice_mut(at..at + count * stride);
+            self.stream
+                .memcpy_htod(&staging[..count * stride], &mut dst)
+                .map_err(driver("copy rows to the GPU"))?;
+        }
+        Ok(())
+    }
+
+    /// Rows `y..y + rows` of the current copy into `out` (whole host rows), bits past the width
+    /// cleared.
+    fn download(&self, y: usize, out: &mut [u64]) -> Result<(), GpuError> {
+        let host_row = self.host.words_per_row();
+        self.download_rows(0, y, out, host_row, self.host.last_word_mask())
+    }
+
+    /// [`Self::download`] of bit-plane `plane` into rows of `host_row` words whose last word
+    /// keeps the bits of `mask` (the held host universe may be out of place).
+    fn download_rows(
+        &self,
+        plane: usize,
+        y: usize,
+        out: &mut [u64],
+        host_row: usize,
+        mask: u64,
+    ) -> Result<(), GpuError> {
+        let base = plane * self.plane_words();
+        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(out.len() / host_row);
+        for (c, rows) in out.chunks_mut(chunk_rows * host_row).enumerate() {
+            let count = rows.len() / host_row;
+            let at = base + (y + c * chunk_rows) * stride;
+            let src = self.buffers[self.current].slice(at..at + count * stride);
+            self.stream
+                .memcpy_dtoh(&src, &mut staging[..count * stride])
+                .map_err(driver("copy rows from the GPU"))?;
+            for (row, data) in rows.chunks_mut(host_row).zip(staging.chunks(stride)) {
+                let cells = as_u32_mut(row);
+                cells[..n].copy_from_slice(&data[ghost..ghost + n]);
+                cells[n..].fill(0);
+                row[host_row - 1] &= mask;
+            }
+        }
+        Ok(())
     }
 
     /// The universe now, copied back from the GPU.
     pub fn universe(&mut self) -> Result<&Universe, GpuError> {
-        download_rows(
-            &self.stream,
-            &self.buffers[self.current],
-            self.words as usize,
-            &mut self.host,
-        )?;
+        let (host_row, mask) = (self.host.words_per_row(), self.host.last_word_mask());
+        let mut host = std::mem::replace(&mut self.host, Universe::new(1, 1).expect("1x1"));
+        let result = host
+            .planes_mut()
+            .into_iter()
+            .enumerate()
+            .try_for_each(|(p, words)| self.download_rows(p, 0, words, host_row, mask));
+        self.host = host;
+        result?;
         Ok(&self.host)
     }
 
@@ -73,38 +200,21 @@ impl DeviceUniverse {
             "a replacement universe has the same size"
         );
         self.universe()?;
-        upload_rows(
-            &self.stream,
-            &universe,
-            self.words as usize,
-            &mut self.buffers[self.current],
-        )?;
-        Ok(std::mem::replace(&mut self.host, universe))
+        let held = std::mem::replace(&mut self.host, universe);
+        self.upload(0, None)?;
+        Ok(held)
     }
 
     /// Rows `y..y + rows` of the universe now, as host rows.
     pub fn read_rows(&self, y: usize, rows: usize) -> Result<Vec<u64>, GpuError> {
-        let gpu_words = self.words as usize;
-        let host_row_words = self.host.words_per_row();
-        let mut gpu = vec![0u32; rows * gpu_words];
-        let src = self.buffers[self.current].slice(y * gpu_words..(y + rows) * gpu_words);
-        self.stream
-            .memcpy_dtoh(&src, &mut gpu[..])
-            .map_err(driver("copy rows from the GPU"))?;
-        let mut host = vec![0u64; rows * host_row_words];
-        from_gpu_layout(&gpu, gpu_words, &mut host, host_row_words);
+        let mut host = vec![0u64; rows * self.host.words_per_row()];
+        self.download(y, &mut host)?;
         Ok(host)
     }
 
     /// Overwrites rows from `y` with `words`, whole host rows.
     pub fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), GpuError> {
-        let gpu_words = self.words as usize;
-        let rows = to_gpu_layout(words, self.host.words_per_row(), gpu_words);
-        let count = rows.len() / gpu_words;
-        let mut dst = self.buffers[self.current].slice_mut(y * gpu_words..(y + count) * gpu_words);
-        self.stream
-            .memcpy_htod(&rows[..], &mut dst)
-            .map_err(driver("copy rows to the GPU"))
+        self.upload(y, Some(words))
     }
 
     /// Runs `launches` kernels back to back, each from the current copy into the other, and
@@ -124,13 +234,32 @@ impl DeviceUniverse {
             .stream
             .record_event(timing)
             .map_err(driver("record an event"))?;
+        let width = self.host.width() as u32;
+        let (words, stride, ghost) = (self.words, self.stride, self.ghost);
+        // Every plane's rows: the edges of a row read that row only.
+        let rows = self.rows * self.host.planes() as u32;
+        let plane = u32::from(self.plane);
+        let config = LaunchConfig {
+            grid_dim: (rows.div_ceil(ptx_edges::EDGE_THREADS), 1, 1),
+            block_dim: (ptx_edges::EDGE_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
         for step in 0..launches {
             let [a, b] = &mut self.buffers;
-            let (src, dst) = if self.current == 0 {
-                (&*a, b)
-            } else {
-                (&*b, a)
-            };
+            let (src, dst) = if self.current == 0 { (a, b) } else { (b, a) };
+            // The padding of the rows the kernel reads, from their cells now.
+            let mut edges = self.stream.launch_builder(&self.edges);
+            edges
+                .arg(&mut *src)
+                .arg(&width)
+                .arg(&words)
+                .arg(&stride)
+                .arg(&ghost)
+                .arg(&rows)
+                .arg(&plane);
+            // SAFETY: the arguments match the parameters `ptx_edges::edges_ptx` declares; the
+            // buffer holds `stride * rows` words (every plane's).
+            unsafe { edges.launch(config) }.map_err(driver("launch the edge kernel"))?;
             launch(step, &self.stream, src, dst)?;
             self.current ^= 1;
         }
@@ -143,83 +272,14 @@ impl DeviceUniverse {
     }
 }
 
-/// The GPU kernels take whole 32-bit words a row.
-pub(crate) fn check_width(width: u64) -> Result<(), GpuError> {
-    if !width.is_multiple_of(32) {
-        return Err(GpuError::Width {
-            width,
-            below: (width / 32 * 32).max(32),
-            above: width.div_ceil(32) * 32,
-        });
-    }
-    Ok(())
+/// Word views of host rows: on little-endian machines u32 word j holds cells 32j..32j+31, the
+/// GPU layout.
+fn as_u32(row: &[u64]) -> &[u32] {
+    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32.
+    unsafe { std::slice::from_raw_parts(row.as_ptr().cast::<u32>(), row.len() * 2) }
 }
 
-/// Host rows (u64 words, `host_row_words` a row) as GPU rows of `gpu_words` 32-bit words (the
-/// same cells; a GPU row can be one 32-bit word shorter).
-fn to_gpu_layout(host: &[u64], host_row_words: usize, gpu_words: usize) -> Cow<'_, [u32]> {
-    // SAFETY: u64 is 8 bytes with no padding, so its storage reads as twice as many u32;
-    // on little-endian machines u32 word j holds cells 32j..32j+31, the GPU layout.
-    let as_u32 = unsafe { std::slice::from_raw_parts(host.as_ptr().cast::<u32>(), host.len() * 2) };
-    if host_row_words * 2 == gpu_words {
-        return Cow::Borrowed(as_u32);
-    }
-    Cow::Owned(
-        as_u32
-            .chunks(host_row_words * 2)
-            .flat_map(|row| row[..gpu_words].iter().copied())
-            .collect(),
-    )
-}
-
-/// GPU rows of `gpu_words` 32-bit words into host rows of `host_row_words` u64 words.
-fn from_gpu_layout(gpu: &[u32], gpu_words: usize, host: &mut [u64], host_row_words: usize) {
-    // SAFETY: as in `to_gpu_layout`; every bit pattern is a valid u64.
-    let as_u32 =
-        unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u32>(), host.len() * 2) };
-    for (row, data) in as_u32
-        .chunks_mut(host_row_words * 2)
-        .zip(gpu.chunks(gpu_words))
-    {
-        row[..gpu_words].copy_from_slice(data);
-        row[gpu_words..].fill(0);
-    }
-}
-
-/// Copies `host` to the GPU's layout: rows of `gpu_words` 32-bit words.
-fn upload_rows(
-    stream: &Arc<CudaStream>,
-    host: &Universe,
-    gpu_words: usize,
-    dst: &mut CudaSlice<u32>,
-) -> Result<(), GpuError> {
-    let rows = to_gpu_layout(host.words(), host.words_per_row(), gpu_words);
-    stream
-        .memcpy_htod(&rows[..], dst)
-        .map_err(driver("copy to the GPU"))
-}
-
-/// Copies a GPU universe of rows of `gpu_words` 32-bit words into `host`.
-fn download_rows(
-    stream: &Arc<CudaStream>,
-    src: &CudaSlice<u32>,
-    gpu_words: usize,
-    host: &mut Universe,
-) -> Result<(), GpuError> {
-    let host_row_words = host.words_per_row();
-    if host_row_words * 2 == gpu_words {
-        let words = host.words_mut();
-        // SAFETY: as in `to_gpu_layout`; every bit pattern is a valid u64.
-        let as_u32 = unsafe {
-            std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u32>(), words.len() * 2)
-        };
-        return stream
-            .memcpy_dtoh(src, as_u32)
-            .map_err(driver("copy from the GPU"));
-    }
-    let packed = stream
-        .clone_dtoh(src)
-        .map_err(driver("copy from the GPU"))?;
-    from_gpu_layout(&packed, gpu_words, host.words_mut(), host_row_words);
-    Ok(())
+fn as_u32_mut(row: &mut [u64]) -> &mut [u32] {
+    // SAFETY: as in `as_u32`; every bit pattern is a valid u64.
+    unsafe { std::slice::from_raw_parts_mut(row.as_mut_ptr().cast::<u32>(), row.len() * 2) }
 }

@@ -9,7 +9,7 @@ use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
 
 use crate::gpu::device::{GpuError, driver, open_device};
-use crate::gpu::device_universe::{DeviceUniverse, check_width};
+use crate::gpu::device_universe::DeviceUniverse;
 use crate::universe::Universe;
 
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
@@ -113,13 +113,14 @@ impl StreamGpuSimulator {
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
-        let width = universe.width() as u64;
-        check_width(width)?;
         let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        let device = DeviceUniverse::new(&ctx, universe)?;
+        let kernel = kernel(program, shifts, k, rule)?;
+        // The rows' padding covers the main pass's halo, the widest: a remainder chains fewer
+        // generations.
+        let device = DeviceUniverse::new(&ctx, universe, kernel.halo_words, false)?;
         let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
-        let main = Pass::new(&ctx, &device, program, gens, shifts, k, rule)?;
+        let main = Pass::new(&ctx, &device, kernel, gens)?;
         Ok(StreamGpuSimulator {
             ctx,
             chain: chain.map(|(chain, _)| chain),
@@ -182,22 +183,24 @@ impl StreamGpuSimulator {
                 .as_ref()
                 .expect("one-generation passes leave no remainder");
             let program = make(chain, remainder as u32, &self.rule)?;
-            let pass = Pass::new(
-                &self.ctx,
-                &self.device,
-                &program,
-                remainder,
-                self.shifts,
-                self.words_per_lane,
-                &self.rule,
-            )?;
+            let kernel = kernel(&program, self.shifts, self.words_per_lane, &self.rule)?;
+            assert!(
+                kernel.halo_words <= self.device.ghost,
+                "a remainder's halo is within the main pass's"
+            );
+            let pass = Pass::new(&self.ctx, &self.device, kernel, remainder)?;
             self.remainders.push(pass);
         }
         let full = (gens / self.main.gens) as usize;
         let (main, remainders) = (&self.main, &self.remainders);
         let last = remainders.iter().find(|p| p.gens == remainder);
         let launches = full + usize::from(last.is_some());
-        let shape = (self.device.words, self.device.rows);
+        let shape = [
+            self.device.words,
+            self.device.rows,
+            self.device.stride,
+            self.device.ghost,
+        ];
         self.last_kernel_ms = self.device.run(launches, |step, stream, src, dst| {
             let pass = if step < full { main } else { last.unwrap() };
             pass.launch(stream, src, dst, shape)
@@ -213,28 +216,29 @@ fn make(chain: &ChainMaker, gens: u32, rule: &str) -> Result<Program, GpuError> 
     })
 }
 
+/// The kernel of `program`, in blocks of [`BLOCK_WARPS_VARIABLE`] warps when set.
+fn kernel(program: &Program, shifts: ShiftForm, k: u32, rule: &str) -> Result<StreamPtx, GpuError> {
+    let block_warps = std::env::var(BLOCK_WARPS_VARIABLE)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|w| (1..=32).contains(w));
+    match block_warps {
+        Some(warps) => ptx_stream::emit_in_blocks(program, shifts, k, warps),
+        None => ptx_stream::emit(program, shifts, k),
+    }
+    .map_err(|e| GpuError::Rule {
+        rule: rule.to_string(),
+        why: e.to_string(),
+    })
+}
+
 impl Pass {
     fn new(
         ctx: &Arc<CudaContext>,
         device: &DeviceUniverse,
-        program: &Program,
+        kernel: StreamPtx,
         gens: u64,
-        shifts: ShiftForm,
-        k: u32,
-        rule: &str,
     ) -> Result<Pass, GpuError> {
-        let block_warps = std::env::var(BLOCK_WARPS_VARIABLE)
-            .ok()
-            .and_then(|v| v.parse::<u32>().ok())
-            .filter(|w| (1..=32).contains(w));
-        let kernel = match block_warps {
-            Some(warps) => ptx_stream::emit_in_blocks(program, shifts, k, warps),
-            None => ptx_stream::emit(program, shifts, k),
-        }
-        .map_err(|e| GpuError::Rule {
-            rule: rule.to_string(),
-            why: e.to_string(),
-        })?;
         let function = load(ctx, &kernel)?;
         let warps_per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(32 * kernel.warps_per_block, 0, None)
@@ -267,7 +271,7 @@ impl Pass {
         stream: &Arc<cudarc::driver::CudaStream>,
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
-        (words, rows): (u32, u32),
+        [words, rows, stride, ghost]: [u32; 4],
     ) -> Result<(), GpuError> {
         let warps = self.kernel.warps_per_block;
         let config = LaunchConfig {
@@ -283,9 +287,11 @@ impl Pass {
             .arg(&rows)
             .arg(&self.strips)
             .arg(&self.tasks)
-            .arg(&self.segment);
+            .arg(&self.segment)
+            .arg(&stride)
+            .arg(&ghost);
         // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both buffers
-        // hold `words * rows` words and are distinct.
+        // hold `stride * rows` words and are distinct.
         unsafe { launch.launch(config) }
             .map(drop)
             .map_err(driver("launch the kernel"))
