@@ -4,7 +4,7 @@
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
 # ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl ltl-shapes" scripts/gpu-issue19-check.sh
 set -u
-G=.gpu
+G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
 bench() { local rule=$1 size=$2 gens=$3; shift 3
   $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs ${RUNS:-3} "$@" 2>&1 | grep -E 'backend|cell updates/s: |error'; }
@@ -28,16 +28,14 @@ for part in ${PARTS:-tests rates}; do
       step "$rule 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
   ltl-shapes)
-    # Golly 5's neighbourhoods at r = 16 against NM (issue 19: each within 2x of NM's rate).
-    for rule in R16,C0,M0,S170..296,B170..300,NM R16,C0,M0,S16..32,B21..32,NX R16,C0,M0,S32..64,B42..64,N* \
-                R16,C0,M0,S32..64,B42..64,N# R16,C0,M0,S204..408,B272..408,NH R16,C0,M0,S136..272,B181..272,NB \
-                R16,C0,M0,S136..272,B181..272,ND R16,C0,M0,S24..48,B32..48,NA R16,C0,M0,S12..24,B16..24,N3 \
-                R16,C0,M0,S20000..40000,B25000..35000,NG; do
-      step "$rule 65536^2 x 256"; bench "$rule" 65536 256
-    done
-    for rule in "R16,C0,M0,S100..300,B150..250,N@$(printf 'A5%.0s' $(seq 136))" \
-                "R16,C0,M0,S400..900,B500..800,NW$(printf '12345678F%.0s' $(seq 121))"; do
-      step "${rule:0:40}... 65536^2 x 64"; bench "$rule" 65536 64
+    # Every LtL shape after the merge of the two shape branches: the GPU LtL tests (every shape
+    # at radii 1-16, decay on every shape, any width), then the rates at r = 16 beside NM (issue
+    # 19: each within 2x of NM's).
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "tests/gpu_ltl (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu_ltl --test-threads 2 2>&1 | grep -vE '^test .* ok$' | tail -12
+    for n in M X '*' '#' H B D A 3 G "@$(printf 'A5%.0s' $(seq 136))" "W$(printf '12345678F%.0s' $(seq 121))"; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
