@@ -162,7 +162,7 @@ impl DeviceUniverse {
         let first = self.word_ptr(at);
         let rows = words.len() / host_row;
         self.staging
-            .to_device(&self.stream, rows.div_ceil(chunk_rows), |c, buffer| {
+            .upload(&self.stream, rows.div_ceil(chunk_rows), |c, buffer| {
                 let host = &words[c * chunk_rows * host_row..];
                 let count = chunk_rows.min(host.len() / host_row);
                 on_threads(
@@ -208,7 +208,7 @@ impl DeviceUniverse {
             (at, count * stride)
         };
         self.staging
-            .from_device(&self.stream, rows.div_ceil(chunk_rows), from, |c, data| {
+            .download(&self.stream, rows.div_ceil(chunk_rows), from, |c, data| {
                 let host = &mut out[c * chunk_rows * host_row..];
                 let count = data.len() / stride;
                 on_threads(

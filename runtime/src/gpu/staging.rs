@@ -62,7 +62,7 @@ impl Staging {
 
     /// Copies `chunks` chunks to the device on `stream`: `fill(c, buffer)` writes chunk `c` at
     /// the buffer's start and says where it goes. Returns when every copy is done.
-    pub fn to_device(
+    pub fn upload(
         &mut self,
         stream: &Arc<CudaStream>,
         chunks: usize,
@@ -90,7 +90,7 @@ impl Staging {
 
     /// Copies `chunks` chunks from the device on `stream`: chunk `c` comes from `from(c)` and
     /// is handed to `take(c, rows)`, while the next chunk is being copied.
-    pub fn from_device(
+    pub fn download(
         &mut self,
         stream: &Arc<CudaStream>,
         chunks: usize,
@@ -107,7 +107,7 @@ impl Staging {
                 let (at, words) = from(c);
                 let buffer = self.buffer(c)?;
                 let to = buffer.as_mut_ptr().cast::<std::ffi::c_void>();
-                // SAFETY: as in `to_device`, the other way round; the host buffer is read only
+                // SAFETY: as in `upload`, the other way round; the host buffer is read only
                 // after `copied` says the copy is done.
                 unsafe { sys::cuMemcpyDtoHAsync_v2(to, at, words * 4, stream.cu_stream()) }
                     .result()
