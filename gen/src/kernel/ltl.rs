@@ -149,6 +149,13 @@ pub fn full_size(radius: u32, neighbourhood: Neighbourhood) -> u64 {
     u64::from(neighbourhood.cells(radius))
 }
 
+/// Whether a kernel's count holds the centre once more than the shape weighs it (then a live
+/// cell's count under M0 is one less than the kernel's): every construction of a shape that
+/// [`Neighbourhood::counts_centre`], but `Triangles`, whose count is the Gaussian's alone.
+pub fn count_holds_centre(neighbourhood: Neighbourhood, construction: Construction) -> bool {
+    neighbourhood.counts_centre() && construction != Construction::Triangles
+}
+
 /// What a kernel adds to the count so that it is never negative: 0 without negative weights,
 /// else `2^(n-1)` for an `n`-bit count that holds every value from `-negative` to the largest,
 /// so that the biased count is the two's complement one with its top bit flipped.
@@ -226,20 +233,25 @@ impl LtlKernel {
             (rule.radius, rule.neighbourhood),
             (self.radius, self.neighbourhood)
         );
-        // The count includes the centre: a live cell's M0 count is one less (NW's weights say
-        // what the centre counts, whatever M). Negative weights: the count is biased.
-        let shift = u64::from(!rule.include_centre && rule.neighbourhood.counts_centre());
-        let bias = count_bias(self.radius, self.neighbourhood);
+        // A live cell's count under M1 holds the centre. The kernel's count holds it or not
+        // ([`count_holds_centre`]): the survival bounds move by the difference (NW's weights
+        // say what the centre counts, whatever M). Negative weights: the count is biased.
+        let own = rule.include_centre && rule.neighbourhood.counts_centre();
+        let shift =
+            i64::from(count_holds_centre(self.neighbourhood, self.construction)) - i64::from(own);
+        let bias = count_bias(self.radius, self.neighbourhood) as i64;
         let (survival, birth) = (
-            (u64::from(rule.survival.0), u64::from(rule.survival.1)),
-            (u64::from(rule.birth.0), u64::from(rule.birth.1)),
+            (i64::from(rule.survival.0), i64::from(rule.survival.1)),
+            (i64::from(rule.birth.0), i64::from(rule.birth.1)),
         );
+        // A lower bound of -1 (M1, survival from 0, a count without the centre) is 0.
         let bounds = [
             survival.0 + shift + bias,
             survival.1 + shift + 1 + bias,
             birth.0 + bias,
             birth.1 + 1 + bias,
-        ];
+        ]
+        .map(|v| v.max(0) as u64);
         bounds
             .iter()
             .flat_map(|&v| (0..self.bound_bits).map(move |i| v >> i & 1 == 1))
@@ -863,36 +875,82 @@ fn lines_count(
 }
 
 /// [`Construction::Triangles`]: the Gaussian's weight at `(dx, dy)` is `T(dx) T(dy)` with
-/// `T(d) = r + 1 - |d|`, and `T` is a box of `r + 1` cells convolved with another. Down each
-/// column, `V = sum_dy T(dy) cell` is carried from row to row with its step `D = V(y) - V(y -
-/// 1)`: the second difference of `T` is `+1, -2, +1` at the rows entering, `r + 1` and `2r + 2`
-/// rows up, so `D += new - 2 mid + old` and `V += D`, three cells a row. Across, the two boxes,
-/// each by a doubling ladder over `V`'s numbers (cells `x .. x + r`, then `x - r .. x`); the
-/// centre's extra one enters the last add as its carry.
+/// `T(d) = r + 1 - |d|`, and `T` is a box of `r + 1` cells convolved with another. Down the
+/// columns the count `G` is carried from row to row with its step `D = G(y) - G(y - 1)`: the
+/// second difference of `T` is `+1, -2, +1` at the rows entering, `r + 1` and `2r + 2` rows
+/// up, so `D` changes by the horizontal triangle of `new - 2 mid + old` and `G` by `D`. The
+/// horizontal triangle, two boxes by doubling ladders (cells `x .. x + r`, then `x - r .. x`),
+/// so works on the three-bit second difference rather than on a column's 9-bit count. The
+/// count leaves the centre's extra one out ([`count_holds_centre`]).
 fn triangle_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
     let side = u64::from(r) + 1;
     let new = Bit::Wire(b.load(0));
     let mid = Bit::Wire(b.load(r + 1));
     let old = Bit::Wire(b.load(2 * r + 2));
-    let step = SECOND_DIFFERENCE.map(|table| gate(b, table, new, mid, old));
-    // D in -(r + 1)..=r + 1, two's complement; V in 0..=(r + 1)^2.
-    let d_width = width_for(side) + 1;
-    let d = carried(b, d_width, |b, d| add_signed(b, d, &step));
-    let v_width = width_for(side * side);
-    let v = carried(b, v_width, |b, v| add_signed(b, v, &d));
-    let v = Num {
-        bits: v,
-        max: side * side,
+    let step = Signed {
+        bits: SECOND_DIFFERENCE
+            .map(|table| gate(b, table, new, mid, old))
+            .to_vec(),
+        bound: 2,
     };
-    let across = ladder_of(b, v, side);
-    let boxed = sum_pieces(b, &across, side, Bit::Zero, &mut |b, piece, at| {
-        shift_num(b, piece, at)
-    });
-    let back = ladder_along(b, boxed, side, -1);
-    let centre = Bit::Wire(b.load(r));
-    sum_pieces(b, &back, side, centre, &mut |b, piece, at| {
-        shift_num(b, piece, -at)
-    })
+    let across = signed_box(b, step, side, 1);
+    let across = signed_box(b, across, side, -1);
+    // D in -(r + 1)^3..=(r + 1)^3, G in 0..=(r + 1)^4.
+    let d_width = width_for(side.pow(3)) + 1;
+    let d = carried(b, d_width, |b, d| add_signed(b, d, &across.bits));
+    let full = side.pow(4);
+    let g = carried(b, width_for(full), |b, g| add_signed(b, g, &d));
+    Num { bits: g, max: full }
+}
+
+/// A bit-sliced signed number: two's complement (its top bit the sign), at most `bound` in
+/// magnitude.
+struct Signed {
+    bits: Vec<Bit<Val>>,
+    bound: u64,
+}
+
+/// `x + y`, as wide as their sum's bound needs.
+fn signed_sum(b: &mut ProgramBuilder, x: &Signed, y: &Signed) -> Signed {
+    let bound = x.bound + y.bound;
+    let width = width_for(bound) + 1;
+    let sign = *x.bits.last().expect("a sign bit");
+    let wide: Vec<Bit<Val>> = (0..width)
+        .map(|i| x.bits.get(i).copied().unwrap_or(sign))
+        .collect();
+    Signed {
+        bits: add_signed(b, &wide, &y.bits),
+        bound,
+    }
+}
+
+/// The sum of `length` numbers of a row from `x` on towards `direction` (1: right, -1: left),
+/// by a doubling ladder, its pieces largest first.
+fn signed_box(b: &mut ProgramBuilder, base: Signed, length: u64, direction: i32) -> Signed {
+    let shifted = |b: &mut ProgramBuilder, n: &Signed, cells: i32| Signed {
+        bits: n.bits.iter().map(|&bit| b.shift_bit(bit, cells)).collect(),
+        bound: n.bound,
+    };
+    let mut ladder = vec![base];
+    while 2u64 << (ladder.len() - 1) <= length {
+        let last = ladder.last().unwrap();
+        let next = shifted(b, last, direction << (ladder.len() - 1));
+        let sum = signed_sum(b, last, &next);
+        ladder.push(sum);
+    }
+    let mut total: Option<Signed> = None;
+    let mut offset = 0i32;
+    for k in (0..ladder.len()).rev() {
+        if length >> k & 1 == 1 {
+            let piece = shifted(b, &ladder[k], direction * offset);
+            total = Some(match total {
+                None => piece,
+                Some(t) => signed_sum(b, &t, &piece),
+            });
+            offset += 1 << k;
+        }
+    }
+    total.expect("a box of at least one number")
 }
 
 /// `a - 2b + c` (-2..=2) in three bits of two's complement, least significant first: the
@@ -1389,7 +1447,7 @@ mod tests {
             ("D", Checkers, 185),
             ("A", Lines, 190),
             ("3", Lines, 125),
-            ("G", Triangles, 450),
+            ("G", Triangles, 300),
         ] {
             let text = format!("R16,C0,M0,S0..0,B0..0,N{letter}");
             let shape = ltl(&text).neighbourhood;
