@@ -3,7 +3,7 @@
 //!
 //! A row's horizontal window count is built by doubling: `P1` = the row, `P2(x) = P1(x) +
 //! P1(x+1)`, `P4(x) = P2(x) + P2(x+2)`, ..., then the window of `2h+1` cells as a sum of
-//! shifted `P`s, one for each set bit of `2h+1`. The count is made by one of five
+//! shifted `P`s, one for each set bit of `2h+1`. The count is made by one of seven
 //! [`Construction`]s:
 //! - `Rows` (Moore, every row of the window as wide): a running sum, `V += H(entering) -
 //!   H(leaving)`, the leaving row's `H` kept by a `Delay` of `2r+1` rows, recomputed, or paired
@@ -15,22 +15,34 @@
 //!   loses its leaving one), the steps up and the steps down each counted by carry-save adders;
 //! - `Cells` (any shape, weights and all): every cell by carry-save adders, nothing carried;
 //! - `Checkers` (`NB`, `ND`): two running sums that trade places every row, fed by ladders
-//!   along every other cell.
+//!   along every other cell;
+//! - `Lines` (`N+`, `N*`, `N#`, `NA`, `N3`): each row segment a window of its row's ladder,
+//!   each column segment a running sum of the cell entering and the cell leaving (shifted to
+//!   every column of the same rows), the cells of no line (the diagonals) one by one, all in
+//!   one carry-save count;
+//! - `Triangles` (`NG`): the Gaussian's weights are `T(dx) T(dy)`, `T` a triangle, which is a
+//!   box convolved with a box: the count is carried down the columns with its step, whose
+//!   change is the horizontal triangle (two box ladders of signed numbers) of the three-bit
+//!   second difference `new - 2 mid + old` of three rows.
 //!
 //! Moore and von Neumann with rings have their own; every other shape and history has two or
 //! three candidates and [`LtlKernel::with_history`] builds each and keeps the one of fewest
 //! LUT3s and shifts a word. Measured (`R<r>,C0,M0,S<m/4>..<m/2>,B<m/3>..<m/2>`, `m` the
 //! largest count, bounds folded; LUT3 + shifts, the kept one first): at r = 16, `NN` (no
 //! rings), `NC`, `N2`, `NH` by columns (237 against 2553 by cells at `NC`, 237 against 2425 at
-//! `NH`), `NG` by columns (5774 against 7548); `N+`, `NX`, `N*`, `N#`, `NA`, `N3` by cells
-//! (`NX` 200 against 416, `N3` 135 against 221, `N#` 392 either way); `NB`, `ND` by checkers
+//! `NH`); `NG` by triangles (293 against 5774 by columns); `N+`, `N*`, `N#`, `NA`, `N3` by
+//! lines (`N*` 278 against 362 by cells, `N#` 192 against 392, `NA` 183 against 264, `N3` 116
+//! against 135, `N+` 84 against 168); `NX` by cells (200 against 416); `NB`, `ND` by checkers
 //! (197 and 176 against 1626 by cells and 3256 by columns); `N@` and `NW` by their digits
-//! (the r = 16 masks of BENCHMARKS.md: cells). At r = 5 the same picks (`NB` 116 by checkers
-//! against 176 by cells, `NG` 544 by columns against 590); at r <= 2 every shape by cells but
-//! `NC` and `NH` at r = 2, the checkerboards too (`NB` at r = 2: 36 by cells against 61).
+//! (the r = 16 masks of BENCHMARKS.md: cells). At r = 5 `N+`, `N*`, `NA` by lines (50, 114,
+//! 79 against 53, 115, 79 by cells), `N#` and `N3` by cells (123 against 139, 47 against 55),
+//! `NG` by triangles (148 against 544 by columns), `NB` by checkers (116 against 176 by
+//! cells); at r <= 2 most shapes by cells but `NC` and `NH` at r = 2 and `NG` at r = 2 (86 by
+//! triangles against 93), the checkerboards too (`NB` at r = 2: 36 by cells against 61).
 //!
 //! The count includes the centre cell (but for `NW`, whose weights say what the centre
-//! counts); `M0` moves the survival bounds up by one instead. Negative weights: the count is
+//! counts, and `Triangles`, whose count is the Gaussian's alone: [`count_holds_centre`]);
+//! the survival bounds move by the difference between the rule's count and the kernel's. Negative weights: the count is
 //! biased ([`count_bias`]). The rule compares the count with bounds that are run-time
 //! parameters (`lo <= count < hi`, the bounds picked per cell from survival or birth by the
 //! centre cell), so one program serves every rule of a radius and shape;
@@ -101,9 +113,9 @@ pub enum Construction {
     /// column of the same rows, shifted), the cells of no line (the diagonals) one by one.
     Lines,
     /// The Gaussian `NG`, whose weights are a product of two triangles, each a box of `r + 1`
-    /// cells convolved with another: down the columns, the triangle carried as two running
-    /// sums (the count and its step, changed by three cells a row); across, two boxes by
-    /// doubling ladders.
+    /// cells convolved with another: the count carried from row to row with its step, the
+    /// step changed by the horizontal triangle (two boxes by doubling ladders) of the second
+    /// difference of three rows' cells. Its count leaves the centre's extra one out.
     Triangles,
 }
 
@@ -878,10 +890,11 @@ fn lines_count(
 /// `T(d) = r + 1 - |d|`, and `T` is a box of `r + 1` cells convolved with another. Down the
 /// columns the count `G` is carried from row to row with its step `D = G(y) - G(y - 1)`: the
 /// second difference of `T` is `+1, -2, +1` at the rows entering, `r + 1` and `2r + 2` rows
-/// up, so `D` changes by the horizontal triangle of `new - 2 mid + old` and `G` by `D`. The
-/// horizontal triangle, two boxes by doubling ladders (cells `x .. x + r`, then `x - r .. x`),
-/// so works on the three-bit second difference rather than on a column's 9-bit count. The
-/// count leaves the centre's extra one out ([`count_holds_centre`]).
+/// up, so `D` changes by the horizontal triangle of `new - 2 mid + old` and `G` by `D` (the
+/// horizontal and vertical sums commute). The horizontal triangle is two boxes by doubling
+/// ladders (cells `x .. x + r`, then `x - r .. x`) over the three-bit second difference, not
+/// over a column's 9-bit count: at r = 16, 291 LUT3s and shifts a word against 433. The count
+/// leaves the centre's extra one out ([`count_holds_centre`]).
 fn triangle_count(b: &mut ProgramBuilder, r: u32) -> Num<Val> {
     let side = u64::from(r) + 1;
     let new = Bit::Wire(b.load(0));
