@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -44,6 +44,21 @@ for part in ${PARTS:-tests rates}; do
       step "tests/$t (LIFEGEN_REQUIRE_GPU=1)"
       LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-$t --test-threads 8 2>&1 | grep -vE '^test .* ok$' | tail -8
       echo "exit: ${PIPESTATUS[0]}"
+    done ;;
+  ltl-lines)
+    # The shapes of lines (N+ N* N# NA N3) and the Gaussian by triangles: their GPU test (every
+    # radius 1-16, two states and decay), decay on every shape, then the rates at r = 16 beside
+    # NM's (issue 19: each within 2x of NM's), decay among them.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    for t in lines_and_triangles decay_on_every_shape; do
+      step "tests/gpu_ltl $t (LIFEGEN_REQUIRE_GPU=1)"
+      LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu_ltl $t 2>&1 | grep -vE '^test .* ok$' | tail -12
+    done
+    for n in M + X '*' '#' A 3 G; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    done
+    for n in M '*' G; do
+      rule="R16,C3,M0,S20..40,B20..30,N$n"; step "$rule 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;

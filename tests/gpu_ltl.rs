@@ -199,3 +199,44 @@ fn any_width_and_height_on_the_gpu() {
         }
     }
 }
+
+/// The shapes counted by lines (`N+ N* N# NA N3`: row windows by ladders, column runs by
+/// running sums) and the Gaussian by triangles (second differences carried down the columns),
+/// at every radius 1 to 16, two states (M0 and M1) and with decay, counts near the soup's
+/// mean so that the rules neither empty nor fill the torus; widths of 12 words, 1 word and an
+/// odd count of cells.
+#[test]
+fn lines_and_triangles_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    let mut cases = Vec::new();
+    for r in 1..=16u32 {
+        for (k, n) in ["+", "*", "#", "A", "3", "G"].into_iter().enumerate() {
+            let Rule::LargerThanLife(probe) = ltl(&format!("R{r},C0,M0,S0..0,B1..1,N{n}")) else {
+                unreachable!("an LtL rule string")
+            };
+            let max = probe.neighbourhood_size();
+            let at = |percent: u32| (max * percent / 100).max(1);
+            let m = (r + k as u32) % 2;
+            let states = 3 + ((r + k as u32) % 6) as u16;
+            for states in [0, states] {
+                let text = format!(
+                    "R{r},C{states},M{m},S{}..{},B{}..{},N{n}",
+                    at(30).max(m),
+                    at(46).max(m),
+                    at(36),
+                    at(42)
+                );
+                let rule = ltl(&text);
+                let span = 2 * u64::from(r) + 1;
+                cases.push((rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3));
+                cases.push((rule, 32, span + 3, 0.4, 5, 2));
+                cases.push((rule, 97, span, 0.4, 6, 2));
+            }
+        }
+    }
+    cases
+        .par_iter()
+        .for_each(|&(rule, w, h, density, seed, gens)| check(&rule, w, h, density, seed, gens));
+}

@@ -84,6 +84,11 @@ fn larger_than_life_matches_the_reference() {
         "R2,C0,M1,S2..5,B3..4,NM",
         "R3,C0,M0,S4..9,B4..6,NN",
         "R4,C0,M1,S10..20,B8..14,NC",
+        // Counted by lines (picked at r = 8) and by triangles (at r >= 2).
+        "R8,C0,M0,S20..32,B22..28,N*",
+        "R8,C3,M1,S20..32,B22..28,N#",
+        "R3,C0,M1,S90..130,B95..115,NG",
+        "R2,C4,M0,S30..45,B32..40,NG",
         // Life in disguise runs the life-like kernels.
         "R1,C0,M0,S2..3,B3..3,NM",
     ] {

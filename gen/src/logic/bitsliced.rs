@@ -198,6 +198,26 @@ pub fn add_difference<S: Lut3Sink>(
     Num { bits, max: v.max }
 }
 
+/// `v + d` modulo `2^v.len()`, `d` in two's complement (its top bit the sign, extended to
+/// `v`'s width): a running sum's step that may be negative.
+pub fn add_signed<S: Lut3Sink>(
+    sink: &mut S,
+    v: &[Bit<S::Wire>],
+    d: &[Bit<S::Wire>],
+) -> Vec<Bit<S::Wire>> {
+    let sign = *d.last().expect("a number of at least one bit");
+    let mut carry = Bit::Zero;
+    let mut bits = Vec::with_capacity(v.len());
+    for (i, &x) in v.iter().enumerate() {
+        let y = d.get(i).copied().unwrap_or(sign);
+        bits.push(gate(sink, lut3::XOR3, x, y, carry));
+        if i + 1 < v.len() {
+            carry = gate(sink, lut3::MAJ, x, y, carry);
+        }
+    }
+    bits
+}
+
 /// A sum of bits of any weights, modulo `2^width`, reduced as the bits arrive: a column that
 /// holds three bits takes a full adder (two gates, one bit fewer: the sum stays, the carry
 /// moves up a column), and [`Counter::finish`] takes a half adder for a last pair. Each bit is
@@ -522,6 +542,26 @@ mod tests {
                 .collect()
         });
         verify(&network, &spec).unwrap();
+    }
+
+    #[test]
+    fn signed_add_wraps_exactly() {
+        // v: 6 bits, d: 4 bits of two's complement (-8..=7), every pair; and d wider than v.
+        for (wv, wd) in [(6, 4), (3, 5), (4, 1)] {
+            let mut b = NetworkBuilder::new(names(wv + wd));
+            let (v, d) = (inputs(&b, 0, wv), inputs(&b, wv, wd));
+            let sum = add_signed(&mut b, &v.bits, &d.bits);
+            let out = outputs(&mut b, &sum);
+            let network = b.finish("signed", out);
+            let spec = Spec::from_fn(names(wv + wd), wv, |row| {
+                let x = (row & ((1 << wv) - 1)) as i64;
+                let raw = (row >> wv) as i64;
+                let d = raw - ((raw >> (wd - 1) & 1) << wd);
+                let s = (x + d).rem_euclid(1 << wv);
+                (0..wv).map(|i| Some(s >> i & 1 == 1)).collect()
+            });
+            verify(&network, &spec).unwrap();
+        }
     }
 
     #[test]
