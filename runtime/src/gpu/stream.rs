@@ -15,6 +15,19 @@ use crate::universe::Universe;
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
 
+/// Environment variable for experiments: when a bounded plane's edge kernels start beside its
+/// interior's, `first` (on streams of the highest priority, launched before the interior's
+/// kernel) or `last` (launched after it, filling the GPU as the interior's last warps finish).
+pub const PLANE_EDGES_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGES";
+
+/// Environment variable for experiments: the rows of a segment of a bounded plane's edge strips.
+pub const PLANE_EDGE_ROWS_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGE_ROWS";
+
+/// What a warp-iteration of a bounded plane's masked kernel costs against the torus kernel's:
+/// Nsight Compute counted 322 instructions a warp and iteration against 246 (B3/S23, ten
+/// generations a launch, two words a lane, H100).
+const MASKED_COST: (u64, u64) = (13, 10);
+
 /// Environment variable for experiments: warps a block (1 to 32), in place of the emitter's
 /// choice.
 pub const BLOCK_WARPS_VARIABLE: &str = "LIFEGEN_GPU_STREAM_BLOCK_WARPS";
@@ -91,8 +104,10 @@ pub struct StreamGpuSimulator {
     main: Pass,
     /// Passes for fewer generations than `main`'s, built when first needed.
     remainders: Vec<Pass>,
-    /// Where the `edges` kernels of a bounded plane's passes run.
-    side: Arc<cudarc::driver::CudaStream>,
+    /// Where the `edges` kernels of a bounded plane's passes run, one stream a region so that
+    /// all start at once, and whether they start before the interior's kernel.
+    side: Vec<Arc<cudarc::driver::CudaStream>>,
+    edges_first: bool,
     shifts: ShiftForm,
     words_per_lane: u32,
     rule: String,
@@ -168,13 +183,20 @@ impl StreamGpuSimulator {
         let device = DeviceUniverse::new(&ctx, universe, ghost, ghost_rows)?;
         let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
         let main = Pass::new(&ctx, &device, (main, edges), gens)?;
-        let side = ctx.new_stream().map_err(driver("create a stream"))?;
+        let edges_first = edges_first(rule)?;
+        // The highest priority is the lowest number; CUDA clamps one past the range into it.
+        let priority = if edges_first { -1000 } else { 0 };
+        let side = (0..EDGE_REGIONS)
+            .map(|_| ctx.new_stream_with_priority(priority))
+            .collect::<Result<_, _>>()
+            .map_err(driver("create a stream"))?;
         Ok(StreamGpuSimulator {
             ctx,
             chain: chain.map(|(chain, _)| chain),
             main,
             remainders: Vec::new(),
             side,
+            edges_first,
             shifts,
             words_per_lane: k,
             rule: rule.to_string(),
@@ -246,7 +268,8 @@ impl StreamGpuSimulator {
     /// Launches `gens` generations; with `wait`, waits for them and times them.
     fn launch(&mut self, gens: u64, wait: bool) -> Result<(), GpuError> {
         let launches = self.passes_for(gens)?;
-        let (main, remainders, side) = (&self.main, &self.remainders, &self.side);
+        let (main, remainders) = (&self.main, &self.remainders);
+        let (side, first) = (&self.side[..], self.edges_first);
         let full = (gens / main.gens) as usize;
         let last = remainders.iter().find(|p| p.gens == gens % main.gens);
         let shape = [
@@ -259,7 +282,7 @@ impl StreamGpuSimulator {
         ];
         let launch = |step, stream: &_, src: &_, dst: &mut _| {
             let pass: &Pass = if step < full { main } else { last.unwrap() };
-            pass.launch([stream, side], src, dst, shape)
+            pass.launch((stream, side, first), src, dst, shape)
         };
         if wait {
             self.last_kernel_ms = self.device.run(launches, launch)?;
@@ -449,7 +472,14 @@ impl Pass {
         let split = (edges.ptx.output_words == main.ptx.output_words)
             .then(|| {
                 let shape = [device.words, device.rows, device.ghost_rows];
-                split(&main.ptx, shape, device.host_width(), resident)
+                let rows = edge_rows(&edges.ptx);
+                split(
+                    [&main.ptx, &edges.ptx],
+                    shape,
+                    device.host_width(),
+                    resident,
+                    rows,
+                )
             })
             .flatten();
         let Some((inside, near)) = split else {
@@ -468,31 +498,48 @@ impl Pass {
         })
     }
 
-    /// Launches the pass from `src` into `dst`: the edges' kernel on the side stream once the
-    /// universe's stream has made `src` ready, the main kernel on the universe's stream, which
-    /// then waits for the side stream.
+    /// Launches the pass from `src` into `dst`: the main kernel on the universe's stream and
+    /// each region of the edges' kernel on a side stream of its own, once the universe's stream
+    /// has made `src` ready, before the main kernel (`first`) or after it; the universe's
+    /// stream then waits for the side streams.
     fn launch(
         &self,
-        [stream, side]: [&Arc<cudarc::driver::CudaStream>; 2],
+        (stream, side, first): (
+            &Arc<cudarc::driver::CudaStream>,
+            &[Arc<cudarc::driver::CudaStream>],
+            bool,
+        ),
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
         shape: [u32; 6],
     ) -> Result<(), GpuError> {
-        let untimed = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
-        if let Some((kernel, regions)) = &self.edges {
-            let ready = stream
-                .record_event(untimed)
-                .map_err(driver("record an event"))?;
-            side.wait(&ready).map_err(driver("wait for an event"))?;
-            for region in regions {
-                kernel.launch(side, src, dst, shape, region)?;
-            }
-        }
         let (kernel, regions) = &self.main;
+        let Some((edges, near)) = &self.edges else {
+            return regions
+                .iter()
+                .try_for_each(|region| kernel.launch(stream, src, dst, shape, region));
+        };
+        let untimed = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let ready = stream
+            .record_event(untimed)
+            .map_err(driver("record an event"))?;
+        let edges_launch = |dst: &mut _| -> Result<(), GpuError> {
+            for (region, side) in near.iter().zip(side) {
+                side.wait(&ready).map_err(driver("wait for an event"))?;
+                edges.launch(side, src, dst, shape, region)?;
+            }
+            Ok(())
+        };
+        if first {
+            edges_launch(dst)?;
+        }
         for region in regions {
             kernel.launch(stream, src, dst, shape, region)?;
         }
-        if self.edges.is_some() {
+        if !first {
+            edges_launch(dst)?;
+        }
+        for side in &side[..near.len()] {
             let done = side
                 .record_event(untimed)
                 .map_err(driver("record an event"))?;
@@ -502,17 +549,45 @@ impl Pass {
     }
 }
 
+/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first (the default: `last`).
+fn edges_first(rule: &str) -> Result<bool, GpuError> {
+    match std::env::var(PLANE_EDGES_VARIABLE).ok().as_deref() {
+        None | Some("") | Some("last") => Ok(false),
+        Some("first") => Ok(true),
+        Some(other) => Err(GpuError::Rule {
+            rule: rule.to_string(),
+            why: format!("{PLANE_EDGES_VARIABLE}={other:?}: use first or last"),
+        }),
+    }
+}
+
+/// [`PLANE_EDGE_ROWS_VARIABLE`], or four times the masked kernel's warm-up (at least 64 rows): short
+/// segments, so that the edge strips' warps fill the gaps the interior's leave.
+fn edge_rows(masked: &StreamPtx) -> u32 {
+    std::env::var(PLANE_EDGE_ROWS_VARIABLE)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or((4 * masked.warmup).max(64))
+}
+
+/// The most regions a bounded plane's edge kernel covers: two strips' columns, two bands.
+const EDGE_REGIONS: usize = 4;
+
 /// A bounded plane's tasks for a kernel of `ptx`'s strips: the interior, where every strip's
 /// words lie wholly inside the plane and every row's light cone (`ghost_rows`, at least what a
 /// cell reads above and below it over the generations) stays inside it, for the torus kernel;
 /// and the strips and rows around it, for the masked kernel. `None` when nothing is interior.
 /// `words` and `rows` are the universe's on the device (`top` dead rows above the plane's and
 /// as many below), `width` the plane's in cells.
+/// The edge strips run in segments of `edge_rows` rows (at most the universe's), and the
+/// interior's segment is chosen with the edges' work on the GPU beside it.
 fn split(
-    ptx: &StreamPtx,
+    [ptx, masked]: [&StreamPtx; 2],
     [words, rows, top]: [u32; 3],
     width: u32,
     resident: u64,
+    edge_rows: u32,
 ) -> Option<(Region, Vec<Region>)> {
     let (halo, out, lane_words) = (ptx.halo_words, ptx.output_words, 32 * ptx.words_per_lane);
     let strips = words.div_ceil(out);
@@ -527,9 +602,20 @@ fn split(
     if inner == 0 || clear == 0 {
         return None;
     }
+    // The edges' work in the torus kernel's warp-iterations: the edge strips' and the bands'.
+    let edge_rows = edge_rows.clamp(1, rows);
+    let iterations = |rows: u32| {
+        let (warmup, unroll) = (masked.warmup, masked.unroll);
+        u64::from((warmup + rows).div_ceil(unroll) * unroll)
+    };
+    let edge_strips = u64::from(strips - inner);
+    let edge_work = (edge_strips * u64::from(rows.div_ceil(edge_rows)) * iterations(edge_rows)
+        + 2 * u64::from(inner) * iterations(2 * top))
+        * MASKED_COST.0
+        / MASKED_COST.1;
     // The interior's rows: 2 top .. 2 top + segments * segment, whole segments only, so that
     // no segment is cut at the universe's last row.
-    let wanted = choose_segment(ptx, inner, clear, resident);
+    let wanted = choose_segment_beside(ptx, inner, clear, resident, edge_work);
     let segments = clear.div_ceil(wanted);
     let segment = clear / segments;
     let (row0, below) = (2 * top, 2 * top + segments * segment);
@@ -544,8 +630,8 @@ fn split(
         strip0,
         strips,
         row0: 0,
-        segment,
-        segments: rows.div_ceil(segment),
+        segment: edge_rows,
+        segments: rows.div_ceil(edge_rows),
     };
     let band = |row0, height| Region {
         strip0: first,
@@ -581,6 +667,18 @@ fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuE
 /// 1, 2 and 4 waves; B3/S23 at 65536^2 best in 3 waves of 705 rows. Short universes still fill
 /// the GPU; long segments amortise the warm-up. `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
 fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u64) -> u32 {
+    choose_segment_beside(kernel, strips, rows, resident_warps, 0)
+}
+
+/// [`choose_segment`] with `beside` warp-iterations of other work on the GPU at the same time
+/// (a bounded plane's edges), filling its waves.
+fn choose_segment_beside(
+    kernel: &StreamPtx,
+    strips: u32,
+    rows: u32,
+    resident_warps: u64,
+    beside: u64,
+) -> u32 {
     if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
@@ -597,7 +695,8 @@ fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u6
         .min_by_key(|&segment| {
             let tasks = u64::from(strips) * u64::from(rows.div_ceil(segment));
             let iterations = (warmup + u64::from(segment)).div_ceil(unroll) * unroll;
-            (5 * tasks.div_ceil(resident_warps) + 1) * iterations
+            let waves = (tasks * iterations + beside).div_ceil(resident_warps * iterations);
+            (5 * waves + 1) * iterations
         })
         .unwrap_or(rows)
 }
@@ -639,11 +738,13 @@ mod tests {
     /// dead rows from either end (the dead rows, then a light cone of as many).
     #[test]
     fn a_plane_splits_into_interior_and_edges_covering_it_once() {
-        let life = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY)
-            .stream_program(10)
-            .unwrap();
+        let kernel = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY);
+        let life = kernel.stream_program(10).unwrap();
+        let one = kernel.stream_program(1).unwrap();
+        let bounded = lifegen_gen::kernel::eval::bounded_and_checked(&one, 10).unwrap();
         for k in [1, 2, 4] {
             let ptx = ptx_stream::emit(&life, ShiftForm::Funnel, k).unwrap();
+            let masked = ptx_stream::emit(&bounded, ShiftForm::Funnel, k).unwrap();
             let (out, halo) = (ptx.output_words, ptx.halo_words);
             for (width, height, top) in [
                 (65536, 65536, 19),
@@ -656,7 +757,8 @@ mod tests {
             ] {
                 let (words, rows) = (width.div_ceil(32), height + 2 * top);
                 let strips = words.div_ceil(out);
-                let Some((inside, near)) = split(&ptx, [words, rows, top], width, 1056) else {
+                let split = split([&ptx, &masked], [words, rows, top], width, 1056, 128);
+                let Some((inside, near)) = split else {
                     // Nothing interior: no strip of whole words, or too few rows.
                     let first = halo.div_ceil(out);
                     assert!(
