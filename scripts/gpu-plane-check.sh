@@ -4,7 +4,7 @@
 # GPU on planes (scripts/golly/compare.py), Nsight Compute on the torus and plane kernels, and
 # the torus/plane rate pairs back to back. Expects in $G: lifegen, test-plane, test-gpu, bgolly
 # (target/golly/bgolly) and, for the figures before, lifegen-old (a build of the commit before).
-# Writes ${OUT:-.}/gpu-plane-<part>.log. Usage: PARTS="tests ncu rates" TESTS="plane gpu"
+# Writes ${OUT:-.}/gpu-plane-<part>.log. Usage: PARTS="tests ncu rates variants" TESTS="plane gpu"
 # scripts/gpu-plane-check.sh
 set -u
 G=$(realpath ${G:-.gpu})
@@ -13,9 +13,8 @@ bench() { local bin=$1 rule=$2
   $bin bench --backend gpu --rule "$rule" --size 65536x65536 --gens 1024 --runs ${RUNS:-3} 2>&1 \
     | grep -E 'backend|commit|population|cell updates/s: |error'; }
 LTL=R5,C0,M1,S34..58,B34..45,NM
-for part in ${PARTS:-tests ncu rates}; do
-  exec > >(tee "${OUT:-.}/gpu-plane-$part.log") 2>&1
-  case $part in
+run_part() {
+  case $1 in
   tests)
     step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
     for t in ${TESTS:-plane}; do
@@ -52,5 +51,18 @@ for part in ${PARTS:-tests ncu rates}; do
       bench $G/lifegen "$rule:P65536,65536"
       [ "$rule" != $LTL ] && bench $G/lifegen-old "$rule:P65536,65536"
     done ;;
+  variants)
+    # Where a plane's edge kernels start beside the interior's, and their segments.
+    for rule in B3/S23 /2/3; do
+      for v in "LIFEGEN_GPU_PLANE_EDGES=first LIFEGEN_GPU_PLANE_EDGE_ROWS=512" \
+               "LIFEGEN_GPU_PLANE_EDGES=first LIFEGEN_GPU_PLANE_EDGE_ROWS=128" \
+               "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=64" \
+               "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=256"; do
+        step "$rule plane, $v"; (export $v; bench $G/lifegen "$rule:P65536,65536")
+      done
+    done ;;
   esac
+}
+for part in ${PARTS:-tests ncu rates}; do
+  run_part $part 2>&1 | tee "${OUT:-.}/gpu-plane-$part.log"
 done

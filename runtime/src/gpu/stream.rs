@@ -16,8 +16,9 @@ use crate::universe::Universe;
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
 
 /// Environment variable for experiments: when a bounded plane's edge kernels start beside its
-/// interior's, `first` (on streams of the highest priority, launched before the interior's
-/// kernel) or `last` (launched after it, filling the GPU as the interior's last warps finish).
+/// interior's, `first` (the default: on streams of the highest priority, launched before the
+/// interior's kernel) or `last` (launched after it, filling the GPU as the interior's last warps
+/// finish).
 pub const PLANE_EDGES_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGES";
 
 /// Environment variable for experiments: the rows of a segment of a bounded plane's edge strips.
@@ -472,7 +473,7 @@ impl Pass {
         let split = (edges.ptx.output_words == main.ptx.output_words)
             .then(|| {
                 let shape = [device.words, device.rows, device.ghost_rows];
-                let rows = edge_rows(&edges.ptx);
+                let rows = edge_rows();
                 split(
                     [&main.ptx, &edges.ptx],
                     shape,
@@ -549,11 +550,13 @@ impl Pass {
     }
 }
 
-/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first (the default: `last`).
+/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first (the default, with
+/// [`DEFAULT_EDGE_ROWS`]: on the H100 at 65536^2 B3/S23 ran 3.83e13 so against 3.76e13 started
+/// last in segments of four warm-ups, /2/3 2.74e13 against 2.75e13; BENCHMARKS.md).
 fn edges_first(rule: &str) -> Result<bool, GpuError> {
     match std::env::var(PLANE_EDGES_VARIABLE).ok().as_deref() {
-        None | Some("") | Some("last") => Ok(false),
-        Some("first") => Ok(true),
+        None | Some("") | Some("first") => Ok(true),
+        Some("last") => Ok(false),
         Some(other) => Err(GpuError::Rule {
             rule: rule.to_string(),
             why: format!("{PLANE_EDGES_VARIABLE}={other:?}: use first or last"),
@@ -561,14 +564,18 @@ fn edges_first(rule: &str) -> Result<bool, GpuError> {
     }
 }
 
-/// [`PLANE_EDGE_ROWS_VARIABLE`], or four times the masked kernel's warm-up (at least 64 rows): short
-/// segments, so that the edge strips' warps fill the gaps the interior's leave.
-fn edge_rows(masked: &StreamPtx) -> u32 {
+/// Rows of a segment of a bounded plane's edge strips unless [`PLANE_EDGE_ROWS_VARIABLE`] says
+/// otherwise: long enough to amortise the warm-up, started first beside the interior (on the
+/// H100 at 65536^2, B3/S23: 512 rows 3.83e13; started last, 64 rows 3.72e13, 256 rows 3.69e13).
+const DEFAULT_EDGE_ROWS: u32 = 512;
+
+/// [`PLANE_EDGE_ROWS_VARIABLE`], or [`DEFAULT_EDGE_ROWS`].
+fn edge_rows() -> u32 {
     std::env::var(PLANE_EDGE_ROWS_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
         .filter(|&v| v > 0)
-        .unwrap_or((4 * masked.warmup).max(64))
+        .unwrap_or(DEFAULT_EDGE_ROWS)
 }
 
 /// The most regions a bounded plane's edge kernel covers: two strips' columns, two bands.
