@@ -519,11 +519,12 @@ impl Emitter {
 
     /// Registers: %r1 words, %r2 rows, %r3 strips, %r4 tasks, %r5 segment, %r6 lane,
     /// %r7 task, %r8 strip (from `strip0`, %r40), %c{j} column of word j, %r10 first row of
-    /// the segment (from `row0`, %r41), %r11 rows of the segment, %r12 iterations (a multiple of the unroll), %r26 iterations that store,
-    /// %r13 newest row, %r14 iteration, %r27 bytes a row, %pw{j} word j is written, %rd1 src,
-    /// %rd2 dst, %rb{j} / %rq{j} src / dst + word j's column, %r20 shared base + lane * 4,
-    /// %r28 the next row loaded, %r30 rows the L2 prefetch runs ahead, %r31 / %r32 the input
-    /// ring's write slot and the end of its first copy.
+    /// the segment (from `row0`, %r41), %r11 rows of the segment, %r12 iterations (a multiple
+    /// of the unroll), %r26 iterations that store, %r13 newest row, %r14 iteration, %r27 bytes
+    /// a row, %pw{j} word j is written, %rd1 src, %rd2 dst, %rb{j} / %rq{j} src / dst + word
+    /// j's column, %r20 shared base + lane * 4, %r28 the next row loaded, %r30 rows the L2
+    /// prefetch runs ahead, %r31 / %r32 the input ring's write slot and the end of its first
+    /// copy.
     fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, layout: &Layout) {
         let k = self.k;
         for (reg, param) in [
