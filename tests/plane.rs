@@ -201,9 +201,9 @@ fn rle_round_trips_the_plane() {
 }
 
 /// The GPU against the reference on planes, every family, several generations a launch and
-/// every lane width: planes wide and tall enough that most warps and trips run the unmasked
-/// loop, and odd small ones where every warp is at an edge. Runs where there is a GPU (set
-/// `LIFEGEN_REQUIRE_GPU=1` to make a missing one a failure).
+/// every lane width: planes wide and tall enough to split into an interior (the torus kernel)
+/// and edges (the masked kernel), and odd small ones where every warp is at an edge. Runs where
+/// there is a GPU (set `LIFEGEN_REQUIRE_GPU=1` to make a missing one a failure).
 #[test]
 fn gpu_chained_kernels_match_the_reference() {
     let present = lifegen_runtime::gpu::device::open_device().is_ok();

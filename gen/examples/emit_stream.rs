@@ -1,11 +1,22 @@
 //! Prints the GPU stream kernel (PTX) of a rule: `cargo run -p lifegen-gen --example emit_stream
 //! -- R16,C0,M0,S170..296,B170..300,NM paired` (LtL history: delay, recompute, paired, or gpu:
 //! the one the GPU backend picks at `K`), or
-//! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane, `WARPS=4` warps a block.
+//! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane, `WARPS=4` warps a block,
+//! `PLANE=1` a bounded plane's program (the edges masked between the chained generations).
 use lifegen_gen::emit::ptx_stream::{ShiftForm, emit, emit_in_blocks};
+use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history};
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::rule::Rule;
+
+/// `chain(gens)`, or with `PLANE=1` the one-generation program chained for a bounded plane.
+fn chained(gens: u32, chain: impl Fn(u32) -> Result<Program, String>) -> Program {
+    if std::env::var_os("PLANE").is_some() {
+        let one = chain(1).unwrap();
+        return lifegen_gen::kernel::eval::bounded_and_checked(&one, gens).unwrap();
+    }
+    chain(gens).unwrap()
+}
 
 fn main() {
     let text = std::env::args().nth(1).expect("a rule");
@@ -32,9 +43,8 @@ fn main() {
                 .into_iter()
                 .map(|(_, r)| r)
                 .collect();
-            RowSharedKernel::best(rule, &records)
-                .stream_program(gens)
-                .unwrap()
+            let kernel = RowSharedKernel::best(rule, &records);
+            chained(gens, |g| kernel.stream_program(g))
         }
         Rule::Map(rule) => {
             let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
@@ -47,9 +57,9 @@ fn main() {
             let kernel =
                 lifegen_gen::kernel::generations::GenerationsKernel::lowered(rule).unwrap();
             let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
-            kernel
-                .stream_program(if kernel.chains() { gens } else { 1 })
-                .unwrap()
+            chained(if kernel.chains() { gens } else { 1 }, |g| {
+                kernel.stream_program(g)
+            })
         }
     };
     eprintln!("{:?}", program.counts());

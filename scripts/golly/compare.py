@@ -439,8 +439,9 @@ def golly_exec(bgolly, algo, soup, gens_list, w, h, work, timeout):
                 cur = {"gen": int(m[1]), "pop": int(m[2])}
             continue
         if cur is not None and line.startswith("Bounding box"):
-            bm = re.match(r"Bounding box (-?\d+) (-?\d+) \.\. (-?\d+) (-?\d+)", line)
-            cur["box"] = tuple(int(v) for v in bm.groups())
+            # Coordinates past 999 carry commas too: "Bounding box -2,066 -48 .. 2,066 48".
+            bm = re.match(r"Bounding box (-?[\d,]+) (-?[\d,]+) \.\. (-?[\d,]+) (-?[\d,]+)", line)
+            cur["box"] = tuple(int(v.replace(",", "")) for v in bm.groups())
             continue
         if cur is not None and re.match(r"^\d+ pixels copied\.$", line):
             n = int(line.split()[0])

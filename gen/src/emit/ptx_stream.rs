@@ -19,20 +19,21 @@
 //!
 //! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
-//! rows, `stride` (words from one row to the next) and `ghost`, and for a bounded plane's
-//! chained kernel ([`Program::is_bounded`]) `width` (cells) and `top` (dead rows before the
-//! plane's, as many after: its rows are `top .. rows - top`). A row is padded: `ghost` words
+//! rows, `stride` (words from one row to the next), `ghost`, `strip0` and `row0` (the launch
+//! covers strips `strip0 .. strip0 + strips` and the `tasks / strips` segments from row `row0`
+//! on, the last cut at `rows`: a region of the universe, all of it for `0, 0`), and for a
+//! bounded plane's chained kernel ([`Program::is_bounded`]) `width` (cells) and `top` (dead rows
+//! before the plane's, as many after: its rows are `top .. rows - top`). A row is padded: `ghost` words
 //! (at least `halo_words`) before its `words`, and at least as many after, that hold the cells
 //! of the row on either side of it, wrapped round the torus (or dead, on a bounded plane), and
 //! the last word's bits past the width likewise: the x edges are all in that padding, which
 //! `crate::emit::ptx_edges` refreshes before each launch, so a strip reads a straight run of
 //! cells at every width and every generation it runs is right. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
 //! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
-//! A bounded plane's program ([`Program::is_bounded`]) has its loop emitted twice: masked
-//! (`Inside` an `and` with the word's cells in the plane, none for a row outside it) and
-//! unmasked (`Inside` a copy, which ptxas drops); a warp takes the unmasked copy for a trip when
-//! all its words lie wholly inside the plane (a vote at the start) and every row the masks stand
-//! for in the trip lies inside (one comparison of the store's row cursor).
+//! A bounded plane's program ([`Program::is_bounded`]) masks on every trip (`Inside` an `and`
+//! with the word's cells in the plane, none for a row outside it); its launcher runs it only on
+//! the regions that reach the plane's edges and the torus kernel on the rest, so no kernel holds
+//! two copies of the loop (one did, masked and unmasked, and ran B3/S23 at 0.80x the torus).
 //! A program of several bit-planes finds them one after another at `src` and `dst`, each
 //! `rows * words` words; planes other than the first are read from the source at one depth.
 
@@ -105,7 +106,8 @@ pub struct StreamPtx {
     pub shared_bytes: usize,
     /// Whether the kernel masks a bounded plane's edges between the generations it chains
     /// ([`Program::is_bounded`]): it then takes two more parameters, `width` (cells) and
-    /// `top` (the dead rows before the plane's first; as many follow its last).
+    /// `top` (the dead rows before the plane's first; as many follow its last), and masks on
+    /// every trip.
     pub bounded: bool,
 }
 
@@ -452,12 +454,14 @@ impl Emitter {
         self.line("\t.param .u32 p_tasks,");
         self.line("\t.param .u32 p_segment,");
         self.line("\t.param .u32 p_stride,");
+        self.line("\t.param .u32 p_ghost,");
+        self.line("\t.param .u32 p_strip0,");
         if program.is_bounded() {
-            self.line("\t.param .u32 p_ghost,");
+            self.line("\t.param .u32 p_row0,");
             self.line("\t.param .u32 p_width,");
             self.line("\t.param .u32 p_top");
         } else {
-            self.line("\t.param .u32 p_ghost");
+            self.line("\t.param .u32 p_row0");
         }
         self.line(")");
         self.line(format!(".reqntid 32, {}, 1", self.warps));
@@ -473,7 +477,7 @@ impl Emitter {
         self.line("\t.reg .pred %p<8>;");
         self.line("\t.reg .pred %pw<8>;");
         self.line(format!("\t.reg .pred %pl<{depths}>;"));
-        self.line("\t.reg .b32 %r<40>;");
+        self.line("\t.reg .b32 %r<42>;");
         self.line("\t.reg .b32 %c<8>;");
         self.line(format!("\t.reg .b32 %ry<{depths}>;"));
         self.line(format!("\t.reg .b32 %rs<{n}>;"));
@@ -483,9 +487,7 @@ impl Emitter {
         self.line("\t.reg .b64 %rb<8>;");
         self.line("\t.reg .b64 %rq<8>;");
         if program.is_bounded() {
-            self.line("\t.reg .pred %pf;");
             self.line("\t.reg .pred %pi;");
-            self.line("\t.reg .pred %pint;");
             self.line("\t.reg .b32 %cm<8>;");
             for j in 0..k {
                 self.line(format!("\t.reg .b32 %mk{j}_<{depths}>;"));
@@ -516,12 +518,13 @@ impl Emitter {
     }
 
     /// Registers: %r1 words, %r2 rows, %r3 strips, %r4 tasks, %r5 segment, %r6 lane,
-    /// %r7 task, %r8 strip, %c{j} column of word j, %r10 first row of the segment, %r11 rows of
-    /// the segment, %r12 iterations (a multiple of the unroll), %r26 iterations that store,
-    /// %r13 newest row, %r14 iteration, %r27 bytes a row, %pw{j} word j is written, %rd1 src,
-    /// %rd2 dst, %rb{j} / %rq{j} src / dst + word j's column, %r20 shared base + lane * 4,
-    /// %r28 the next row loaded, %r30 rows the L2 prefetch runs ahead, %r31 / %r32 the input
-    /// ring's write slot and the end of its first copy.
+    /// %r7 task, %r8 strip (from `strip0`, %r40), %c{j} column of word j, %r10 first row of
+    /// the segment (from `row0`, %r41), %r11 rows of the segment, %r12 iterations (a multiple
+    /// of the unroll), %r26 iterations that store, %r13 newest row, %r14 iteration, %r27 bytes
+    /// a row, %pw{j} word j is written, %rd1 src, %rd2 dst, %rb{j} / %rq{j} src / dst + word
+    /// j's column, %r20 shared base + lane * 4, %r28 the next row loaded, %r30 rows the L2
+    /// prefetch runs ahead, %r31 / %r32 the input ring's write slot and the end of its first
+    /// copy.
     fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, layout: &Layout) {
         let k = self.k;
         for (reg, param) in [
@@ -532,6 +535,8 @@ impl Emitter {
             (5, "p_segment"),
             (33, "p_stride"),
             (34, "p_ghost"),
+            (40, "p_strip0"),
+            (41, "p_row0"),
         ] {
             self.line(format!("\tld.param.u32 %r{reg}, [{param}];"));
         }
@@ -550,6 +555,7 @@ impl Emitter {
         self.line("\tsetp.ge.u32 %p2, %r7, %r4;");
         self.line("\t@%p2 bra DONE;");
         self.line("\trem.u32 %r8, %r7, %r3;");
+        self.line("\tadd.u32 %r8, %r8, %r40;");
         self.line("\tdiv.u32 %r15, %r7, %r3;");
         self.line(format!("\tmul.lo.u32 %r16, %r8, {output_words};"));
         self.line("\tmul.lo.u32 %r27, %r33, 4;");
@@ -583,7 +589,7 @@ impl Emitter {
         }
         // Segment rows; the loop runs whole unrolled trips and stores only the segment's rows.
         let unroll = layout.unroll;
-        self.line("\tmul.lo.u32 %r10, %r15, %r5;");
+        self.line("\tmad.lo.u32 %r10, %r15, %r5, %r41;");
         self.line("\tsub.u32 %r11, %r2, %r10;");
         self.line("\tmin.u32 %r11, %r11, %r5;");
         self.line(format!("\tadd.u32 %r26, %r11, {};", program.warmup));
@@ -655,13 +661,11 @@ impl Emitter {
 
     /// A bounded plane's edges: %r36 its width in cells, %r37 its first row (the dead rows
     /// before it, `p_top`), %r38 the row after its last; %cm{j} the cells of word j inside it
-    /// (all, none, or the first `width % 32` of the last word); %pint whether every word of
-    /// the warp lies wholly inside (a warp-wide vote, so the branch on it stays uniform).
+    /// (all, none, or the first `width % 32` of the last word).
     fn plane_setup(&mut self) {
         self.line("\tld.param.u32 %r36, [p_width];");
         self.line("\tld.param.u32 %r37, [p_top];");
         self.line("\tsub.u32 %r38, %r2, %r37;");
-        self.line("\tsetp.eq.u32 %p3, %r36, %r36;");
         for j in 0..self.k {
             // x0 = 32 (column - ghost), the word's first cell; inside: min(max(width - x0, 0), 32)
             // cells, none when x0 < 0 (shl by 32 gives 0, so 32 cells give all ones).
@@ -674,9 +678,7 @@ impl Emitter {
             self.line(format!("\tsub.u32 %cm{j}, %cm{j}, 1;"));
             self.line("\tsetp.lt.s32 %p5, %r18, 0;");
             self.line(format!("\t@%p5 mov.b32 %cm{j}, 0;"));
-            self.line(format!("\tsetp.eq.and.u32 %p3, %cm{j}, 0xffffffff, %p3;"));
         }
-        self.line("\tvote.sync.all.pred %pint, %p3, 0xffffffff;");
     }
 
     /// Loads row %r28 into the registers `dest(j)` and steps %r28 to the next row.
@@ -732,7 +734,7 @@ impl Emitter {
             .collect();
         let loaded = rows.clone();
         // The rows a bounded plane's masks stand for: each a fixed distance below the store's
-        // row (`program.lag - lag`), so no cursor of their own steps in the unmasked loop.
+        // row (`program.lag - lag`), so no cursor of their own steps in the loop.
         let mut lags: Vec<u32> = program
             .instrs
             .iter()
@@ -784,211 +786,167 @@ impl Emitter {
         let warm_live = needed_later(program, layout);
         let warm_iterations = program.warmup / layout.unroll * layout.unroll;
         let all = vec![true; program.instrs.len()];
-        let bounded = !lags.is_empty();
         for (label, live) in [("WARM", &warm_live), ("LOOP", &all)] {
             if label == "WARM" && warm_iterations == 0 {
                 continue;
             }
             self.line(format!("{label}:"));
-            // A bounded plane's trip runs unmasked (the masks' words copied) when the warp's
-            // words and every row its masks stand for in the trip lie inside the plane: all
-            // but the warps of the edge strips and the trips at the top and bottom rows.
-            let bodies: &[bool] = if bounded { &[true, false] } else { &[false] };
-            if let (Some(&first), Some(&deepest)) = (lags.first(), lags.last()) {
-                // The store's row of the trip's first iteration, %ry{store_row}, wrapped round
-                // the rows: a sum past them is past the plane's end too.
-                let (lo, hi) = (
-                    program.lag - deepest,
-                    program.lag - first + layout.unroll - 1,
-                );
-                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {lo};"));
-                self.line("\tsetp.ge.u32 %pf, %r39, %r37;");
-                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {hi};"));
-                self.line("\tsetp.lt.and.u32 %pf, %r39, %r38, %pf;");
-                self.line("\tand.pred %pf, %pf, %pint;");
-                self.line(format!("\t@%pf bra {label}_INSIDE;"));
-            }
-            for &masked in bodies {
-                if bounded && !masked {
-                    self.line(format!("{label}_INSIDE:"));
+            for u in 0..layout.unroll {
+                if layout.unroll > 1 {
+                    self.line(format!("\t// iteration {u} of {}", layout.unroll));
                 }
-                for u in 0..layout.unroll {
-                    if layout.unroll > 1 {
-                        self.line(format!("\t// iteration {u} of {}", layout.unroll));
+                // The row a later iteration reads, first: its slot is not read in this one, so
+                // ptxas may hoist the load as far as it likes.
+                if let Some(len) = layout.load_ring {
+                    self.load_row(|j| format!("%ld{j}_{}", u % len));
+                }
+                if let Some(ring) = layout.input_ring {
+                    let copy = ring.len * slot_bytes;
+                    for j in 0..k {
+                        let at = 128 * j;
+                        self.line(format!("\tst.shared.b32 [%r31+{at}], %in{j};"));
+                        self.line(format!("\tst.shared.b32 [%r31+{}], %in{j};", copy + at));
                     }
-                    // The row a later iteration reads, first: its slot is not read in this one, so
-                    // ptxas may hoist the load as far as it likes.
-                    if let Some(len) = layout.load_ring {
-                        self.load_row(|j| format!("%ld{j}_{}", u % len));
+                    self.load_row(|j| format!("%in{j}"));
+                }
+                // Byte offsets of each cursor's row.
+                for (r, &back) in rows.iter().enumerate() {
+                    self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
+                    if loaded.contains(&back) {
+                        self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
                     }
-                    if let Some(ring) = layout.input_ring {
-                        let copy = ring.len * slot_bytes;
-                        for j in 0..k {
-                            let at = 128 * j;
-                            self.line(format!("\tst.shared.b32 [%r31+{at}], %in{j};"));
-                            self.line(format!("\tst.shared.b32 [%r31+{}], %in{j};", copy + at));
-                        }
-                        self.load_row(|j| format!("%in{j}"));
+                }
+                // Each mask's words this iteration (a bounded plane's): the column's cells where
+                // its row is in the plane, none elsewhere.
+                for (m, &lag) in lags.iter().enumerate() {
+                    let below = program.lag - lag;
+                    self.line(format!("\tadd.u32 %r39, %ry{store_row}, {below};"));
+                    self.line("\tsetp.ge.u32 %p5, %r39, %r2;");
+                    self.line("\t@%p5 sub.u32 %r39, %r39, %r2;");
+                    self.line("\tsetp.ge.u32 %pi, %r39, %r37;");
+                    self.line("\tsetp.lt.and.u32 %pi, %r39, %r38, %pi;");
+                    for j in 0..k {
+                        self.line(format!("\tselp.b32 %mk{j}_{m}, %cm{j}, 0, %pi;"));
                     }
-                    // Byte offsets of each cursor's row.
-                    for (r, &back) in rows.iter().enumerate() {
-                        self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
-                        if loaded.contains(&back) {
-                            self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
-                        }
-                    }
-                    // Each mask's words this iteration: the column's cells where its row is in
-                    // the plane, none elsewhere.
-                    if masked {
-                        for (m, &lag) in lags.iter().enumerate() {
-                            let below = program.lag - lag;
-                            self.line(format!("\tadd.u32 %r39, %ry{store_row}, {below};"));
-                            self.line("\tsetp.ge.u32 %p5, %r39, %r2;");
-                            self.line("\t@%p5 sub.u32 %r39, %r39, %r2;");
-                            self.line("\tsetp.ge.u32 %pi, %r39, %r37;");
-                            self.line("\tsetp.lt.and.u32 %pi, %r39, %r38, %pi;");
-                            for j in 0..k {
-                                self.line(format!("\tselp.b32 %mk{j}_{m}, %cm{j}, 0, %pi;"));
+                }
+                self.neighbours = 0;
+                for (index, j) in word_order(program, &layout.order, live, k) {
+                    let instr = &program.instrs[index];
+                    {
+                        let v = name(program, layout, index as u32, j, u);
+                        match *instr {
+                            Instr::Load { .. } | Instr::Delay { .. }
+                                if is_alias(program, layout, index as u32) =>
+                            {
+                                // A register of a ring: nothing to compute.
                             }
-                        }
-                    }
-                    self.neighbours = 0;
-                    for (index, j) in word_order(program, &layout.order, live, k) {
-                        let instr = &program.instrs[index];
-                        {
-                            let v = name(program, layout, index as u32, j, u);
-                            match *instr {
-                                Instr::Load { .. } | Instr::Delay { .. }
-                                    if is_alias(program, layout, index as u32) =>
-                                {
-                                    // A register of a ring: nothing to compute.
+                            Instr::Load { plane: 0, back }
+                                if let Some(ring) = layout.input_ring =>
+                            {
+                                let at = (ring.len - back) * slot_bytes + 128 * j;
+                                self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
+                            }
+                            Instr::Load { plane, back } => {
+                                let r = row_reg(back);
+                                self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
+                                if plane > 0 {
+                                    self.line(format!("\tmad.lo.s64 %rd4, %rd10, {plane}, %rd4;"));
                                 }
-                                Instr::Load { plane: 0, back }
-                                    if let Some(ring) = layout.input_ring =>
-                                {
-                                    let at = (ring.len - back) * slot_bytes + 128 * j;
-                                    self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
-                                }
-                                Instr::Load { plane, back } => {
-                                    let r = row_reg(back);
-                                    self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
-                                    if plane > 0 {
-                                        self.line(format!(
-                                            "\tmad.lo.s64 %rd4, %rd10, {plane}, %rd4;"
-                                        ));
-                                    }
-                                    self.line(format!("\tmov.b32 {v}, 0;"));
-                                    self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
-                                }
-                                Instr::Const(c) => {
-                                    let value = if c { "0xffffffff" } else { "0" };
-                                    self.line(format!("\tmov.b32 {v}, {value};"));
-                                }
-                                Instr::Param { .. } => {
-                                    unreachable!("parameters are folded before emission")
-                                }
-                                Instr::Shift { src, cells } => {
-                                    let q = cells.div_euclid(32);
-                                    let s = cells.rem_euclid(32);
-                                    let lo = self.word_at(program, layout, src, j as i32 + q, u);
-                                    if s == 0 {
-                                        self.line(format!("\tmov.b32 {v}, {lo};"));
-                                    } else {
-                                        let hi =
-                                            self.word_at(program, layout, src, j as i32 + q + 1, u);
-                                        self.funnel(&v, &lo, &hi, s, index, j);
-                                    }
-                                }
-                                Instr::Lut3 { table, a, b, c } => {
-                                    let [a, b, c] =
-                                        [a, b, c].map(|x| name(program, layout, x, j, u));
-                                    self.line(format!(
-                                        "\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"
-                                    ));
-                                }
-                                Instr::Delay { src, rows } => {
-                                    let Some(Ring::Shared { base, len }) =
-                                        layout.rings[src as usize]
-                                    else {
-                                        unreachable!("register rings are aliases")
-                                    };
-                                    let r = slot_reg(len, rows);
-                                    let at = base + 128 * j as usize;
-                                    self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
-                                }
-                                Instr::State { slot } => {
-                                    self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
-                                }
-                                Instr::Inside { src, lag } => {
-                                    let src = name(program, layout, src, j, u);
-                                    if masked {
-                                        let m = lags.iter().position(|&l| l == lag).unwrap();
-                                        self.line(format!("\tand.b32 {v}, {src}, %mk{j}_{m};"));
-                                    } else {
-                                        self.line(format!("\tmov.b32 {v}, {src};"));
-                                    }
-                                }
-                                Instr::Carry { slot, src } => {
-                                    let src = name(program, layout, src, j, u);
-                                    self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
-                                }
-                                Instr::Store { plane, src } => {
-                                    // Row newest - lag, from iteration `warmup` on, within the segment.
-                                    let src = name(program, layout, src, j, u);
-                                    if j == 0 {
-                                        self.line(format!(
-                                            "\tsetp.ge.u32 %p7, %r14, {};",
-                                            program.warmup
-                                        ));
-                                        if layout.unroll > 1 {
-                                            self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
-                                        }
-                                    }
-                                    self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
-                                    self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
-                                    if plane > 0 {
-                                        self.line(format!(
-                                            "\tmad.lo.s64 %rd3, %rd10, {plane}, %rd3;"
-                                        ));
-                                    }
-                                    self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
+                                self.line(format!("\tmov.b32 {v}, 0;"));
+                                self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
+                            }
+                            Instr::Const(c) => {
+                                let value = if c { "0xffffffff" } else { "0" };
+                                self.line(format!("\tmov.b32 {v}, {value};"));
+                            }
+                            Instr::Param { .. } => {
+                                unreachable!("parameters are folded before emission")
+                            }
+                            Instr::Shift { src, cells } => {
+                                let q = cells.div_euclid(32);
+                                let s = cells.rem_euclid(32);
+                                let lo = self.word_at(program, layout, src, j as i32 + q, u);
+                                if s == 0 {
+                                    self.line(format!("\tmov.b32 {v}, {lo};"));
+                                } else {
+                                    let hi =
+                                        self.word_at(program, layout, src, j as i32 + q + 1, u);
+                                    self.funnel(&v, &lo, &hi, s, index, j);
                                 }
                             }
-                            if let Some(Ring::Shared { base, len }) = layout.rings[index] {
-                                let r = slot_reg(len, 0);
+                            Instr::Lut3 { table, a, b, c } => {
+                                let [a, b, c] = [a, b, c].map(|x| name(program, layout, x, j, u));
+                                self.line(format!("\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"));
+                            }
+                            Instr::Delay { src, rows } => {
+                                let Some(Ring::Shared { base, len }) = layout.rings[src as usize]
+                                else {
+                                    unreachable!("register rings are aliases")
+                                };
+                                let r = slot_reg(len, rows);
                                 let at = base + 128 * j as usize;
-                                self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
+                                self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
+                            }
+                            Instr::State { slot } => {
+                                self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
+                            }
+                            Instr::Inside { src, lag } => {
+                                let src = name(program, layout, src, j, u);
+                                let m = lags.iter().position(|&l| l == lag).unwrap();
+                                self.line(format!("\tand.b32 {v}, {src}, %mk{j}_{m};"));
+                            }
+                            Instr::Carry { slot, src } => {
+                                let src = name(program, layout, src, j, u);
+                                self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
+                            }
+                            Instr::Store { plane, src } => {
+                                // Row newest - lag, from iteration `warmup` on, within the segment.
+                                let src = name(program, layout, src, j, u);
+                                if j == 0 {
+                                    self.line(format!(
+                                        "\tsetp.ge.u32 %p7, %r14, {};",
+                                        program.warmup
+                                    ));
+                                    if layout.unroll > 1 {
+                                        self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
+                                    }
+                                }
+                                self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
+                                self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
+                                if plane > 0 {
+                                    self.line(format!("\tmad.lo.s64 %rd3, %rd10, {plane}, %rd3;"));
+                                }
+                                self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
                             }
                         }
+                        if let Some(Ring::Shared { base, len }) = layout.rings[index] {
+                            let r = slot_reg(len, 0);
+                            let at = base + 128 * j as usize;
+                            self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
+                        }
                     }
-                    // Next row: every cursor steps and wraps.
-                    for r in 0..rows.len() {
-                        self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
-                        self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
-                        self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
-                    }
-                    for (r, &(len, _)) in slots.iter().enumerate() {
-                        let end = lengths.iter().position(|&l| l == len).unwrap();
-                        self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
-                        self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
-                        self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
-                    }
-                    if let Some(ring) = layout.input_ring {
-                        self.line(format!("\tadd.u32 %r31, %r31, {slot_bytes};"));
-                        self.line("\tsetp.eq.u32 %p5, %r31, %r32;");
-                        self.line(format!(
-                            "\t@%p5 sub.u32 %r31, %r31, {};",
-                            ring.len * slot_bytes
-                        ));
-                    }
-                    self.line("\tadd.u32 %r14, %r14, 1;");
                 }
-                if bounded && masked {
-                    self.line(format!("\tbra {label}_NEXT;"));
+                // Next row: every cursor steps and wraps.
+                for r in 0..rows.len() {
+                    self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
+                    self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
+                    self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
                 }
-            }
-            if bounded {
-                self.line(format!("{label}_NEXT:"));
+                for (r, &(len, _)) in slots.iter().enumerate() {
+                    let end = lengths.iter().position(|&l| l == len).unwrap();
+                    self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
+                    self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
+                    self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
+                }
+                if let Some(ring) = layout.input_ring {
+                    self.line(format!("\tadd.u32 %r31, %r31, {slot_bytes};"));
+                    self.line("\tsetp.eq.u32 %p5, %r31, %r32;");
+                    self.line(format!(
+                        "\t@%p5 sub.u32 %r31, %r31, {};",
+                        ring.len * slot_bytes
+                    ));
+                }
+                self.line("\tadd.u32 %r14, %r14, 1;");
             }
             if label == "WARM" {
                 self.line(format!("\tsetp.lt.u32 %p6, %r14, {warm_iterations};"));

@@ -15,6 +15,20 @@ use crate::universe::Universe;
 /// Environment variable that sets the rows of a segment (one warp's share of a strip).
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
 
+/// Environment variable for experiments: when a bounded plane's edge kernels start beside its
+/// interior's, `first` (the default: on streams of the highest priority, launched before the
+/// interior's kernel) or `last` (launched after it, filling the GPU as the interior's last warps
+/// finish).
+pub const PLANE_EDGES_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGES";
+
+/// Environment variable for experiments: the rows of a segment of a bounded plane's edge strips.
+pub const PLANE_EDGE_ROWS_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGE_ROWS";
+
+/// What a warp-iteration of a bounded plane's masked kernel costs against the torus kernel's:
+/// Nsight Compute counted 322 instructions a warp and iteration against 246 (B3/S23, ten
+/// generations a launch, two words a lane, H100).
+const MASKED_COST: (u64, u64) = (13, 10);
+
 /// Environment variable for experiments: warps a block (1 to 32), in place of the emitter's
 /// choice.
 pub const BLOCK_WARPS_VARIABLE: &str = "LIFEGEN_GPU_STREAM_BLOCK_WARPS";
@@ -39,17 +53,47 @@ pub fn words_per_lane() -> Result<u32, String> {
     }
 }
 
-/// One kernel: a program advancing `gens` generations a launch, and its launch shape.
-struct Pass {
-    gens: u64,
-    kernel: StreamPtx,
+/// A kernel and how many of its warps an SM holds.
+struct Kernel {
+    ptx: StreamPtx,
     function: CudaFunction,
-    strips: u32,
-    segment: u32,
-    tasks: u32,
     registers: i32,
     warps_per_sm: u32,
 }
+
+/// The tasks of one launch: strips `strip0 .. strip0 + strips` (of the kernel's output words
+/// each), by `segments` segments of `segment` rows from row `row0` (the last cut at the
+/// universe's last row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Region {
+    strip0: u32,
+    strips: u32,
+    row0: u32,
+    segment: u32,
+    segments: u32,
+}
+
+impl Region {
+    fn tasks(&self) -> u32 {
+        self.strips * self.segments
+    }
+}
+
+/// One pass: `gens` generations a launch. `main` runs on the universe's stream: the torus
+/// program's kernel over a torus or over a bounded plane's interior (a plane too small for one
+/// runs its masked kernel everywhere instead); `edges`, a bounded plane's masked kernel
+/// ([`Program::is_bounded`]) over the strips and rows whose light cone reaches past an edge,
+/// runs beside it on a second stream. Each kernel then holds one copy of its loop: one kernel
+/// holding both (masked and unmasked, chosen by a warp vote a trip) ran B3/S23 at 0.80x and
+/// /2/3 at 0.70x the torus on the H100.
+struct Pass {
+    gens: u64,
+    main: (Kernel, Vec<Region>),
+    edges: Option<(Kernel, Vec<Region>)>,
+}
+
+/// A pass's programs: the one for `main` and a bounded plane's masked one for `edges`.
+type Programs = (Program, Option<Program>);
 
 /// Makes the checked program of `gens` generations a pass.
 pub type ChainMaker = Box<dyn Fn(u32) -> Result<Program, String> + Send>;
@@ -61,6 +105,10 @@ pub struct StreamGpuSimulator {
     main: Pass,
     /// Passes for fewer generations than `main`'s, built when first needed.
     remainders: Vec<Pass>,
+    /// Where the `edges` kernels of a bounded plane's passes run, one stream a region so that
+    /// all start at once, and whether they start before the interior's kernel.
+    side: Vec<Arc<cudarc::driver::CudaStream>>,
+    edges_first: bool,
     shifts: ShiftForm,
     words_per_lane: u32,
     rule: String,
@@ -73,14 +121,14 @@ impl StreamGpuSimulator {
     /// `program` with its parameters folded, one generation a launch; `rule` names it in errors.
     pub fn new(program: &Program, rule: &str, universe: Universe) -> Result<Self, GpuError> {
         let shape = Self::shape_from_environment(rule)?;
-        Self::build(program, None, shape, rule, universe)
+        Self::build((program.clone(), None), None, shape, rule, universe)
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
-    /// remainder of fewer generations). On a bounded plane the generations are chained from
-    /// `chain(1)` with the plane's edges masked between them and checked
-    /// ([`lifegen_gen::kernel::eval::bounded_and_checked`]).
-    /// `shifts` and `k` words a lane set the kernel's shape.
+    /// remainder of fewer generations). On a bounded plane the generations are also chained
+    /// from `chain(1)` with the plane's edges masked between them and checked
+    /// ([`lifegen_gen::kernel::eval::bounded_and_checked`]), for the strips and rows near the
+    /// edges. `shifts` and `k` words a lane set the kernel's shape.
     pub fn chained(
         chain: ChainMaker,
         gens: u32,
@@ -88,16 +136,8 @@ impl StreamGpuSimulator {
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
-        let chain: ChainMaker = if universe.is_plane() {
-            Box::new(move |g| {
-                let one = chain(1)?;
-                lifegen_gen::kernel::eval::bounded_and_checked(&one, g)
-            })
-        } else {
-            chain
-        };
-        let program = make(&chain, gens, rule)?;
-        Self::build(&program, Some((chain, gens)), (shifts, k), rule, universe)
+        let programs = programs(&chain, gens, universe.is_plane(), rule)?;
+        Self::build(programs, Some((chain, gens)), (shifts, k), rule, universe)
     }
 
     /// The kernel shape [`SHIFTS_VARIABLE`] and [`WORDS_VARIABLE`] ask for.
@@ -117,7 +157,7 @@ impl StreamGpuSimulator {
     }
 
     fn build(
-        program: &Program,
+        (program, masked): Programs,
         chain: Option<(ChainMaker, u32)>,
         (shifts, k): (ShiftForm, u32),
         rule: &str,
@@ -125,19 +165,39 @@ impl StreamGpuSimulator {
     ) -> Result<Self, GpuError> {
         let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        let kernel = kernel(program, shifts, k, rule)?;
+        let main = kernel(&program, shifts, k, rule)?;
+        let edges = masked
+            .as_ref()
+            .map(|p| kernel(p, shifts, k, rule))
+            .transpose()?;
         // The rows' padding covers the main pass's halo, the widest: a remainder chains fewer
         // generations. A plane's dead rows cover what a cell reads above and below it, no more
         // than its halo in cells (the neighbourhoods are symmetric) or its lag.
-        let ghost_rows = program.halo_cells().max(program.lag).max(1);
-        let device = DeviceUniverse::new(&ctx, universe, kernel.halo_words, ghost_rows)?;
+        let ghost = main
+            .halo_words
+            .max(edges.as_ref().map_or(0, |e| e.halo_words));
+        let ghost_rows = std::iter::once(&program)
+            .chain(masked.as_ref())
+            .map(|p| p.halo_cells().max(p.lag).max(1))
+            .max()
+            .expect("a program");
+        let device = DeviceUniverse::new(&ctx, universe, ghost, ghost_rows)?;
         let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
-        let main = Pass::new(&ctx, &device, kernel, gens)?;
+        let main = Pass::new(&ctx, &device, (main, edges), gens)?;
+        let edges_first = edges_first(rule)?;
+        // The highest priority is the lowest number; CUDA clamps one past the range into it.
+        let priority = if edges_first { -1000 } else { 0 };
+        let side = (0..EDGE_REGIONS)
+            .map(|_| ctx.new_stream_with_priority(priority))
+            .collect::<Result<_, _>>()
+            .map_err(driver("create a stream"))?;
         Ok(StreamGpuSimulator {
             ctx,
             chain: chain.map(|(chain, _)| chain),
             main,
             remainders: Vec::new(),
+            side,
+            edges_first,
             shifts,
             words_per_lane: k,
             rule: rule.to_string(),
@@ -148,25 +208,34 @@ impl StreamGpuSimulator {
     }
 
     pub fn describe(&self) -> String {
-        let kernel = &self.main.kernel;
-        format!(
-            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM in blocks of {}, {} warps over segments of {} rows, {} of {} words written per strip)",
+        let (kernel, regions) = &self.main.main;
+        let tasks: u32 = regions.iter().map(Region::tasks).sum();
+        let ptx = &kernel.ptx;
+        let mut text = format!(
+            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM in blocks of {}, {} warps over segments of {} rows, {} of {} words written per strip",
             self.device_name,
-            kernel.entry,
-            kernel
-                .text
+            ptx.entry,
+            ptx.text
                 .lines()
                 .nth(1)
                 .unwrap_or("")
                 .trim_start_matches("// "),
-            self.main.registers,
-            self.main.warps_per_sm,
-            kernel.warps_per_block,
-            self.main.tasks,
-            self.main.segment,
-            kernel.output_words,
-            32 * kernel.words_per_lane,
-        )
+            kernel.registers,
+            kernel.warps_per_sm,
+            ptx.warps_per_block,
+            tasks,
+            regions[0].segment,
+            ptx.output_words,
+            32 * ptx.words_per_lane,
+        );
+        if let Some((kernel, regions)) = &self.main.edges {
+            let tasks: u32 = regions.iter().map(Region::tasks).sum();
+            text += &format!(
+                "; near the plane's edges {} ({} registers, {} warps)",
+                kernel.ptx.entry, kernel.registers, tasks
+            );
+        }
+        text + ")"
     }
 
     pub fn last_kernel_ms(&self) -> f64 {
@@ -201,6 +270,7 @@ impl StreamGpuSimulator {
     fn launch(&mut self, gens: u64, wait: bool) -> Result<(), GpuError> {
         let launches = self.passes_for(gens)?;
         let (main, remainders) = (&self.main, &self.remainders);
+        let (side, first) = (&self.side[..], self.edges_first);
         let full = (gens / main.gens) as usize;
         let last = remainders.iter().find(|p| p.gens == gens % main.gens);
         let shape = [
@@ -213,7 +283,7 @@ impl StreamGpuSimulator {
         ];
         let launch = |step, stream: &_, src: &_, dst: &mut _| {
             let pass: &Pass = if step < full { main } else { last.unwrap() };
-            pass.launch(stream, src, dst, shape)
+            pass.launch((stream, side, first), src, dst, shape)
         };
         if wait {
             self.last_kernel_ms = self.device.run(launches, launch)?;
@@ -231,13 +301,21 @@ impl StreamGpuSimulator {
                 .chain
                 .as_ref()
                 .expect("one-generation passes leave no remainder");
-            let program = make(chain, remainder as u32, &self.rule)?;
-            let kernel = kernel(&program, self.shifts, self.words_per_lane, &self.rule)?;
+            let (program, masked) =
+                programs(chain, remainder as u32, self.device.plane, &self.rule)?;
+            let (shifts, k) = (self.shifts, self.words_per_lane);
+            let main = kernel(&program, shifts, k, &self.rule)?;
+            let edges = masked
+                .as_ref()
+                .map(|p| kernel(p, shifts, k, &self.rule))
+                .transpose()?;
             assert!(
-                kernel.halo_words <= self.device.ghost,
+                std::iter::once(&main)
+                    .chain(edges.as_ref())
+                    .all(|k| k.halo_words <= self.device.ghost),
                 "a remainder's halo is within the main pass's"
             );
-            let pass = Pass::new(&self.ctx, &self.device, kernel, remainder)?;
+            let pass = Pass::new(&self.ctx, &self.device, (main, edges), remainder)?;
             self.remainders.push(pass);
         }
         let full = (gens / self.main.gens) as usize;
@@ -263,11 +341,23 @@ impl crate::gpu::exchange::DeviceBand for StreamGpuSimulator {
     }
 }
 
-fn make(chain: &ChainMaker, gens: u32, rule: &str) -> Result<Program, GpuError> {
-    chain(gens).map_err(|why| GpuError::Rule {
-        rule: rule.to_string(),
-        why,
-    })
+/// The programs of a pass of `gens` generations: on a torus `chain(gens)`; on a bounded plane
+/// also `chain(1)` chained with the edges masked ([`Program::chain_bounded`], checked), unless
+/// one generation needs no masks.
+fn programs(chain: &ChainMaker, gens: u32, plane: bool, rule: &str) -> Result<Programs, GpuError> {
+    let made = |result: Result<Program, String>| {
+        result.map_err(|why| GpuError::Rule {
+            rule: rule.to_string(),
+            why,
+        })
+    };
+    let program = made(chain(gens))?;
+    if !plane || gens == 1 {
+        return Ok((program, None));
+    }
+    let one = made(chain(1))?;
+    let masked = made(lifegen_gen::kernel::eval::bounded_and_checked(&one, gens))?;
+    Ok((program, Some(masked)))
 }
 
 /// The kernel of `program`, in blocks of [`BLOCK_WARPS_VARIABLE`] warps when set.
@@ -286,50 +376,38 @@ fn kernel(program: &Program, shifts: ShiftForm, k: u32, rule: &str) -> Result<St
     })
 }
 
-impl Pass {
-    fn new(
-        ctx: &Arc<CudaContext>,
-        device: &DeviceUniverse,
-        kernel: StreamPtx,
-        gens: u64,
-    ) -> Result<Pass, GpuError> {
-        let function = load(ctx, &kernel)?;
+impl Kernel {
+    fn new(ctx: &Arc<CudaContext>, ptx: StreamPtx) -> Result<Kernel, GpuError> {
+        let function = load(ctx, &ptx)?;
         let warps_per_sm = function
-            .occupancy_max_active_blocks_per_multiprocessor(32 * kernel.warps_per_block, 0, None)
+            .occupancy_max_active_blocks_per_multiprocessor(32 * ptx.warps_per_block, 0, None)
             .map_err(driver("read the kernel's occupancy"))?
             .max(1)
-            * kernel.warps_per_block;
-        let sms = ctx
-            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
-            .map_err(driver("read the multiprocessor count"))? as u64;
-        let strips = device.words.div_ceil(kernel.output_words);
-        let segment = choose_segment(&kernel, strips, device.rows, sms * u64::from(warps_per_sm));
-        let tasks = strips * device.rows.div_ceil(segment);
+            * ptx.warps_per_block;
         let registers = function
             .num_regs()
             .map_err(driver("read the kernel's registers"))?;
-        Ok(Pass {
-            gens,
-            kernel,
+        Ok(Kernel {
+            ptx,
             function,
-            strips,
-            segment,
-            tasks,
             registers,
             warps_per_sm,
         })
     }
 
+    /// Launches the tasks of `region` on `stream`.
     fn launch(
         &self,
         stream: &Arc<cudarc::driver::CudaStream>,
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
         [words, rows, stride, ghost, width, top]: [u32; 6],
+        region: &Region,
     ) -> Result<(), GpuError> {
-        let warps = self.kernel.warps_per_block;
+        let warps = self.ptx.warps_per_block;
+        let tasks = region.tasks();
         let config = LaunchConfig {
-            grid_dim: (self.tasks.div_ceil(warps), 1, 1),
+            grid_dim: (tasks.div_ceil(warps), 1, 1),
             block_dim: (32, warps, 1),
             shared_mem_bytes: 0,
         };
@@ -339,21 +417,246 @@ impl Pass {
             .arg(dst)
             .arg(&words)
             .arg(&rows)
-            .arg(&self.strips)
-            .arg(&self.tasks)
-            .arg(&self.segment)
+            .arg(&region.strips)
+            .arg(&tasks)
+            .arg(&region.segment)
             .arg(&stride)
-            .arg(&ghost);
-        if self.kernel.bounded {
+            .arg(&ghost)
+            .arg(&region.strip0)
+            .arg(&region.row0);
+        if self.ptx.bounded {
             launch.arg(&width).arg(&top);
         }
         // SAFETY: the arguments match the parameters `ptx_stream::emit` writes (`width` and
-        // `top` for a bounded kernel only); both buffers
-        // hold `stride * rows` words and are distinct.
+        // `top` for a bounded kernel only); both buffers hold `stride * rows` words and are
+        // distinct; the region's strips and rows lie in the universe's.
         unsafe { launch.launch(config) }
             .map(drop)
             .map_err(driver("launch the kernel"))
     }
+}
+
+impl Pass {
+    /// The pass of `gens` generations running `main`, and on a bounded plane `edges` (the
+    /// masked kernel) where the edges reach.
+    fn new(
+        ctx: &Arc<CudaContext>,
+        device: &DeviceUniverse,
+        (main, edges): (StreamPtx, Option<StreamPtx>),
+        gens: u64,
+    ) -> Result<Pass, GpuError> {
+        let sms = ctx
+            .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+            .map_err(driver("read the multiprocessor count"))? as u64;
+        let main = Kernel::new(ctx, main)?;
+        let resident = sms * u64::from(main.warps_per_sm);
+        let whole = |ptx: &StreamPtx| {
+            let strips = device.words.div_ceil(ptx.output_words);
+            let segment = choose_segment(ptx, strips, device.rows, resident);
+            Region {
+                strip0: 0,
+                strips,
+                row0: 0,
+                segment,
+                segments: device.rows.div_ceil(segment),
+            }
+        };
+        let Some(edges) = edges else {
+            let region = whole(&main.ptx);
+            return Ok(Pass {
+                gens,
+                main: (main, vec![region]),
+                edges: None,
+            });
+        };
+        let edges = Kernel::new(ctx, edges)?;
+        let split = (edges.ptx.output_words == main.ptx.output_words)
+            .then(|| {
+                let shape = [device.words, device.rows, device.ghost_rows];
+                let rows = edge_rows();
+                split(
+                    [&main.ptx, &edges.ptx],
+                    shape,
+                    device.host_width(),
+                    resident,
+                    rows,
+                )
+            })
+            .flatten();
+        let Some((inside, near)) = split else {
+            // No strip and row clear of the edges: the masked kernel everywhere.
+            let region = whole(&edges.ptx);
+            return Ok(Pass {
+                gens,
+                main: (edges, vec![region]),
+                edges: None,
+            });
+        };
+        Ok(Pass {
+            gens,
+            main: (main, vec![inside]),
+            edges: Some((edges, near)),
+        })
+    }
+
+    /// Launches the pass from `src` into `dst`: the main kernel on the universe's stream and
+    /// each region of the edges' kernel on a side stream of its own, once the universe's stream
+    /// has made `src` ready, before the main kernel (`first`) or after it; the universe's
+    /// stream then waits for the side streams.
+    fn launch(
+        &self,
+        (stream, side, first): (
+            &Arc<cudarc::driver::CudaStream>,
+            &[Arc<cudarc::driver::CudaStream>],
+            bool,
+        ),
+        src: &cudarc::driver::CudaSlice<u32>,
+        dst: &mut cudarc::driver::CudaSlice<u32>,
+        shape: [u32; 6],
+    ) -> Result<(), GpuError> {
+        let (kernel, regions) = &self.main;
+        let Some((edges, near)) = &self.edges else {
+            return regions
+                .iter()
+                .try_for_each(|region| kernel.launch(stream, src, dst, shape, region));
+        };
+        let untimed = Some(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING);
+        let ready = stream
+            .record_event(untimed)
+            .map_err(driver("record an event"))?;
+        let edges_launch = |dst: &mut _| -> Result<(), GpuError> {
+            for (region, side) in near.iter().zip(side) {
+                side.wait(&ready).map_err(driver("wait for an event"))?;
+                edges.launch(side, src, dst, shape, region)?;
+            }
+            Ok(())
+        };
+        if first {
+            edges_launch(dst)?;
+        }
+        for region in regions {
+            kernel.launch(stream, src, dst, shape, region)?;
+        }
+        if !first {
+            edges_launch(dst)?;
+        }
+        for side in &side[..near.len()] {
+            let done = side
+                .record_event(untimed)
+                .map_err(driver("record an event"))?;
+            stream.wait(&done).map_err(driver("wait for an event"))?;
+        }
+        Ok(())
+    }
+}
+
+/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first (the default, with
+/// [`DEFAULT_EDGE_ROWS`]: on the H100 at 65536^2 B3/S23 ran 3.83e13 so against 3.76e13 started
+/// last in segments of four warm-ups, /2/3 2.74e13 against 2.75e13; BENCHMARKS.md).
+fn edges_first(rule: &str) -> Result<bool, GpuError> {
+    match std::env::var(PLANE_EDGES_VARIABLE).ok().as_deref() {
+        None | Some("") | Some("first") => Ok(true),
+        Some("last") => Ok(false),
+        Some(other) => Err(GpuError::Rule {
+            rule: rule.to_string(),
+            why: format!("{PLANE_EDGES_VARIABLE}={other:?}: use first or last"),
+        }),
+    }
+}
+
+/// Rows of a segment of a bounded plane's edge strips unless [`PLANE_EDGE_ROWS_VARIABLE`] says
+/// otherwise: long enough to amortise the warm-up, started first beside the interior (on the
+/// H100 at 65536^2, B3/S23: 512 rows 3.83e13; started last, 64 rows 3.72e13, 256 rows 3.69e13).
+const DEFAULT_EDGE_ROWS: u32 = 512;
+
+/// [`PLANE_EDGE_ROWS_VARIABLE`], or [`DEFAULT_EDGE_ROWS`].
+fn edge_rows() -> u32 {
+    std::env::var(PLANE_EDGE_ROWS_VARIABLE)
+        .ok()
+        .and_then(|v| v.parse::<u32>().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(DEFAULT_EDGE_ROWS)
+}
+
+/// The most regions a bounded plane's edge kernel covers: two strips' columns, two bands.
+const EDGE_REGIONS: usize = 4;
+
+/// A bounded plane's tasks for a kernel of `ptx`'s strips: the interior, where every strip's
+/// words lie wholly inside the plane and every row's light cone (`ghost_rows`, at least what a
+/// cell reads above and below it over the generations) stays inside it, for the torus kernel;
+/// and the strips and rows around it, for the masked kernel. `None` when nothing is interior.
+/// `words` and `rows` are the universe's on the device (`top` dead rows above the plane's and
+/// as many below), `width` the plane's in cells.
+/// The edge strips run in segments of `edge_rows` rows (at most the universe's), and the
+/// interior's segment is chosen with the edges' work on the GPU beside it.
+fn split(
+    [ptx, masked]: [&StreamPtx; 2],
+    [words, rows, top]: [u32; 3],
+    width: u32,
+    resident: u64,
+    edge_rows: u32,
+) -> Option<(Region, Vec<Region>)> {
+    let (halo, out, lane_words) = (ptx.halo_words, ptx.output_words, 32 * ptx.words_per_lane);
+    let strips = words.div_ceil(out);
+    // Strip s reads words s out - halo .. s out - halo + 32 k; the plane's whole words are
+    // 0 .. width / 32 (the last word's cells past the width are dead, so it is not whole).
+    let whole = width / 32;
+    let first = halo.div_ceil(out);
+    let end = (whole + halo)
+        .checked_sub(lane_words)
+        .map_or(0, |w| w / out + 1);
+    let (inner, clear) = (end.checked_sub(first)?, rows.checked_sub(4 * top)?);
+    if inner == 0 || clear == 0 {
+        return None;
+    }
+    // The edges' work in the torus kernel's warp-iterations: the edge strips' and the bands'.
+    let edge_rows = edge_rows.clamp(1, rows);
+    let iterations = |rows: u32| {
+        let (warmup, unroll) = (masked.warmup, masked.unroll);
+        u64::from((warmup + rows).div_ceil(unroll) * unroll)
+    };
+    let edge_strips = u64::from(strips - inner);
+    let edge_work = (edge_strips * u64::from(rows.div_ceil(edge_rows)) * iterations(edge_rows)
+        + 2 * u64::from(inner) * iterations(2 * top))
+        * MASKED_COST.0
+        / MASKED_COST.1;
+    // The interior's rows: 2 top .. 2 top + segments * segment, whole segments only, so that
+    // no segment is cut at the universe's last row.
+    let wanted = choose_segment_beside(ptx, inner, clear, resident, edge_work);
+    let segments = clear.div_ceil(wanted);
+    let segment = clear / segments;
+    let (row0, below) = (2 * top, 2 * top + segments * segment);
+    let inside = Region {
+        strip0: first,
+        strips: inner,
+        row0,
+        segment,
+        segments,
+    };
+    let column = |strip0, strips| Region {
+        strip0,
+        strips,
+        row0: 0,
+        segment: edge_rows,
+        segments: rows.div_ceil(edge_rows),
+    };
+    let band = |row0, height| Region {
+        strip0: first,
+        strips: inner,
+        row0,
+        segment: height,
+        segments: 1,
+    };
+    let near = [
+        column(0, first),
+        column(end, strips - end),
+        band(0, row0),
+        band(below, rows - below),
+    ]
+    .into_iter()
+    .filter(|r| r.tasks() > 0)
+    .collect();
+    Some((inside, near))
 }
 
 fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuError> {
@@ -371,6 +674,18 @@ fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuE
 /// 1, 2 and 4 waves; B3/S23 at 65536^2 best in 3 waves of 705 rows. Short universes still fill
 /// the GPU; long segments amortise the warm-up. `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
 fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u64) -> u32 {
+    choose_segment_beside(kernel, strips, rows, resident_warps, 0)
+}
+
+/// [`choose_segment`] with `beside` warp-iterations of other work on the GPU at the same time
+/// (a bounded plane's edges), filling its waves.
+fn choose_segment_beside(
+    kernel: &StreamPtx,
+    strips: u32,
+    rows: u32,
+    resident_warps: u64,
+    beside: u64,
+) -> u32 {
     if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
@@ -387,7 +702,8 @@ fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u6
         .min_by_key(|&segment| {
             let tasks = u64::from(strips) * u64::from(rows.div_ceil(segment));
             let iterations = (warmup + u64::from(segment)).div_ceil(unroll) * unroll;
-            (5 * tasks.div_ceil(resident_warps) + 1) * iterations
+            let waves = (tasks * iterations + beside).div_ceil(resident_warps * iterations);
+            (5 * waves + 1) * iterations
         })
         .unwrap_or(rows)
 }
@@ -422,5 +738,64 @@ mod tests {
         assert_eq!(choose_segment(&r16, 1, 5, 4224), 5);
         let segment = choose_segment(&r16, 1 << 22, 1 << 16, 4224);
         assert!((1u64 << 22) * u64::from((1u32 << 16).div_ceil(segment)) < 1 << 31);
+    }
+
+    /// A bounded plane's regions cover every strip and row of the universe once, the torus
+    /// kernel's only strips whose words lie wholly inside the plane and rows at least twice the
+    /// dead rows from either end (the dead rows, then a light cone of as many).
+    #[test]
+    fn a_plane_splits_into_interior_and_edges_covering_it_once() {
+        let kernel = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY);
+        let life = kernel.stream_program(10).unwrap();
+        let one = kernel.stream_program(1).unwrap();
+        let bounded = lifegen_gen::kernel::eval::bounded_and_checked(&one, 10).unwrap();
+        for k in [1, 2, 4] {
+            let ptx = ptx_stream::emit(&life, ShiftForm::Funnel, k).unwrap();
+            let masked = ptx_stream::emit(&bounded, ShiftForm::Funnel, k).unwrap();
+            let (out, halo) = (ptx.output_words, ptx.halo_words);
+            for (width, height, top) in [
+                (65536, 65536, 19),
+                (5000, 300, 19),
+                (4133, 71, 19),
+                (4133, 90, 19),
+                (31, 1200, 19),
+                (1024 * k + 33, 100, 7),
+                (64 * 32 * k, 2000, 3),
+            ] {
+                let (words, rows) = (width.div_ceil(32), height + 2 * top);
+                let strips = words.div_ceil(out);
+                let split = split([&ptx, &masked], [words, rows, top], width, 1056, 128);
+                let Some((inside, near)) = split else {
+                    // Nothing interior: no strip of whole words, or too few rows.
+                    let first = halo.div_ceil(out);
+                    assert!(
+                        (first * out + 32 * k - halo > width / 32) || rows < 4 * top + 1,
+                        "{width}x{height} k{k}"
+                    );
+                    continue;
+                };
+                let mut covered = vec![0u8; (strips * rows) as usize];
+                for region in std::iter::once(&inside).chain(&near) {
+                    for s in region.strip0..region.strip0 + region.strips {
+                        for g in 0..region.segments {
+                            let first = region.row0 + g * region.segment;
+                            for y in first..(first + region.segment).min(rows) {
+                                covered[(y * strips + s) as usize] += 1;
+                            }
+                        }
+                    }
+                }
+                assert!(covered.iter().all(|&c| c == 1), "{width}x{height} k{k}");
+                for s in inside.strip0..inside.strip0 + inside.strips {
+                    assert!(s * out >= halo && s * out - halo + 32 * k <= width / 32);
+                }
+                assert!(inside.row0 >= 2 * top);
+                assert!(inside.row0 + inside.segments * inside.segment + 2 * top <= rows);
+                if (width, height) == (65536, 65536) && k == 2 {
+                    // 34 strips of 62 words: the first and the last reach past the edges.
+                    assert_eq!((inside.strip0, inside.strips), (1, 32));
+                }
+            }
+        }
     }
 }
