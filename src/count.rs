@@ -65,22 +65,23 @@ pub fn count(args: CountArgs) -> Result<()> {
             let history = gpu_history(&ltl, ptx_stream::DEFAULT_WORDS_PER_LANE);
             let program =
                 LtlKernel::with_history(ltl.radius, ltl.neighbourhood, history).for_rule(&ltl);
-            return count_stream(&program, &counted, &args);
+            return count_stream(&program, &counted, &args, &[]);
         }
         Counted::Map(map) => {
-            let kernel = MapKernel::new(map)?;
+            // The records the runtime runs a table rule with: those built in (or `--root`'s).
+            let records = match args.root.as_deref() {
+                Some(root) => load_records(root)?,
+                None => lifegen_runtime::records::embedded()?,
+            };
+            let kernel = MapKernel::with_records(map, &records)?;
             if !(args.json || args.markdown) {
-                println!(
-                    "network: {} LUT3, the rule's 512-entry table lowered by Shannon decomposition \
-                     (not searched, not proven optimal)\n",
-                    kernel.network().gates().len()
-                );
+                println!("network: {}\n", kernel.describe());
             }
-            return count_stream(&kernel.program(), &counted, &args);
+            return count_stream(&kernel.program(), &counted, &args, &records);
         }
         Counted::Generations(rule) => {
             let kernel = GenerationsKernel::lowered(rule).map_err(anyhow::Error::msg)?;
-            return count_stream(&kernel.program(), &counted, &args);
+            return count_stream(&kernel.program(), &counted, &args, &[]);
         }
     };
     let (records, network) = match args.root.as_deref() {
@@ -105,9 +106,14 @@ pub fn count(args: CountArgs) -> Result<()> {
 /// A rule whose rows are stream programs (Larger than Life: CAT's tensor-core work beside
 /// lifegen's CPU and GPU programs; rules given by a table); `--sass` assembles `program`, one
 /// generation of the GPU kernel.
-fn count_stream(program: &Program, counted: &Counted, args: &CountArgs) -> Result<()> {
+fn count_stream(
+    program: &Program,
+    counted: &Counted,
+    args: &CountArgs,
+    records: &[SearchRecord],
+) -> Result<()> {
     let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
-    let mut rows = counted.rows(&[]);
+    let mut rows = counted.rows(records);
     if args.sass {
         let Some(tools) = CudaTools::find() else {
             bail!(

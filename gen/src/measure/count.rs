@@ -425,7 +425,7 @@ impl Counted {
             Counted::LargerThanLife(ltl) => {
                 ltl_techniques(ltl, crate::emit::ptx_stream::DEFAULT_WORDS_PER_LANE)
             }
-            Counted::Map(map) => map_techniques(map),
+            Counted::Map(map) => map_techniques(map, records),
             Counted::Generations(rule) => generations_techniques(rule),
         }
     }
@@ -534,18 +534,21 @@ pub fn ltl_techniques(rule: &crate::rule::LargerThanLife, words_per_lane: u32) -
     ]
 }
 
-/// The rows of a rule given by its 3x3 table: its lowered network in the stream kernel.
-pub fn map_techniques(rule: &crate::map::MapRule) -> Vec<Technique> {
-    let kernel = crate::kernel::map::MapKernel::new(*rule).expect("lowering is exact");
+/// The rows of a rule given by its 3x3 table: its stream kernel ([`crate::kernel::map`]; the
+/// pair shape's totalistic part from `records` where they hold a better one).
+pub fn map_techniques(rule: &crate::map::MapRule, records: &[SearchRecord]) -> Vec<Technique> {
+    use crate::kernel::map::{MapKernel, MapLogic};
+    let kernel = MapKernel::with_records(*rule, records).expect("lowering is exact");
+    let shape = match kernel.logic() {
+        MapLogic::Cells => "the table lowered by Shannon decomposition",
+        MapLogic::Pair(_) => "a row-shared totalistic kernel and a pair feature",
+    };
     let counts = kernel.program().counts();
     vec![Technique {
         lop3_per_word: counts.lut3 as f64,
         shifts_per_word: counts.shift as f64,
         ..row(
-            format!(
-                "lifegen stream kernel ({}: the table lowered by Shannon decomposition)",
-                kernel.program().name
-            ),
+            format!("lifegen stream kernel ({}: {shape})", kernel.program().name),
             "lut3",
             32,
         )
