@@ -2,9 +2,9 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl ltl-shapes" scripts/gpu-issue19-check.sh
 set -u
-G=.gpu
+G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
 bench() { local rule=$1 size=$2 gens=$3; shift 3
   $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs ${RUNS:-3} "$@" 2>&1 | grep -E 'backend|cell updates/s: |error'; }
@@ -27,8 +27,32 @@ for part in ${PARTS:-tests rates}; do
                 R16,C0,M0,S170..296,B170..300,NM R16,C0,M0,S20..40,B20..30,N+ R16,C0,M0,S300..500,B300..450,N2; do
       step "$rule 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
+  ltl-shapes)
+    # Every LtL shape after the merge of the two shape branches: the GPU LtL tests (every shape
+    # at radii 1-16, decay on every shape, any width), then the rates at r = 16 beside NM (issue
+    # 19: each within 2x of NM's).
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "tests/gpu_ltl (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu_ltl --test-threads 2 2>&1 | grep -vE '^test .* ok$' | tail -12
+    for n in M X '*' '#' H B D A 3 G "@$(printf 'A5%.0s' $(seq 136))" "W$(printf '12345678F%.0s' $(seq 121))"; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
+  shapes)
+    step "tests/gpu (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -4
+    step "tests/gpu_ltl radii_1_to_16_every_shape_on_the_gpu any_width (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu_ltl radii_1_to_16 2>&1 | tail -2
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu_ltl any_width 2>&1 | tail -2
+    step "compute-sanitizer memcheck"
+    for rule in 345/2/4 R3,C0,M0,S8..20,B9..14,NH R2,C0,M1,S3..7,B3..5,NB; do
+      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1001x300 --gens 5 2>&1 | tail -1
+    done
+    for n in M X '*' '#' H B A 3; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    done
+    for rule in B3/S23 /2/3 345/2/4; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
   generations)
     step "tests/gpu generations (LIFEGEN_REQUIRE_GPU=1)"
     LIFEGEN_REQUIRE_GPU=1 $G/test-gpu generations 2>&1 | tail -3

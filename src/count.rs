@@ -7,7 +7,6 @@ use clap::Args;
 use lifegen_gen::cache::{NETWORKS_DIR, SearchRecord};
 use lifegen_gen::count::{self, Counted, Technique};
 use lifegen_gen::emit::ptx_stream;
-use lifegen_gen::kernel::generations::GenerationsKernel;
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{LtlKernel, gpu_history};
 use lifegen_gen::kernel::map::MapKernel;
@@ -65,7 +64,7 @@ pub fn count(args: CountArgs) -> Result<()> {
             let history = gpu_history(&ltl, ptx_stream::DEFAULT_WORDS_PER_LANE);
             let program =
                 LtlKernel::with_history(ltl.radius, ltl.neighbourhood, history).for_rule(&ltl);
-            return count_stream(&program, &counted, &args, &[]);
+            return count_stream(&program, counted.rows(&[]), &args);
         }
         Counted::Map(map) => {
             // The records the runtime runs a table rule with: those built in (or `--root`'s).
@@ -77,11 +76,14 @@ pub fn count(args: CountArgs) -> Result<()> {
             if !(args.json || args.markdown) {
                 println!("network: {}\n", kernel.describe());
             }
-            return count_stream(&kernel.program(), &counted, &args, &records);
+            return count_stream(&kernel.program(), counted.rows(&records), &args);
         }
         Counted::Generations(rule) => {
-            let kernel = GenerationsKernel::lowered(rule).map_err(anyhow::Error::msg)?;
-            return count_stream(&kernel.program(), &counted, &args, &[]);
+            // The kernel the backends run: the alive rule's searched network where it has one.
+            let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
+            let program = lifegen_runtime::backend::generations_kernel(&rule, k)?.program();
+            let rows = count::generations_techniques(&program);
+            return count_stream(&program, rows, &args);
         }
     };
     let (records, network) = match args.root.as_deref() {
@@ -106,14 +108,8 @@ pub fn count(args: CountArgs) -> Result<()> {
 /// A rule whose rows are stream programs (Larger than Life: CAT's tensor-core work beside
 /// lifegen's CPU and GPU programs; rules given by a table); `--sass` assembles `program`, one
 /// generation of the GPU kernel.
-fn count_stream(
-    program: &Program,
-    counted: &Counted,
-    args: &CountArgs,
-    records: &[SearchRecord],
-) -> Result<()> {
+fn count_stream(program: &Program, mut rows: Vec<Technique>, args: &CountArgs) -> Result<()> {
     let k = ptx_stream::DEFAULT_WORDS_PER_LANE;
-    let mut rows = counted.rows(records);
     if args.sass {
         let Some(tools) = CudaTools::find() else {
             bail!(

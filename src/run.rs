@@ -216,12 +216,6 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;
-    if rule.states() > 2 && args.output.as_deref().is_some_and(is_macrocell) {
-        bail!(
-            "lifegen writes two-state macrocell files only; {rule} has {} states: write RLE              (--output FILE.rle), which Golly reads with every state",
-            rule.states()
-        );
-    }
     // Every output limit is checked, and every output opened, before the run.
     let outputs: Vec<(&str, &Path)> = [
         ("--output", &args.output),

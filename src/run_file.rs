@@ -116,6 +116,42 @@ pub fn run(
         "time: reading {:.3} s, writing {:.3} s, simulating {:.3} s{kernel}{overlap}",
         times.read, times.write, times.simulate
     );
+    if let Some(traffic) = report.traffic {
+        let stream = |what: &str, bytes: u64, seconds: f64| {
+            let rate = if seconds > 0.0 {
+                bytes as f64 / seconds / 1e9
+            } else {
+                0.0
+            };
+            format!(
+                "{what} {:.2} GB at {rate:.2} GB/s ({seconds:.1} s)",
+                bytes as f64 / 1e9
+            )
+        };
+        let mut streams = vec![
+            stream("reading", traffic.read, times.read),
+            stream("writing", traffic.written, times.write),
+        ];
+        if traffic.copied > 0 {
+            streams.push(stream(
+                "copies to and from the GPU",
+                traffic.copied,
+                times.copies,
+            ));
+        }
+        let bound = traffic.bound(times);
+        let best = if bound > 0.0 {
+            (width * height) as f64 * gens as f64 / bound
+        } else {
+            0.0
+        };
+        println!(
+            "bound: {}; overlapped, at these rates, at best {bound:.1} s ({best:.3e} cell \
+             updates/s); this run took {:.2}x that",
+            streams.join(", "),
+            if bound > 0.0 { times.wall / bound } else { 0.0 },
+        );
+    }
     Ok(())
 }
 

@@ -1,12 +1,15 @@
 //! Rules whose cells age (Generations, Larger than Life with C > 2): every CPU path against the
 //! reference on random universes holding every state, at awkward sizes.
 
+mod shapes;
+
 use lifegen_gen::Rule;
 use lifegen_gen::generations::Generations;
 use lifegen_gen::kernel::generations::GenerationsKernel;
 use lifegen_gen::rule;
 use lifegen_runtime::cpu::Isa;
 use lifegen_runtime::cpu::stream::StreamStepper;
+use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendKind, Universe, reference};
 
 /// Brian's Brain, Star Wars, Life with a dying state, letters, hexagonal, von Neumann, MAP,
@@ -140,4 +143,39 @@ fn brians_brain_by_hand() {
     );
     let after = advance(BackendKind::Cpu, &rule, &next, 1);
     assert!(after.state(2, 2) == 0 && after.state(3, 2) == 0);
+}
+
+/// Larger than Life with decay on every shape (Golly 5's letters, random `N@` masks and `NW`
+/// weights): the alive plane is the shape's count, on the CPU and the machine the tests run on.
+#[test]
+fn decay_on_every_shape_matches_the_reference() {
+    let mut rng = SplitMix64::new(31);
+    for r in [1, 2, 5u32] {
+        let mut shapes: Vec<String> = ["N", "C", "+", "2"].map(String::from).to_vec();
+        shapes.extend(shapes::golly_5_neighbourhoods(r, &mut rng));
+        for (k, n) in shapes.iter().enumerate() {
+            let m = (k % 2) as u32;
+            let states = 3 + (k % 5) as u16;
+            let probe = rule::parse(&format!("R{r},C0,M{m},S{m}..{m},B1..1,N{n}")).unwrap();
+            let Rule::LargerThanLife(probe) = probe.rule else {
+                unreachable!("an LtL rule")
+            };
+            let max = probe.neighbourhood_size();
+            let text = shapes::random_rule_text(r, n, m, states, max, &mut rng);
+            let rule = rule::parse(&text).unwrap().rule;
+            assert!(matches!(rule, Rule::Generations(_)), "{text}");
+            let span = 2 * u64::from(r) + 1;
+            for (w, h, gens) in [(span + 45, span + 7, 9), (70, 3, 4)] {
+                let (w, h) = rule.torus_size((w, h));
+                let start = Universe::random_states(w, h, states, 0.35, k as u64).unwrap();
+                let expected = reference::run(&start, &rule, gens);
+                for kind in [BackendKind::Cpu, BackendKind::Auto] {
+                    assert!(
+                        advance(kind, &rule, &start, gens) == expected,
+                        "{kind:?} differs: {text}, {w}x{h}, {gens} generations"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -3,11 +3,13 @@
 //! is none. `LIFEGEN_REQUIRE_GPU=1` makes a missing GPU a failure (the device runs set it).
 
 mod checks;
+mod shapes;
 
 use lifegen_gen::Rule;
 use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create, reference};
+use rayon::prelude::*;
 
 fn ltl(text: &str) -> Rule {
     lifegen_gen::rule::parse(text).unwrap().rule
@@ -41,7 +43,7 @@ fn gpu_present() -> bool {
 }
 
 fn check(rule: &Rule, width: u64, height: u64, density: f64, seed: u64, gens: u64) {
-    let start = Universe::random(width, height, density, seed).unwrap();
+    let start = Universe::random_states(width, height, rule.states(), density, seed).unwrap();
     let expected = reference::run(&start, rule, gens);
     let mut sim = create(BackendKind::Gpu, rule, start).unwrap();
     sim.advance(gens).unwrap();
@@ -53,45 +55,69 @@ fn check(rule: &Rule, width: u64, height: u64, density: f64, seed: u64, gens: u6
     );
 }
 
+/// Every shape at every radius 1 to 16 (Golly 5's, random `N@` masks and `NW` weights among
+/// them, at a few radii), M0 and M1, on several strips and segments, widths of 1 word and of
+/// odd word counts. The cases run on all the host's cores (each its own simulator).
 #[test]
 fn radii_1_to_16_every_shape_on_the_gpu() {
     if !gpu_present() {
         return;
     }
     let mut rng = SplitMix64::new(99);
+    let mut cases: Vec<(Rule, u64, u64, f64, u64, u64)> = Vec::new();
     for r in 1..=16u32 {
-        for n in ['M', 'N', 'C', '+', '2'] {
+        let mut shapes: Vec<String> = ["M", "N", "C", "+", "2"].map(String::from).to_vec();
+        let golly_5 = [1, 2, 3, 5, 8, 16].contains(&r);
+        if golly_5 {
+            shapes.extend(shapes::golly_5_neighbourhoods(r, &mut rng));
+        }
+        for n in shapes {
             for m in [0u32, 1] {
-                let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
+                let probe = ltl(&format!("R{r},C0,M{m},S{m}..{m},B0..0,N{n}"));
                 let Rule::LargerThanLife(probe) = probe else {
                     unreachable!("an LtL rule string")
                 };
                 let max = probe.neighbourhood_size();
-                let pick = |rng: &mut SplitMix64| (rng.next() % u64::from(max + 1)) as u32;
-                let (a, b) = {
-                    let (x, y) = (pick(&mut rng), pick(&mut rng));
-                    (x.min(y).max(m), x.max(y).max(m))
-                };
-                let (c, d) = {
-                    let (x, y) = (pick(&mut rng), pick(&mut rng));
-                    (
-                        if rng.next().is_multiple_of(3) {
-                            0
-                        } else {
-                            x.min(y)
-                        },
-                        x.max(y),
-                    )
-                };
-                let rule = ltl(&format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}"));
+                let rule = ltl(&shapes::random_rule_text(r, &n, m, 0, max, &mut rng));
                 let span = 2 * u64::from(r) + 1;
-                // Several strips and segments, widths of 1 word and of odd word counts.
-                check(&rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3);
-                check(&rule, 32, span + 3, 0.5, 5, 2);
-                check(&rule, 32 * 3, span, 0.3, 6, 2);
+                cases.push((rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3));
+                cases.push((rule, 32, span + 3, 0.5, 5, 2));
+                cases.push((rule, 32 * 3, span, 0.3, 6, 2));
             }
         }
     }
+    cases
+        .par_iter()
+        .for_each(|&(rule, w, h, density, seed, gens)| check(&rule, w, h, density, seed, gens));
+}
+
+/// Larger than Life with decay on every shape: the alive plane is the shape's count.
+#[test]
+fn decay_on_every_shape_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    let mut rng = SplitMix64::new(41);
+    let mut cases = Vec::new();
+    for r in [1, 2, 5, 16u32] {
+        let mut shapes: Vec<String> = ["M", "N", "C", "+", "2"].map(String::from).to_vec();
+        shapes.extend(shapes::golly_5_neighbourhoods(r, &mut rng));
+        for (k, n) in shapes.iter().enumerate() {
+            let m = (k % 2) as u32;
+            let states = 3 + (k % 7) as u16;
+            let Rule::LargerThanLife(probe) = ltl(&format!("R{r},C0,M{m},S{m}..{m},B1..1,N{n}"))
+            else {
+                unreachable!("an LtL rule string")
+            };
+            let max = probe.neighbourhood_size();
+            let rule = ltl(&shapes::random_rule_text(r, n, m, states, max, &mut rng));
+            cases.push((rule, r, k as u64));
+        }
+    }
+    cases.par_iter().for_each(|&(rule, r, seed)| {
+        let span = 2 * u64::from(r) + 1;
+        check(&rule, 32 * 5, 2 * span + 9, 0.35, seed, 5);
+    });
 }
 
 #[test]

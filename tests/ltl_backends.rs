@@ -2,6 +2,8 @@
 //! simulator: radii 1..16 and a few large ones, every shape, M0 and M1, birth ranges from 0,
 //! widths that are not multiples of 64, heights of 1 and 2, every instruction set this CPU has.
 
+mod shapes;
+
 use lifegen_gen::kernel::ltl::LtlKernel;
 use lifegen_gen::{LargerThanLife, Rule};
 use lifegen_runtime::cpu::Isa;
@@ -24,25 +26,11 @@ fn ltl(text: &str) -> LargerThanLife {
     }
 }
 
-/// A rule of radius `r` and shape letter `n` with ranges drawn around the typical count.
-fn random_rule(r: u32, n: char, m: u32, rng: &mut SplitMix64) -> LargerThanLife {
-    let probe = ltl(&format!("R{r},C0,M{m},S1..1,B1..1,N{n}"));
-    let max = probe.neighbourhood_size();
-    let pick = |rng: &mut SplitMix64| (rng.next() % u64::from(max + 1)) as u32;
-    let (mut a, mut b) = (pick(rng), pick(rng));
-    if a > b {
-        std::mem::swap(&mut a, &mut b);
-    }
-    let (mut c, mut d) = (pick(rng), pick(rng));
-    if c > d {
-        std::mem::swap(&mut c, &mut d);
-    }
-    if rng.next().is_multiple_of(3) {
-        c = 0; // birth from 0
-    }
-    let a = a.max(m); // M1: a live cell counts itself
-    let b = b.max(a);
-    ltl(&format!("R{r},C0,M{m},S{a}..{b},B{c}..{d},N{n}"))
+/// A rule of radius `r` and shape `n` (the text after `N`) with ranges drawn from its counts.
+fn random_rule(r: u32, n: impl std::fmt::Display, m: u32, rng: &mut SplitMix64) -> LargerThanLife {
+    let n = n.to_string();
+    let max = ltl(&format!("R{r},C0,M{m},S{m}..{m},B0..0,N{n}")).neighbourhood_size();
+    ltl(&shapes::random_rule_text(r, &n, m, 0, max, rng))
 }
 
 fn check(rule: &LargerThanLife, width: u64, height: u64, density: f64, seed: u64, gens: u64) {
@@ -90,6 +78,30 @@ fn radii_1_to_16_every_shape_against_the_reference() {
                 // shorter than the window (cells counted more than once, as the reference does).
                 check(&rule, span + 45, span + 7, 0.35, u64::from(r), 3);
                 check(&rule, 70 + u64::from(r), 3 + u64::from(r % 5), 0.5, 7, 2);
+            }
+        }
+    }
+}
+
+#[test]
+fn golly_5_shapes_against_the_reference() {
+    let mut rng = SplitMix64::new(2025);
+    for r in [1, 2, 3, 4, 5, 8, 11, 16u32] {
+        for n in shapes::golly_5_neighbourhoods(r, &mut rng) {
+            for m in [0, 1] {
+                let rule = random_rule(r, &n, m, &mut rng);
+                let span = 2 * r as u64 + 1;
+                check(&rule, span + 45, span + 7, 0.35, u64::from(r), 3);
+                check(&rule, 70 + u64::from(r), 3 + u64::from(r % 5), 0.5, 7, 2);
+            }
+        }
+    }
+    // Heights of one and two, a width of one, on every shape.
+    for r in [1, 2, 5] {
+        for n in shapes::golly_5_neighbourhoods(r, &mut rng) {
+            let rule = random_rule(r, &n, 0, &mut rng);
+            for (w, h) in [(131, 1), (67, 2), (1, 40)] {
+                check(&rule, w, h, 0.4, w + h, 3);
             }
         }
     }

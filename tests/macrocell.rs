@@ -255,7 +255,11 @@ fn malformed_files_get_one_line_errors() {
             "x = 3, y = 3\nbo$2bo$3o!\n",
             "must start with [M2]",
         ),
-        ("states.mc", "[M2]\n#R B3/S23\n1 0 1 1 0\n", "multi-state"),
+        (
+            "states.mc",
+            "[M2]\n#R B3/S23\n1 0 2 1 0\n",
+            "state 2, out of range",
+        ),
         (
             "torus.mc",
             "[M2]\n#R B3/S23:T2,2\n*$\n",

@@ -512,10 +512,10 @@ fn save(
     };
     py.detach(|| {
         let states = universe.cells.states().max(spec.rule.states());
-        if states > 2 && (is_extension(&path, "npy") || pattern::is_macrocell(&path)) {
+        if states > 2 && is_extension(&path, "npy") {
             return Err(PyValueError::new_err(format!(
-                "cannot write {}: universe files and macrocell files hold two-state cells; \
-                 {} has {states} states: save as RLE (.rle) or PNG (.png)",
+                "cannot write {}: universe files hold two-state cells; {} has {states} states: \
+                 save as RLE (.rle), macrocell (.mc) or PNG (.png)",
                 path.display(),
                 spec.rule
             )));

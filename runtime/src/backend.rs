@@ -272,6 +272,9 @@ macro_rules! gpu_simulator {
             fn preferred_step(&self) -> u64 {
                 self.gens_per_launch()
             }
+            fn device_band(&mut self) -> Option<&mut dyn crate::gpu::exchange::DeviceBand> {
+                Some(self)
+            }
         }
     };
 }
@@ -475,8 +478,17 @@ pub fn create_with_plan(
 }
 
 /// A rule whose cells age, its kernel around the alive rule's one-generation program as that
-/// rule's own back end makes it (`history`: how a Larger-than-Life window keeps older rows).
-fn generations_kernel(
+/// rule's own GPU back end makes it at `k` words a lane (`lifegen count`).
+pub fn generations_kernel(rule: &Generations, k: u32) -> Result<GenerationsKernel, BackendError> {
+    let history = match rule.alive {
+        AliveRule::LargerThanLife(ltl) => gpu_history(&ltl, k),
+        AliveRule::Table(_) => History::Delay,
+    };
+    generations_kernel_with(rule, history)
+}
+
+/// [`generations_kernel`] with `history`: how a Larger-than-Life window keeps older rows.
+fn generations_kernel_with(
     rule: &Generations,
     history: History,
 ) -> Result<GenerationsKernel, BackendError> {
@@ -503,27 +515,35 @@ fn generations_gpu(
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let name = Rule::Generations(*rule).to_string();
-    let history = match rule.alive {
-        AliveRule::LargerThanLife(ltl) => {
-            let k =
-                crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
-            gpu_history(&ltl, k)
-        }
-        AliveRule::Table(_) => History::Delay,
-    };
-    let kernel = generations_kernel(rule, history)?;
+    let k = crate::gpu::stream::words_per_lane().unwrap_or(ptx_stream::DEFAULT_WORDS_PER_LANE);
+    let kernel = generations_kernel(rule, k)?;
     if !kernel.chains() {
         let program = kernel.stream_program(1).map_err(ChainError)?;
         return Ok(Box::new(StreamGpuSimulator::new(
             &program, &name, universe,
         )?));
     }
-    let chain = Box::new(move |gens| kernel.stream_program(gens));
+    chained_gpu(
+        Box::new(move |gens| kernel.stream_program(gens)),
+        plan,
+        &name,
+        universe,
+    )
+}
+
+/// A program chained over generations (`chain(g)`: `g` of them a launch) on the GPU,
+/// `plan.gens_per_launch` generations a launch.
+fn chained_gpu(
+    chain: ChainFn,
+    plan: GpuPlan,
+    name: &str,
+    universe: Universe,
+) -> Result<Box<dyn Simulator>, BackendError> {
     Ok(Box::new(StreamGpuSimulator::chained(
         chain,
         plan.gens_per_launch,
         (plan.shifts, plan.words_per_lane),
-        &name,
+        name,
         universe,
     )?))
 }
@@ -533,7 +553,7 @@ fn generations_cpu(
     rule: &Generations,
     universe: Universe,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let kernel = generations_kernel(rule, History::Delay)?;
+    let kernel = generations_kernel_with(rule, History::Delay)?;
     if kernel.chains() {
         return chained_cpu(Box::new(move |g| kernel.stream_program(g)), universe);
     }
@@ -570,14 +590,12 @@ fn life_like_gpu(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let name = Rule::LifeLike(*life).to_string();
     let logic = life_logic(life);
-    let chain = Box::new(move |gens| logic.stream_program(gens));
-    Ok(Box::new(StreamGpuSimulator::chained(
-        chain,
-        plan.gens_per_launch,
-        (plan.shifts, plan.words_per_lane),
+    chained_gpu(
+        Box::new(move |gens| logic.stream_program(gens)),
+        plan,
         &name,
         universe,
-    )?))
+    )
 }
 
 /// The smallest row-shared logic known for `rule`: the stored record, the per-user cache or a
@@ -665,14 +683,13 @@ fn map_gpu(
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let rule = *rule;
-    let chain = Box::new(move |gens| map_chain(&rule, gens));
-    Ok(Box::new(StreamGpuSimulator::chained(
-        chain,
-        plan.gens_per_launch,
-        (plan.shifts, plan.words_per_lane),
-        &rule.to_string(),
+    let name = rule.to_string();
+    chained_gpu(
+        Box::new(move |gens| map_chain(&rule, gens)),
+        plan,
+        &name,
         universe,
-    )?))
+    )
 }
 
 /// A rule given by its 3x3 table on the CPU ([`chained_cpu`]).

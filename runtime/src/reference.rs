@@ -14,21 +14,19 @@ use lifegen_gen::{Neighbourhood, Rule};
 
 use crate::universe::Universe;
 
-/// The offsets a cell counts, and whether its own state counts among them.
-fn offsets(rule: &Rule) -> Vec<(i64, i64)> {
+/// The offsets a cell counts with their weights (1 but for Golly's `NG` and `NW`), the centre
+/// among them when it counts itself.
+fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
     let (radius, shape, include_centre) = match rule {
         Rule::LifeLike(_) | Rule::Map(_) => (1, Neighbourhood::Moore, false),
         Rule::LargerThanLife(ltl) => (ltl.radius, ltl.neighbourhood, ltl.include_centre),
         Rule::Generations(_) => unreachable!("Generations rules step their alive rule"),
     };
-    let r = radius as i64;
-    let mut list = Vec::new();
-    for dy in -r..=r {
-        for dx in -r..=r {
-            let centre = dx == 0 && dy == 0;
-            if shape.contains(radius, dx, dy) && (!centre || include_centre) {
-                list.push((dx, dy));
-            }
+    let mut list = shape.cells_weighted(radius);
+    if include_centre && shape.counts_centre() {
+        match list.iter_mut().find(|(dx, dy, _)| (*dx, *dy) == (0, 0)) {
+            Some(centre) => centre.2 += 1,
+            None => list.push((0, 0, 1)),
         }
     }
     list
@@ -46,18 +44,19 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
     let mut next = universe.clone();
     for y in 0..h {
         for x in 0..w {
-            let count = offsets
+            let count: i64 = offsets
                 .iter()
-                .filter(|(dx, dy)| {
+                .filter(|(dx, dy, _)| {
                     universe.get(
                         (x + dx).rem_euclid(w) as usize,
                         (y + dy).rem_euclid(h) as usize,
                     )
                 })
-                .count() as u32;
+                .map(|&(_, _, weight)| weight)
+                .sum();
             let alive = universe.get(x as usize, y as usize);
             let next_state = match rule {
-                Rule::LifeLike(rule) => rule.next(alive, count),
+                Rule::LifeLike(rule) => rule.next(alive, count as u32),
                 Rule::LargerThanLife(rule) => rule.next(alive, count),
                 Rule::Map(_) | Rule::Generations(_) => unreachable!("stepped apart"),
             };
@@ -142,12 +141,25 @@ mod tests {
 
     /// Golly's help: "switch to R6,C0,M0,S1..1,B1..1,NC, turn on a single cell and hit the
     /// space bar. The population count is the limit" (the neighbourhood without its centre).
+    /// Golly 5's shapes: one live cell gives birth to the neighbourhood mirrored through itself
+    /// (the cells whose neighbourhoods hold it), as bgolly draws them; under S0 the lone cell,
+    /// which counts nothing, survives too.
     #[test]
     fn one_cell_under_b1_draws_the_neighbourhood() {
-        for text in [
-            "R6,C0,M0,S1..1,B1..1,NC",
-            "R6,C0,M0,S1..1,B1..1,NN",
-            "R6,C0,M0,S1..1,B1..1,NM",
+        for (text, born) in [
+            ("R6,C0,M0,S1..1,B1..1,NC", 136),
+            ("R6,C0,M0,S1..1,B1..1,NN", 84),
+            ("R6,C0,M0,S1..1,B1..1,NM", 168),
+            ("R3,C0,M0,S0..0,B1..1,NX", 13),
+            ("R3,C0,M0,S0..0,B1..1,N*", 25),
+            ("R3,C0,M0,S0..0,B1..1,N#", 25),
+            ("R3,C0,M0,S0..0,B1..1,NH", 37),
+            ("R3,C0,M0,S0..0,B1..1,NB", 25),
+            ("R3,C0,M0,S0..0,B1..1,ND", 25),
+            ("R3,C0,M0,S0..0,B1..1,NA", 19),
+            ("R3,C0,M0,S0..0,B1..1,N3", 10),
+            ("R2,C0,M0,S0..0,B1..1,N@891891", 9),
+            ("R1,C0,M0,S0..0,B1..1,NW100000000", 2),
         ] {
             let ltl = rule(text);
             let Rule::LargerThanLife(l) = ltl else {
@@ -156,15 +168,16 @@ mod tests {
             let mut u = Universe::new(20, 20).unwrap();
             u.set(10, 10, true);
             let next = step(&u, &ltl);
-            assert_eq!(
-                next.population(),
-                u64::from(l.neighbourhood_size()),
-                "{text}"
-            );
+            assert_eq!(next.population(), born, "{text}");
+            let survives = l.next(true, l.count(0, true));
             for y in 0..20 {
                 for x in 0..20 {
                     let (dx, dy) = (x as i64 - 10, y as i64 - 10);
-                    let expected = (dx, dy) != (0, 0) && l.neighbourhood.contains(6, dx, dy);
+                    let expected = if (dx, dy) == (0, 0) {
+                        survives
+                    } else {
+                        l.neighbourhood.weight(l.radius, -dx, -dy) == 1
+                    };
                     assert_eq!(next.get(x, y), expected, "{text} at {dx},{dy}");
                 }
             }

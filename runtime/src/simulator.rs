@@ -60,6 +60,11 @@ pub trait Simulator: Send {
     fn preferred_step(&self) -> u64 {
         1
     }
+    /// The universe on a GPU, for drivers that copy its rows there (a band exchange); `None`
+    /// where it is held on the host.
+    fn device_band(&mut self) -> Option<&mut dyn crate::gpu::exchange::DeviceBand> {
+        None
+    }
 }
 
 /// Makes a simulator holding a universe, on a device: a GPU's ordinal (a GPU simulator keeps

@@ -1,6 +1,6 @@
 //! Larger-than-Life on the CPU by window sums: per-row prefix sums, then for each cell one
-//! horizontal window per neighbourhood row (`Neighbourhood::row_half_width`: Moore, von Neumann
-//! and circular alike). O(r) per cell instead of the reference's O(r^2). Windows wrap round the
+//! horizontal window per run of equal weights of a neighbourhood row (`Neighbourhood::row_runs`:
+//! every shape, weights included). O(r) per cell instead of the reference's O(r^2). Windows wrap round the
 //! torus as the reference's offsets do, as often as they must.
 
 use lifegen_gen::LargerThanLife;
@@ -49,19 +49,21 @@ impl WindowStepper {
             });
         let rule = self.rule;
         let r = rule.radius as i64;
-        // Row `dy` of the neighbourhood is the window `x - half ..= x + half`.
-        let halves: Vec<(i64, i64)> = (-r..=r)
-            .filter_map(|dy| {
-                let half = rule.neighbourhood.row_half_width(rule.radius, dy)?;
-                Some((dy, i64::from(half)))
+        // Row `dy` of the neighbourhood: windows `x + lo ..= x + hi` of equal weights.
+        let runs: Vec<(i64, i64, i64, i64)> = (-r..=r)
+            .flat_map(|dy| {
+                rule.neighbourhood
+                    .row_runs(rule.radius, dy)
+                    .into_iter()
+                    .map(move |(lo, hi, weight)| (dy, lo, hi, weight))
             })
             .collect();
         let prefix = &self.prefix;
-        // Cells of the window [x - half, x + half] of a row, wrapping as often as it must.
-        let window = |y: usize, x: usize, half: i64| -> u32 {
+        // Cells of the window [x + lo, x + hi] of a row, wrapping as often as it must.
+        let window = |y: usize, x: usize, lo: i64, hi: i64| -> u32 {
             let p = &prefix[y * (w + 1)..(y + 1) * (w + 1)];
-            let len = 2 * half as usize + 1;
-            let start = (x as i64 - half).rem_euclid(w as i64) as usize;
+            let len = (hi - lo + 1) as usize;
+            let start = (x as i64 + lo).rem_euclid(w as i64) as usize;
             let (full, rem) = (len / w, len % w);
             let partial = if start + rem <= w {
                 p[start + rem] - p[start]
@@ -78,15 +80,13 @@ impl WindowStepper {
             .for_each(|(y, out)| {
                 out.fill(0);
                 for x in 0..w {
-                    let mut count = 0;
-                    for &(dy, half) in &halves {
+                    let mut sum = 0i64;
+                    for &(dy, lo, hi, weight) in &runs {
                         let yy = (y as i64 + dy).rem_euclid(h as i64) as usize;
-                        count += window(yy, x, half);
+                        sum += weight * i64::from(window(yy, x, lo, hi));
                     }
                     let alive = src.get(x, y);
-                    if !rule.include_centre {
-                        count -= alive as u32;
-                    }
+                    let count = rule.count(sum, alive);
                     out[x / 64] |= (rule.next(alive, count) as u64) << (x % 64);
                 }
             });

@@ -43,6 +43,7 @@ How the two sides are run and aligned (read from Golly's source, see docs/GOLLY.
 """
 
 import argparse
+import hashlib
 import os
 import random
 import re
@@ -119,8 +120,20 @@ def ltl_maxn(r, n):
         return (2 * r + 1) ** 2 - 1
     if n == "N":
         return 2 * r * (r + 1)
-    if n == "+":
+    if n in "+X":
         return 4 * r
+    if n in "*#":
+        return 8 * r
+    if n == "H":
+        return (2 * r + 1) ** 2 - r * (r + 1) - 1
+    if n in "BD":
+        return ((2 * r + 1) ** 2 - 1) // 2
+    if n == "A":
+        return 6 * r
+    if n == "3":
+        return 3 * r
+    if n == "G":
+        return (r + 1) ** 4
     if n in "C2":
         count = 0
         r2 = r * r + r if n == "C" else r * r
@@ -130,7 +143,8 @@ def ltl_maxn(r, n):
                 w += 1
             count += 2 * w + 1
         return count - 1
-    raise CaseError("neighbourhood N%s: the oracle knows M, N, C, + and 2 only" % n)
+    raise CaseError("neighbourhood N%s: the oracle knows the B0 emulation of every shape but "
+                    "N@ and NW" % n)
 
 
 def rule_states(rule):
@@ -565,7 +579,11 @@ def main():
             continue
         for (w, h) in sizes:
             for seed in seeds:
-                tag = re.sub(r"[^A-Za-z0-9]+", "_", rule) + "_%dx%d_s%d" % (w, h, seed)
+                name = re.sub(r"[^A-Za-z0-9]+", "_", rule)
+                if len(name) > 80:
+                    # N@ and NW digits: a folder name has at most 255 bytes.
+                    name = name[:60] + "_" + hashlib.sha1(rule.encode()).hexdigest()[:12]
+                tag = name + "_%dx%d_s%d" % (w, h, seed)
                 work = os.path.join(work_root, tag)
                 os.makedirs(work, exist_ok=True)
                 soup = os.path.join(work, "soup.rle")

@@ -37,3 +37,21 @@ pub fn record(needs: Needs, ran: bool) {
             .unwrap_or_else(|e| panic!("cannot append to LIFEGEN_CHECKS_LOG: {e}"));
     }
 }
+
+/// Whether a CUDA GPU is there to run on (recorded as this test's GPU check); without one, says
+/// why, and fails when `LIFEGEN_REQUIRE_GPU` is set.
+pub fn gpu_here() -> bool {
+    let present = match lifegen_runtime::gpu::device::open_device() {
+        Ok(_) => true,
+        Err(e) => {
+            assert!(
+                std::env::var_os("LIFEGEN_REQUIRE_GPU").is_none(),
+                "LIFEGEN_REQUIRE_GPU is set but: {e}"
+            );
+            eprintln!("no GPU here ({e}); skipped");
+            false
+        }
+    };
+    record(Needs::Gpu, present);
+    present
+}

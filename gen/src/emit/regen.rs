@@ -250,7 +250,7 @@ impl LtlGenerated {
             "r{}_{}_n{}",
             self.rule.radius,
             crate::kernel::ltl::rule_slug(&self.rule),
-            crate::kernel::ltl::shape_letter(self.rule.neighbourhood).to_ascii_lowercase()
+            crate::kernel::ltl::shape_name(self.rule.neighbourhood).to_ascii_lowercase()
         )
     }
 }

@@ -54,7 +54,7 @@ impl Ageing {
                 decompose_smallest(&mut b, Basis::Lut3, &vars, table)
             })
             .collect();
-        let network = b.finish(&format!("ageing-{states}"), outputs);
+        let network = b.finish(format!("ageing-{states}"), outputs);
         verify(&network, &spec(states))?;
         Ok(Ageing { states, network })
     }
@@ -249,9 +249,13 @@ impl GenerationsKernel {
         self.ageing.program(&self.rule, &self.alive)
     }
 
-    /// Whether generations chain in one pass (the alive program carries no running state).
+    /// Whether generations chain in one pass: the 3x3 alive rules, whose programs carry no
+    /// running state. Larger than Life runs a generation a pass, as its two-state kernels do,
+    /// whatever its count: a shape counted cell by cell carries no state either, but its
+    /// window grows `r` cells and `2r` rows a generation (at r = 16, ten chained generations
+    /// keep 330 rows a warp).
     pub fn chains(&self) -> bool {
-        self.alive.state_slots == 0
+        self.alive.state_slots == 0 && !matches!(self.rule.alive, AliveRule::LargerThanLife(_))
     }
 
     /// `gens` generations in one program, checked against the rule cell by cell.

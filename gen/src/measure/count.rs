@@ -426,7 +426,11 @@ impl Counted {
                 ltl_techniques(ltl, crate::emit::ptx_stream::DEFAULT_WORDS_PER_LANE)
             }
             Counted::Map(map) => map_techniques(map, records),
-            Counted::Generations(rule) => generations_techniques(rule),
+            Counted::Generations(rule) => {
+                let kernel = crate::kernel::generations::GenerationsKernel::lowered(*rule)
+                    .expect("the ageing network verifies");
+                generations_techniques(&kernel.program())
+            }
         }
     }
 }
@@ -555,12 +559,9 @@ pub fn map_techniques(rule: &crate::map::MapRule, records: &[SearchRecord]) -> V
     }]
 }
 
-/// A Generations rule's one-generation stream program: its alive rule's program (the plain
-/// front end's) and the ageing after it.
-pub fn generations_techniques(rule: &crate::generations::Generations) -> Vec<Technique> {
-    let kernel = crate::kernel::generations::GenerationsKernel::lowered(*rule)
-        .expect("the ageing network verifies");
-    let program = kernel.program();
+/// The row of a Generations rule's one-generation stream `program` (its alive rule's program,
+/// then the ageing).
+pub fn generations_techniques(program: &crate::kernel::ir::Program) -> Vec<Technique> {
     let counts = program.counts();
     vec![Technique {
         lop3_per_word: counts.lut3 as f64,

@@ -53,8 +53,9 @@ impl fmt::Display for LifeLike {
     }
 }
 
-/// The shape of a Larger-than-Life neighbourhood: Golly's square-grid shapes that are stacks of
-/// centred row intervals (`NM`, `NN`, `NC`, `N+`, `N2`).
+/// The shape of a Larger-than-Life neighbourhood: every square-grid shape of Golly 5
+/// (`ltlalgo.cpp`, `VALIDNEIGHBORHOODS`) but the triangular `NL`, each a set of cells `(dx, dy)`
+/// (y down) with integer weights. Masks weigh 1 a cell; `NG` and `NW` carry other weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Neighbourhood {
     /// `NM`: the (2r+1) x (2r+1) square.
@@ -68,10 +69,70 @@ pub enum Neighbourhood {
     Cross,
     /// `N2`: the Euclidean disc dx^2 + dy^2 <= r^2 (`ltlalgo::max_neighbors`, case '2').
     Euclidean,
+    /// `NX`: the saltire, both diagonals |dx| == |dy| <= r.
+    Saltire,
+    /// `N*`: the star, the cross and the saltire together.
+    Star,
+    /// `N#`: the hash, |dx| == 1 or |dy| == 1 within the square.
+    Hash,
+    /// `NH`: the hexagon, the square less its NE and SW corners (|dx - dy| <= r).
+    Hexagonal,
+    /// `NB`: the checkerboard, dx + dy odd.
+    Checkerboard,
+    /// `ND`: the aligned checkerboard, dx + dy even (the centre not counted).
+    AlignedCheckerboard,
+    /// `NA`: the asterisk, the hexagonal grid's three axes: dx == 0, dy == 0 or dx == dy.
+    Asterisk,
+    /// `N3`: the tripod, the three half axes (0, -k), (-k, 0) and (k, k).
+    Tripod,
+    /// `NG`: the Gaussian square, weight (r+1-|dx|)(r+1-|dy|), the centre's (r+1)^2 included.
+    Gaussian,
+    /// `N@<hex>`: a custom mask of the square without the centre.
+    Custom(&'static Mask),
+    /// `NW<hex>`: weights of the whole square, the centre included.
+    Weighted(&'static Mask),
+}
+
+/// The cells of an `N@` or `NW` neighbourhood, as Golly reads its hex digits
+/// (`ltlalgo::read_custom`, `read_weighted`).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct Mask {
+    pub radius: u32,
+    /// Row by row from the top left, the centre included: `(2r+1)^2` weights.
+    pub weights: Box<[i32]>,
+    /// The digits as written (upper case) and the `H` suffix if any: printed back after `N@`
+    /// or `NW`.
+    pub text: Box<str>,
+}
+
+impl Mask {
+    pub fn weight(&self, dx: i64, dy: i64) -> i64 {
+        let r = i64::from(self.radius);
+        if dx.abs() > r || dy.abs() > r {
+            return 0;
+        }
+        let side = 2 * r + 1;
+        i64::from(self.weights[((dy + r) * side + dx + r) as usize])
+    }
+
+    /// The one shared copy of a mask: neighbourhoods stay `Copy`, so each distinct mask a
+    /// process parses is kept (once) for its life.
+    fn intern(self) -> &'static Mask {
+        static MASKS: std::sync::LazyLock<
+            std::sync::Mutex<std::collections::HashSet<&'static Mask>>,
+        > = std::sync::LazyLock::new(Default::default);
+        let mut masks = MASKS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&mask) = masks.get(&self) {
+            return mask;
+        }
+        let mask: &'static Mask = Box::leak(Box::new(self));
+        masks.insert(mask);
+        mask
+    }
 }
 
 impl Neighbourhood {
-    /// Golly's letter after `N`: `M`, `N`, `C`, `+` or `2`.
+    /// Golly's letter after `N`.
     pub fn letter(&self) -> char {
         match self {
             Neighbourhood::Moore => 'M',
@@ -79,17 +140,111 @@ impl Neighbourhood {
             Neighbourhood::Circular => 'C',
             Neighbourhood::Cross => '+',
             Neighbourhood::Euclidean => '2',
+            Neighbourhood::Saltire => 'X',
+            Neighbourhood::Star => '*',
+            Neighbourhood::Hash => '#',
+            Neighbourhood::Hexagonal => 'H',
+            Neighbourhood::Checkerboard => 'B',
+            Neighbourhood::AlignedCheckerboard => 'D',
+            Neighbourhood::Asterisk => 'A',
+            Neighbourhood::Tripod => '3',
+            Neighbourhood::Gaussian => 'G',
+            Neighbourhood::Custom(_) => '@',
+            Neighbourhood::Weighted(_) => 'W',
         }
     }
 
-    pub fn contains(&self, radius: u32, dx: i64, dy: i64) -> bool {
-        self.row_half_width(radius, dy)
-            .is_some_and(|half| dx.unsigned_abs() <= u64::from(half))
+    /// Every neighbourhood lifegen ran before Golly 5's, and ran by row intervals.
+    pub const CENTRED_ROWS: [Neighbourhood; 5] = [
+        Neighbourhood::Moore,
+        Neighbourhood::VonNeumann,
+        Neighbourhood::Circular,
+        Neighbourhood::Cross,
+        Neighbourhood::Euclidean,
+    ];
+
+    /// The letters after `N` as Golly prints them: the letter, and an `N@`/`NW` mask's digits.
+    pub fn text(&self) -> String {
+        match self {
+            Neighbourhood::Custom(mask) | Neighbourhood::Weighted(mask) => {
+                format!("{}{}", self.letter(), mask.text)
+            }
+            _ => self.letter().to_string(),
+        }
     }
 
-    /// Every neighbourhood is symmetric and convex by rows: row `dy` holds the cells
-    /// `-half..=half` around the centre column, or none (`None`) when `|dy| > radius`.
-    /// The bit-sliced kernels count a row of the window with this one number.
+    /// Golly's weight of cell `(dx, dy)` (y down) in the neighbourhood of `radius`: 0 outside
+    /// it; the centre weighs 0 in every shape but `NG` and `NW`, which weigh it themselves.
+    pub fn weight(&self, radius: u32, dx: i64, dy: i64) -> i64 {
+        let r = i64::from(radius);
+        if dx.abs() > r || dy.abs() > r {
+            return 0;
+        }
+        let centre = dx == 0 && dy == 0;
+        let inside = match self {
+            Neighbourhood::Gaussian => return (r + 1 - dx.abs()) * (r + 1 - dy.abs()),
+            Neighbourhood::Custom(mask) | Neighbourhood::Weighted(mask) => {
+                return mask.weight(dx, dy);
+            }
+            Neighbourhood::Moore
+            | Neighbourhood::VonNeumann
+            | Neighbourhood::Circular
+            | Neighbourhood::Cross
+            | Neighbourhood::Euclidean => self.contains(radius, dx, dy),
+            Neighbourhood::Saltire => dx.abs() == dy.abs(),
+            Neighbourhood::Star => dx == 0 || dy == 0 || dx.abs() == dy.abs(),
+            Neighbourhood::Hash => dx.abs() == 1 || dy.abs() == 1,
+            Neighbourhood::Hexagonal => (dx - dy).abs() <= r,
+            Neighbourhood::Checkerboard => (dx + dy) & 1 == 1,
+            Neighbourhood::AlignedCheckerboard => (dx + dy) & 1 == 0,
+            Neighbourhood::Asterisk => dx == 0 || dy == 0 || dx == dy,
+            Neighbourhood::Tripod => {
+                (dx == 0 && dy < 0) || (dy == 0 && dx < 0) || (dx == dy && dx > 0)
+            }
+        };
+        i64::from(inside && !centre)
+    }
+
+    /// Whether a live centre adds one to the count compared with the rule's bounds under `M1`
+    /// (and survival bounds are moved up by one under `M0`): every shape but `NW`, whose
+    /// weights say what the centre counts (Golly ignores `M` for it).
+    pub fn counts_centre(&self) -> bool {
+        !matches!(self, Neighbourhood::Weighted(_))
+    }
+
+    /// Every cell with a weight other than 0: `(dx, dy, weight)`, row by row from the top.
+    pub fn cells_weighted(&self, radius: u32) -> Vec<(i64, i64, i64)> {
+        let r = i64::from(radius);
+        (-r..=r)
+            .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
+            .filter_map(|(dx, dy)| {
+                let w = self.weight(radius, dx, dy);
+                (w != 0).then_some((dx, dy, w))
+            })
+            .collect()
+    }
+
+    /// Golly's `max_neighbors`: the largest count, the sum of the positive weights (the centre
+    /// not counted unless the shape weighs it).
+    pub fn max_neighbours(&self, radius: u32) -> u32 {
+        let r = i64::from(radius);
+        let sum: i64 = (-r..=r)
+            .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
+            .map(|(dx, dy)| self.weight(radius, dx, dy).max(0))
+            .sum();
+        sum as u32
+    }
+
+    pub fn contains(&self, radius: u32, dx: i64, dy: i64) -> bool {
+        match self.row_half_width(radius, dy) {
+            Some(half) => dx.unsigned_abs() <= u64::from(half),
+            None => dy.abs() <= i64::from(radius) && self.weight(radius, dx, dy) != 0,
+        }
+    }
+
+    /// For the shapes that are stacks of centred row intervals (`NM`, `NN`, `NC`, `N+`, `N2`):
+    /// row `dy` holds the cells `-half..=half` around the centre column, or none (`None`) when
+    /// `|dy| > radius`. `None` for every other shape.
     pub fn row_half_width(&self, radius: u32, dy: i64) -> Option<u32> {
         let r = i64::from(radius);
         if dy.abs() > r {
@@ -104,17 +259,31 @@ impl Neighbourhood {
             Neighbourhood::Cross if dy == 0 => r,
             Neighbourhood::Cross => 0,
             Neighbourhood::Euclidean => (r * r - dy * dy).isqrt(),
+            _ => return None,
         };
         Some(half as u32)
     }
 
-    /// Cells in the neighbourhood of `radius`, the centre included: the row widths summed.
-    pub fn cells(&self, radius: u32) -> u32 {
+    /// Row `dy` as runs of equal weights: `(first dx, last dx, weight)`, the centre's extra
+    /// cell (see [`Self::counts_centre`]) not among them.
+    pub fn row_runs(&self, radius: u32, dy: i64) -> Vec<(i64, i64, i64)> {
         let r = i64::from(radius);
-        (-r..=r)
-            .filter_map(|dy| self.row_half_width(radius, dy))
-            .map(|half| 2 * half + 1)
-            .sum()
+        let mut runs: Vec<(i64, i64, i64)> = Vec::new();
+        for dx in -r..=r {
+            let w = self.weight(radius, dx, dy);
+            match runs.last_mut() {
+                Some(run) if run.1 == dx - 1 && run.2 == w && w != 0 => run.1 = dx,
+                _ if w != 0 => runs.push((dx, dx, w)),
+                _ => {}
+            }
+        }
+        runs
+    }
+
+    /// The largest count the bit-sliced kernels hold: [`Self::max_neighbours`] plus the centre
+    /// when it counts. Masks: the cells, the centre included.
+    pub fn cells(&self, radius: u32) -> u32 {
+        self.max_neighbours(radius) + u32::from(self.counts_centre())
     }
 }
 
@@ -150,14 +319,24 @@ pub struct LargerThanLife {
 
 impl LargerThanLife {
     /// Cells in the neighbourhood, the centre included when `include_centre`.
+    /// Golly's largest S and B value (`ltlalgo::setrule`: `maxn + m`): for masks the cells,
+    /// the centre included when `include_centre`.
     pub fn neighbourhood_size(&self) -> u32 {
-        self.neighbourhood.cells(self.radius) - u32::from(!self.include_centre)
+        self.neighbourhood.max_neighbours(self.radius) + u32::from(self.include_centre)
     }
 
-    /// The next state of a cell whose neighbourhood holds `count` live cells (per `include_centre`).
-    pub fn next(&self, alive: bool, count: u32) -> bool {
+    /// The count a cell compares with the bounds: the weighted sum of its neighbourhood's live
+    /// cells, plus itself when alive under `M1` (not for `NW`, whose weights say it).
+    pub fn count(&self, weighted_sum: i64, alive: bool) -> i64 {
+        let own = self.include_centre && alive && self.neighbourhood.counts_centre();
+        weighted_sum + i64::from(own)
+    }
+
+    /// The next state of a cell whose count ([`Self::count`]) is `count`. Weighted counts may
+    /// be negative: no bound matches them (Golly's `ncount >= 0`).
+    pub fn next(&self, alive: bool, count: i64) -> bool {
         let (low, high) = if alive { self.survival } else { self.birth };
-        (low..=high).contains(&count)
+        (i64::from(low)..=i64::from(high)).contains(&count)
     }
 
     /// Golly's smallest torus side for the rule, twice the radius: `ltlalgo::setrule` raises a
@@ -181,7 +360,7 @@ impl LargerThanLife {
     /// upper case, the notation the rule was written in. A rule built with `include_centre`
     /// prints in LtL notation even when marked HROT, which has no `M`.
     pub fn write(&self, f: &mut fmt::Formatter<'_>, states: u16) -> fmt::Result {
-        let n = self.neighbourhood.letter();
+        let n = self.neighbourhood.text();
         if self.notation == LtlNotation::Hrot && !self.include_centre {
             write!(
                 f,
@@ -309,6 +488,9 @@ pub struct RuleError {
 
 /// Golly's largest Larger-than-Life radius.
 pub const MAX_RADIUS: u32 = 500;
+
+/// Golly's largest radius for the Gaussian `NG` (`MAXGAUSSIANRANGE`).
+pub const MAX_GAUSSIAN_RADIUS: u32 = 50;
 
 impl std::str::FromStr for RuleSpec {
     type Err = RuleError;
@@ -443,7 +625,7 @@ fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
 }
 
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
-/// its help page gives them; lifegen runs the first three.
+/// its help page gives them (lifegen runs all but `NL`).
 const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
     ('M', "Moore"),
     ('N', "von Neumann"),
@@ -467,43 +649,155 @@ const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
 const LTL_FORM: &str = "R<r>,C<0|1|2>,M<0|1>,S<min>..<max>,B<min>..<max>,N<M|N|C>";
 const HROT_FORM: &str = "R<r>,C<0|1|2>,S<min>-<max>,B<min>-<max>[,N<M|N|C>]";
 
-/// The neighbourhood of the field after `N` (the `N` already taken off).
-fn parse_neighbourhood(value: &str) -> Result<Neighbourhood, String> {
+/// The neighbourhood of the field after `N` (the `N` already taken off), for `radius`.
+fn parse_neighbourhood(value: &str, radius: u32) -> Result<Neighbourhood, String> {
     let upper = value.to_ascii_uppercase();
     let mut chars = upper.chars();
     let Some(letter) = chars.next() else {
-        return Err(
-            "N without a neighbourhood letter; use NM (Moore), NN (von Neumann) or NC (circular)"
-                .into(),
-        );
+        return Err(format!(
+            "N without a neighbourhood letter; use one of {}",
+            letters_list()
+        ));
     };
+    let rest = chars.as_str();
     let shape = match letter {
         'M' => Neighbourhood::Moore,
         'N' => Neighbourhood::VonNeumann,
         'C' => Neighbourhood::Circular,
         '+' => Neighbourhood::Cross,
         '2' => Neighbourhood::Euclidean,
-        other => {
+        'X' => Neighbourhood::Saltire,
+        '*' => Neighbourhood::Star,
+        '#' => Neighbourhood::Hash,
+        'H' => Neighbourhood::Hexagonal,
+        'B' => Neighbourhood::Checkerboard,
+        'D' => Neighbourhood::AlignedCheckerboard,
+        'A' => Neighbourhood::Asterisk,
+        '3' => Neighbourhood::Tripod,
+        'G' => Neighbourhood::Gaussian,
+        '@' => return parse_mask(rest, radius, false),
+        'W' => return parse_mask(rest, radius, true),
+        'L' => {
             return Err(
-                match GOLLY_NEIGHBOURHOODS.iter().find(|(c, _)| *c == other) {
-                    Some((_, name)) => format!(
-                        "neighbourhood N{other} ({name}) is not supported; lifegen runs NM (Moore), \
-                     NN (von Neumann), NC (circular), N+ (cross) and N2 (Euclidean)"
-                    ),
-                    None => format!(
-                        "{} is not a neighbourhood Golly knows; use NM (Moore), NN (von Neumann) \
-                     or NC (circular)",
-                        quote(&format!("N{other}"))
-                    ),
-                },
+                "neighbourhood NL (triangular) is not supported: its cells flip with the parity \
+                 of x + y, which lifegen's kernels do not know"
+                    .into(),
             );
         }
+        other => {
+            return Err(format!(
+                "{} is not a neighbourhood Golly knows; use one of {}",
+                quote(&format!("N{other}")),
+                letters_list()
+            ));
+        }
     };
-    let rest = chars.as_str();
     if !rest.is_empty() {
         return Err(format!("unexpected {} after N{letter}", quote(rest)));
     }
     Ok(shape)
+}
+
+/// The letters `parse_neighbourhood` takes, for error messages.
+fn letters_list() -> String {
+    let names: Vec<String> = GOLLY_NEIGHBOURHOODS
+        .iter()
+        .filter(|(c, _)| *c != 'L')
+        .map(|(c, name)| format!("N{c} ({name})"))
+        .collect();
+    names.join(", ")
+}
+
+/// `N@` (`weighted` false) or `NW` digits and their `H`/`L` suffix, as Golly's `read_custom`
+/// and `read_weighted` read them (upper case already).
+fn parse_mask(digits: &str, radius: u32, weighted: bool) -> Result<Neighbourhood, String> {
+    let side = 2 * radius as usize + 1;
+    let cells = side * side;
+    let hex_len = digits.bytes().take_while(u8::is_ascii_hexdigit).count();
+    let (hex, suffix) = digits.split_at(hex_len);
+    let value = |c: u8| (c as char).to_digit(16).expect("a hex digit") as i32;
+    let (name, weights) = if weighted {
+        let weights: Vec<i32> = if hex_len == cells {
+            // One digit a cell: 8..F are -(v & 7).
+            hex.bytes()
+                .map(|c| match value(c) {
+                    v if v & 8 != 0 => -(v & 7),
+                    v => v,
+                })
+                .collect()
+        } else if hex_len == 2 * cells {
+            hex.as_bytes()
+                .chunks(2)
+                .map(|pair| match value(pair[0]) << 4 | value(pair[1]) {
+                    v if v & 128 != 0 => -(v & 127),
+                    v => v,
+                })
+                .collect()
+        } else {
+            return Err(format!(
+                "NW at radius {radius} takes {cells} hex digits (one a cell of the {side}x{side} \
+                 square, the centre included) or {}, found {hex_len} (Golly: weighted \
+                 neighborhood is too short)",
+                2 * cells
+            ));
+        };
+        ("NW", weights)
+    } else {
+        let needed = (cells - 1) / 4;
+        if hex_len != needed {
+            return Err(format!(
+                "N@ at radius {radius} takes exactly {needed} hex digits (4 cells a digit, the \
+                 {side}x{side} square without its centre), found {hex_len} (Golly: invalid \
+                 custom neighborhood)"
+            ));
+        }
+        let mut weights: Vec<i32> = hex
+            .bytes()
+            .flat_map(|c| (0..4).rev().map(move |bit| value(c) >> bit & 1))
+            .collect();
+        weights.insert(cells / 2, 0);
+        ("N@", weights)
+    };
+    match suffix {
+        "" | "H" => {}
+        "L" => {
+            return Err(format!(
+                "{name} with the L suffix (triangular grid) is not supported: its rows flip with \
+                 the parity of x + y, which lifegen's kernels do not know"
+            ));
+        }
+        s if weighted && s.starts_with(',') => {
+            return Err(format!(
+                "NW state weights {} are not supported: they weigh cells by state, and lifegen \
+                 runs two-state rules without them",
+                quote(s)
+            ));
+        }
+        s => return Err(format!("unexpected {} after the {name} digits", quote(s))),
+    }
+    let mask = Mask {
+        radius,
+        weights: weights.into(),
+        text: digits.into(),
+    };
+    Ok(if weighted {
+        Neighbourhood::Weighted(mask.intern())
+    } else {
+        Neighbourhood::Custom(mask.intern())
+    })
+}
+
+/// Golly's `NW<weights>,<state weights>`: the rule's fields split the state weights off; they
+/// are refused by name.
+fn state_weights(neighbourhood: &str, extra: &str) -> Result<(), String> {
+    if neighbourhood.len() > 1 && neighbourhood[1..].to_ascii_uppercase().starts_with('W') {
+        return Err(format!(
+            "NW state weights {} are not supported: they weigh cells by state, and lifegen runs \
+             two-state rules without them",
+            quote(extra)
+        ));
+    }
+    Ok(())
 }
 
 /// A number field `R5`, `C0`, `M1`: the number after the letter.
@@ -560,6 +854,7 @@ fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
         }
     }
     if let Some(extra) = fields.get(6) {
+        state_weights(fields[5], extra)?;
         return Err(format!(
             "unexpected {} after the neighbourhood; Golly's LtL notation is {LTL_FORM}",
             quote(extra)
@@ -592,7 +887,7 @@ fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
         include_centre,
         survival: range(fields[3])?,
         birth: range(fields[4])?,
-        neighbourhood: parse_neighbourhood(&fields[5][1..])?,
+        neighbourhood: parse_neighbourhood(&fields[5][1..], radius)?,
         notation: LtlNotation::Ltl,
     };
     check_ltl(rule)?;
@@ -722,7 +1017,7 @@ fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
     let birth = list('B')?;
     let neighbourhood = match rest.first() {
         None => Neighbourhood::Moore,
-        Some(n) if upper(n).starts_with('N') => parse_neighbourhood(&n[1..])?,
+        Some(n) if upper(n).starts_with('N') => parse_neighbourhood(&n[1..], radius)?,
         Some(other) => {
             return Err(format!(
                 "unexpected {} after the B counts; Golly's HROT notation is {HROT_FORM}",
@@ -731,6 +1026,7 @@ fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
         }
     };
     if let Some(extra) = rest.get(1) {
+        state_weights(rest[0], extra)?;
         return Err(format!(
             "unexpected {} after the neighbourhood; Golly's HROT notation is {HROT_FORM}",
             quote(extra)
@@ -754,6 +1050,11 @@ fn check_ltl(rule: LargerThanLife) -> Result<(), String> {
     let radius = rule.radius;
     if !(1..=MAX_RADIUS).contains(&radius) {
         return Err(format!("radius R{radius} is outside 1..{MAX_RADIUS}"));
+    }
+    if rule.neighbourhood == Neighbourhood::Gaussian && radius > MAX_GAUSSIAN_RADIUS {
+        return Err(format!(
+            "radius R{radius} is outside 1..{MAX_GAUSSIAN_RADIUS}, Golly's range for NG"
+        ));
     }
     let max = rule.neighbourhood_size();
     let min_survival = u32::from(rule.include_centre);
@@ -885,9 +1186,77 @@ mod tests {
         for count in 0..=121 {
             for alive in [false, true] {
                 let own = u32::from(alive);
-                assert_eq!(m1.next(alive, count + own), hrot.next(alive, count));
+                assert_eq!(
+                    m1.next(alive, i64::from(count + own)),
+                    hrot.next(alive, i64::from(count))
+                );
             }
         }
+    }
+
+    #[test]
+    fn golly_5_neighbourhoods_parse_and_print_as_bgolly_does() {
+        for (input, canonical, maxn) in [
+            ("R3,C0,M0,S1..4,B1..3,NX", "R3,C0,M0,S1..4,B1..3,NX", 12),
+            ("r3,c2,s1-4,b1-3,n*", "R3,C0,S1-4,B1-3,N*", 24),
+            ("R3,C0,S1-4,B1-3,N#", "R3,C0,S1-4,B1-3,N#", 24),
+            ("R3,C0,M1,S1..4,B1..3,nh", "R3,C0,M1,S1..4,B1..3,NH", 36),
+            ("R3,C0,S1-4,B1-3,NB", "R3,C0,S1-4,B1-3,NB", 24),
+            ("R3,C0,S1-4,B1-3,ND", "R3,C0,S1-4,B1-3,ND", 24),
+            ("R3,C0,S1-4,B1-3,NA", "R3,C0,S1-4,B1-3,NA", 18),
+            ("R3,C0,S1-4,B1-3,N3", "R3,C0,S1-4,B1-3,N3", 9),
+            ("R2,C0,S1-4,B1-3,NG", "R2,C0,S1-4,B1-3,NG", 81),
+            ("R2,C0,S1-4,B1-3,N@891891", "R2,C0,S1-4,B1-3,N@891891", 8),
+            ("R2,C0,S1-4,B1-3,n@891891h", "R2,C0,S1-4,B1-3,N@891891H", 8),
+            (
+                "R2,C0,M1,S1..4,B1..3,N@aAaAaA",
+                "R2,C0,M1,S1..4,B1..3,N@AAAAAA",
+                12,
+            ),
+            (
+                "R1,C0,S1-4,B1-3,NW123401323",
+                "R1,C0,S1-4,B1-3,NW123401323",
+                19,
+            ),
+            (
+                "R1,C0,S1-4,B1-3,NWf2f4f1f2fH",
+                "R1,C0,S1-4,B1-3,NWF2F4F1F2FH",
+                9,
+            ),
+            (
+                "R1,C0,M0,S1..4,B1..3,NW7F0102030405060781",
+                "R1,C0,M0,S1..4,B1..3,NW7F0102030405060781",
+                127 + 28,
+            ),
+        ] {
+            let rule = ltl(input);
+            assert_eq!(rule.to_string(), canonical, "{input}");
+            assert_eq!(ltl(canonical), rule, "{canonical}");
+            assert_eq!(
+                rule.neighbourhood.max_neighbours(rule.radius),
+                maxn,
+                "{input}"
+            );
+        }
+        // Golly's digit orders: N@ row by row from the top left, the most significant bit
+        // first, the centre skipped; NW one or two digits a cell, the centre included.
+        let weight = |text: &str, dx, dy| {
+            let rule = ltl(text);
+            rule.neighbourhood.weight(rule.radius, dx, dy)
+        };
+        assert_eq!(weight("R1,C0,M0,S0..0,B0..0,N@80", -1, -1), 1);
+        assert_eq!(weight("R1,C0,M0,S0..0,B0..0,N@40", 0, -1), 1);
+        assert_eq!(weight("R1,C0,M0,S0..0,B0..0,N@01", 1, 1), 1);
+        assert_eq!(weight("R2,C0,M0,S0..0,B0..0,N@001000", -1, 0), 1);
+        assert_eq!(weight("R1,C0,M0,S0..0,B0..0,NW000010000", 0, 0), 1);
+        assert_eq!(weight("R1,C0,M0,S0..0,B0..0,NW00000000F", 1, 1), -7);
+        assert_eq!(
+            weight("R1,C0,M0,S0..0,B0..0,NW000000000000000088", 1, 1),
+            -8
+        );
+        assert_eq!(weight("R1,C0,M0,S0..0,B0..0,NW000000000000000080", 1, 1), 0);
+        assert_eq!(weight("R2,C0,M0,S0..0,B0..0,NG", 1, -2), 2);
+        assert_eq!(weight("R2,C0,M0,S0..0,B0..0,NG", 0, 0), 9);
     }
 
     #[test]
@@ -1022,20 +1391,19 @@ mod tests {
             ("R5,C2,M0,S34..58,B34..45,NMM", "unexpected \"M\" after NM"),
             ("R0,C2,M0,S1..2,B1..1,NM", "outside"),
             ("R2,C2,M2,S1..2,B1..1,NM", "M must be 0 or 1"),
-            ("R2,C2,M0,S1..2,B1..1,NX", "NX (saltire) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,N*", "N* (star) is not supported"),
-            ("R2,C2,M0,S1..2,B1..1,NH", "NH (hexagonal) is not supported"),
             (
-                "R2,C2,M0,S1..2,B1..1,N@891891",
-                "N@ (custom) is not supported",
+                "R2,C2,M0,S1..2,B1..1,NL",
+                "NL (triangular) is not supported",
             ),
+            ("R2,C2,M0,S1..2,B1..1,N@89189", "exactly 6 hex digits"),
+            ("R2,C2,M0,S1..2,B1..1,N@891891L", "the L suffix"),
             (
                 "R2,C2,M0,S1..2,B1..1,NQ",
                 "\"NQ\" is not a neighbourhood Golly knows",
             ),
             (
-                "R2,C2,S1-2,B1,NW123401323",
-                "NW (weighted) is not supported",
+                "R1,C2,S1-2,B1,NW123401323,11",
+                "NW state weights \"11\" are not supported",
             ),
             ("R3,C2,S0,7-12,27,B8,NM", "\"S0,7-12,27\" is not one range"),
             ("R1,C0,S,B3", "empty S list"),
@@ -1049,6 +1417,21 @@ mod tests {
             ("R5,S34..58", "missing C<states>"),
             ("5,34,45,34", "five whole numbers"),
             ("R5,C0,M1,S34..58,B34..45,NM:K10,10", "Klein bottle"),
+            // Golly 5's neighbourhoods: digits, suffixes, limits.
+            ("R2,C0,S1,B1,N@89189", "exactly 6 hex digits"),
+            ("R2,C0,S1,B1,N@8918911", "exactly 6 hex digits"),
+            ("R1,C0,S1,B1,NW12340132", "9 hex digits"),
+            ("R1,C0,S1,B1,N@80L", "L suffix"),
+            ("R1,C0,S1,B1,NW123401323L", "L suffix"),
+            ("R1,C0,S1,B1,NL", "NL (triangular)"),
+            ("R1,C0,S1,B1,NW123401323,01", "NW state weights"),
+            ("R1,C0,M0,S1..2,B1..1,NW123401323,01", "NW state weights"),
+            ("R1,C0,S1,B1,N@80Q", "unexpected"),
+            ("R1,C0,S1,B1,NXY", "unexpected"),
+            ("R1,C0,S1,B1,NQ", "not a neighbourhood"),
+            ("R51,C0,S1,B1,NG", "outside 1..50"),
+            ("R1,C0,S1-20,B1,N@FF", "exceeds the 8 cells"),
+            ("R1,C0,S1,B1-20,NW123401323", "exceeds the 19 cells"),
         ];
         for (input, needle) in cases {
             let err = parse(input).unwrap_err();

@@ -152,12 +152,37 @@ pub struct Times {
     pub simulate: f64,
     /// The device's own kernel time, where it times it.
     pub kernel: Option<f64>,
+    /// Swapping bands in and out of GPUs (the busiest one's), part of `simulate`.
+    pub copies: f64,
     /// The whole run.
     pub wall: f64,
 }
 
+/// Bytes a banded run moved: the traffic the disk and the link to the device must carry.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Traffic {
+    /// Rows read from the source (made, for a soup).
+    pub read: u64,
+    /// Rows written to the output.
+    pub written: u64,
+    /// Rows copied into and out of the busiest GPU as bands were swapped (none on the CPU).
+    pub copied: u64,
+}
+
+impl Traffic {
+    /// The least time this traffic takes at the rates `times` measured, each stream of it
+    /// overlapping the others: what the disk and the link bound the run by.
+    pub fn bound(&self, times: &Times) -> f64 {
+        [times.read, times.write, times.copies]
+            .into_iter()
+            .fold(0.0, f64::max)
+    }
+}
+
 pub struct Report {
     pub backend: String,
+    /// For a banded run, the bytes it moved.
+    pub traffic: Option<Traffic>,
     pub layout: String,
     pub passes: u64,
     pub population: u64,
@@ -283,22 +308,23 @@ struct Rates {
     per_row_gen: f64,
 }
 
-/// The pass length for a banded run: the one with the least time a generation, where a pass
-/// takes the longer of its file traffic and its simulation (they overlap), and longer passes
-/// spend more of the simulation on halos; then evened out so no short pass is left at the end,
-/// and made a multiple of `step` (the simulator's generations a launch) where that fits.
+/// The pass length for a banded run: the one that takes the `left` generations in the least
+/// time, where a pass takes the longer of its file traffic and its simulation (they overlap),
+/// longer passes spend more of the simulation on halos, and the passes are of equal length
+/// (so no short pass is left at the end); made a multiple of `step` (the simulator's
+/// generations a launch) where that fits.
 fn plan_gens(height: u64, radius: u64, max_rows: u64, left: u64, rates: Rates, step: u64) -> u64 {
-    let per_gen = |gens: u64| -> Option<f64> {
+    let pass = |gens: u64| -> Option<f64> {
         let bands = Bands::new(height, radius, gens, max_rows)?;
         let simulate = bands.count as f64
             * (rates.per_band + bands.rows() as f64 * gens as f64 * rates.per_row_gen);
-        Some(simulate.max(rates.io) / gens as f64)
+        Some(simulate.max(rates.io))
     };
-    let best = (1..=left.max(1))
-        .map_while(|g| per_gen(g).map(|t| (g, t)))
+    let left = left.max(1);
+    let passes = (1..=left)
+        .filter_map(|p| pass(left.div_ceil(p)).map(|t| (p, t * p as f64)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
-        .map_or(1, |(g, _)| g);
-    let passes = left.div_ceil(best);
+        .map_or(left, |(p, _)| p);
     let even = left.div_ceil(passes);
     let rounded = even.div_ceil(step) * step;
     if rounded <= left && Bands::new(height, radius, rounded, max_rows).is_some() {
@@ -352,6 +378,9 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     };
     run_banded(job, max_rows, progress, start)
 }
+
+/// The most words of a band [`calibrate`] writes to time the disk by.
+const WRITE_SAMPLE_WORDS: usize = 8 << 20;
 
 /// The most bytes a band of a copy holds.
 const COPY_BAND_BYTES: u64 = 256 << 20;
@@ -436,6 +465,7 @@ fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Re
     times.wall = start.elapsed().as_secs_f64();
     Ok(Report {
         backend: sim.describe(),
+        traffic: None,
         layout: "held whole".into(),
         passes,
         population,
@@ -462,12 +492,29 @@ fn run_banded(
     let (width, height) = job.source.size();
     let r = radius(&job.rule);
     let row_bytes = width.div_ceil(64) * 8;
-    // A first pass short enough to measure the rates by, unless the user chose.
-    let mut gens = job
-        .gens_per_pass
-        .unwrap_or_else(|| (max_rows / (16 * r)).max(1))
-        .min(job.gens);
     let mut times = Times::default();
+    // One simulator slot a worker (a band at a time on each), kept from pass to pass.
+    let mut held: Vec<Option<Held>> = job.simulators.devices.iter().map(|_| None).collect();
+    // The first pass planned from rates measured on one band, unless the user chose; the
+    // passes after it from the first pass's own rates.
+    let mut gens = match job.gens_per_pass {
+        Some(gens) => gens,
+        None if job.gens == 0 => 0,
+        None => {
+            let (rates, step) = calibrate(&job, max_rows, &mut held[0], &mut times)?;
+            let gens = plan_gens(height, r, max_rows, job.gens, rates, step);
+            progress.note(&format!(
+                "measured a band of {max_rows} rows: {:.2} s of file traffic a pass (guessed \
+                 from reading it), {:.2} s to swap a band, {:.3} ns a row a generation; \
+                 {gens} generations in the first pass",
+                rates.io,
+                rates.per_band,
+                rates.per_row_gen * 1e9
+            ));
+            gens
+        }
+    }
+    .min(job.gens);
     // A pass reads the source's rows unchecked: check a file's blocks once, first. (Held whole,
     // the rows are checked as they are read.)
     if let Source::File(file) = &job.source {
@@ -476,8 +523,7 @@ fn run_banded(
         times.read += checking.elapsed().as_secs_f64();
     }
     let mut kernel = None;
-    // One simulator slot a worker (a band at a time on each), kept from pass to pass.
-    let mut held: Vec<Option<Held>> = job.simulators.devices.iter().map(|_| None).collect();
+    let mut traffic = Traffic::default();
     let mut done = 0;
     let mut passes = 0;
     let mut population;
@@ -512,6 +558,12 @@ fn run_banded(
         times.read += pass.read;
         times.write += pass.write;
         times.simulate += pass.simulate;
+        traffic.read += bands.count * bands.rows() * row_bytes;
+        traffic.written += height * row_bytes;
+        if job.simulators.on_gpu {
+            times.copies += pass.swap;
+            traffic.copied += 2 * pass.swaps * bands.rows() * row_bytes;
+        }
         if let Some(k) = pass.kernel {
             *kernel.get_or_insert(0.0) += k;
         }
@@ -548,6 +600,7 @@ fn run_banded(
     times.kernel = kernel;
     times.wall = start.elapsed().as_secs_f64();
     Ok(Report {
+        traffic: Some(traffic),
         backend: held.into_iter().flatten().next().map_or_else(
             || "none (no generations to run)".into(),
             |h| h.sim.describe(),
@@ -559,6 +612,54 @@ fn run_banded(
     })
 }
 
+/// Rates for planning the first pass, measured on one band of `max_rows` rows read from the
+/// source: its simulator made (and kept in `slot` for the first pass), a launch of generations
+/// timed on it after a first one, and a swap of a band. The file traffic of a pass is guessed
+/// as the universe read or written (they overlap), at the slower of the rate the band was read
+/// and the rate a sample of it was written and synced beside the output. Also returns the
+/// simulator's generations a launch.
+fn calibrate(
+    job: &Job,
+    max_rows: u64,
+    slot: &mut Option<Held>,
+    times: &mut Times,
+) -> Result<(Rates, u64), RunError> {
+    let (width, height) = job.source.size();
+    let rows = max_rows.min(height);
+    let workers = job.simulators.devices.len().max(1) as f64;
+    let reading = Instant::now();
+    let mut band = Universe::new(width, rows)?;
+    job.source.read_wrapped(0, band.words_mut())?;
+    let read = reading.elapsed().as_secs_f64();
+    times.read += read;
+    let simulating = Instant::now();
+    let mut sim = (job.simulators.make)(job.simulators.devices[0], band)?;
+    let step = sim.preferred_step();
+    // The first launch loads what the device loads lazily; the second is timed.
+    sim.advance(step)?;
+    let advancing = Instant::now();
+    sim.advance(step)?;
+    let advance = advancing.elapsed().as_secs_f64();
+    let swapping = Instant::now();
+    let band = sim.replace(Universe::new(width, rows)?)?;
+    let swap = swapping.elapsed().as_secs_f64();
+    times.simulate += simulating.elapsed().as_secs_f64();
+    *slot = Some(Held { sim, rows });
+    // A sample of the band written where the output goes, at most 64 MiB.
+    let sample = &band.words()[..band.words().len().min(WRITE_SAMPLE_WORDS)];
+    let written = universe_file::write_seconds(&job.output, sample)?;
+    times.write += written;
+    let per_byte =
+        (read / (band.words().len() * 8) as f64).max(written / (sample.len() * 8) as f64);
+    let io = per_byte * (height * width.div_ceil(64) * 8) as f64;
+    let rates = Rates {
+        io,
+        per_band: swap / workers,
+        per_row_gen: advance / (rows * step) as f64 / workers,
+    };
+    Ok((rates, step))
+}
+
 struct PassReport {
     read: f64,
     write: f64,
@@ -566,6 +667,8 @@ struct PassReport {
     simulate: f64,
     /// Swapping bands in and out of the simulator.
     swap: f64,
+    /// Bands swapped in and out (each a copy in and a copy out).
+    swaps: u64,
     /// Advancing bands.
     advance: f64,
     kernel: Option<f64>,
@@ -692,6 +795,7 @@ fn run_pass(
             write: write + finishing.elapsed().as_secs_f64(),
             simulate: times.simulate,
             swap: times.swap,
+            swaps: times.swaps,
             advance: times.advance,
             kernel: times.kernel,
             population,
@@ -705,6 +809,7 @@ fn run_pass(
 struct WorkTimes {
     simulate: f64,
     swap: f64,
+    swaps: u64,
     advance: f64,
     kernel: Option<f64>,
 }
@@ -749,6 +854,7 @@ fn work(
             Some(h) => {
                 let result = h.sim.replace(band)?;
                 t.swap += simulating.elapsed().as_secs_f64();
+                t.swaps += 1;
                 Some(result)
             }
             None => {
@@ -779,6 +885,7 @@ fn work(
         let took = swapping.elapsed().as_secs_f64();
         t.simulate += took;
         t.swap += took;
+        t.swaps += 1;
         let _ = to_writer.send((k, result));
     }
     Ok(t)
@@ -859,6 +966,19 @@ mod tests {
         assert!((bands.count - 1) * bands.interior < 1000);
         assert_eq!(Bands::new(1000, 2, 10, 40), None);
         assert_eq!(Bands::new(1000, 1, 1, 3).unwrap().interior, 1);
+    }
+
+    #[test]
+    fn one_long_pass_beats_two_that_read_and_write_the_universe_twice() {
+        // 393216^2 under 4 GiB on the H100 (benchmarks/gpu-ooc-plan-795db6e.log): the best
+        // pass alone is about 2730 generations, but 4096 in two passes of 2048 read and write
+        // the universe twice (2 x 14.6 s) where one pass of 4096 simulates for 22.8 s.
+        let rates = Rates {
+            io: 14.59,
+            per_band: 0.29,
+            per_row_gen: 8.986e-9,
+        };
+        assert_eq!(plan_gens(393_216, 1, 38_229, 4096, rates, 10), 4096);
     }
 
     #[test]

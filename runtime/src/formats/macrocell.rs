@@ -1,4 +1,4 @@
-//! Golly's macrocell format (`.mc`) for two-state rules: reading and writing.
+//! Golly's macrocell format (`.mc`): reading and writing, two-state and multi-state.
 //!
 //! A macrocell file is a hash-consed quadtree, one node a line after a `[M2] (...)` first line
 //! and optional `#` lines (`#R <rule>`, `#G <generation>`, comments). Nodes are numbered from 1
@@ -6,7 +6,8 @@
 //! 3), written as rows top to bottom, `.` dead and `*` alive, each row ended by `$`; trailing
 //! dead cells and trailing empty rows are left out. Any other node is `<level> <nw> <ne> <sw>
 //! <se>`, its four quadrants, each one level down; a node of level k covers 2^k x 2^k cells. The
-//! last node is the root.
+//! last node is the root. Files of rules with more states (Generations; Golly's
+//! `ghashbase::writecell`) have 2x2 leaves instead, `1 <nw> <ne> <sw> <se>` of states.
 //!
 //! Golly's cell (0, 0) is the cell just right of and above the root's centre: column 2^(k-1)
 //! and row 2^(k-1) - 1 from the top-left corner of a root of level k (`hlifealgo::getcell` in
@@ -44,6 +45,9 @@ pub const MAX_LEVEL: u32 = 63;
 /// The level of a leaf: 8x8 cells.
 const LEAF_LEVEL: u32 = 3;
 
+/// The level of a leaf of states (multi-state files): 2x2 cells.
+const STATE_LEAF_LEVEL: u32 = 1;
+
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum McError {
     /// The text is malformed.
@@ -54,13 +58,16 @@ pub enum McError {
     Universe(#[from] UniverseError),
     #[error("the pattern has live cells left of or above its torus :T{0},{1} (the file's #R rule)")]
     OutsideTorus(u64, u64),
+    #[error("a cell in state {0}, out of range for the rule's {1} states")]
+    States(u8, u16),
 }
 
 /// One node of the file.
 #[derive(Clone, Copy, Debug)]
 struct Node {
     level: u8,
-    /// A leaf's cells: row r in byte r, column c in bit c of it (0 for other nodes).
+    /// A leaf's cells: row r in byte r, column c in bit c of it; a leaf of states (level 1):
+    /// the states of nw, ne, sw, se in bytes 0 to 3 (0 for other nodes).
     cells: u64,
     /// The quadrants nw, ne, sw, se (0 = empty); all 0 for a leaf.
     children: [u32; 4],
@@ -75,6 +82,8 @@ pub struct Tree {
     /// `nodes[i - 1]` is node number `i`.
     nodes: Vec<Node>,
     rule: Option<RuleSpec>,
+    /// The highest state of a leaf of states (1 in a two-state file).
+    highest_state: u8,
 }
 
 impl Tree {
@@ -129,7 +138,9 @@ impl Tree {
     pub fn population(&self) -> u128 {
         let mut counts: Vec<u128> = Vec::with_capacity(self.nodes.len());
         for node in &self.nodes {
-            let count = if u32::from(node.level) == LEAF_LEVEL {
+            let count = if u32::from(node.level) == STATE_LEAF_LEVEL {
+                (0..4).filter(|k| node.cells >> (8 * k) & 0xFF != 0).count() as u128
+            } else if is_bit_leaf(node) {
                 u128::from(node.cells.count_ones())
             } else {
                 node.children
@@ -158,6 +169,9 @@ impl Tree {
                 .expect("without a torus the box starts at (0, 0)");
             return Err(McError::OutsideTorus(w, h));
         }
+        if u16::from(self.highest_state) >= universe.states() {
+            return Err(McError::States(self.highest_state, universe.states()));
+        }
         let (width, height) = (universe.width() as i128, universe.height() as i128);
         if x1 >= width || y1 >= height {
             return Err(UniverseError::PatternTooLarge {
@@ -184,7 +198,18 @@ impl Tree {
             return;
         }
         let level = u32::from(node.level);
-        if level == LEAF_LEVEL {
+        if level == STATE_LEAF_LEVEL {
+            for k in 0..4u32 {
+                let state = (node.cells >> (8 * k) & 0xFF) as u16;
+                let (cx, cy) = (x + i128::from(k % 2), y + i128::from(k / 2));
+                // The cells left of or above the universe are dead (checked by the caller).
+                if state != 0 && cx >= 0 && cy >= 0 {
+                    universe.set_state(cx as usize, cy as usize, state);
+                }
+            }
+            return;
+        }
+        if is_bit_leaf(node) {
             let words_per_row = universe.words_per_row();
             let words = universe.words_mut();
             for r in 0..8 {
@@ -220,7 +245,8 @@ impl Tree {
     /// The universe the file describes, of its own size (see [`Tree::size`]).
     pub fn to_universe(&self) -> Result<Universe, McError> {
         let (width, height) = self.size();
-        let mut universe = Universe::new(width, height)?;
+        let states = self.rule.map_or(2, |r| r.rule.states());
+        let mut universe = Universe::new(width, height)?.with_states(states)?;
         self.read_into(&mut universe)?;
         Ok(universe)
     }
@@ -261,6 +287,7 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
     let mut tree = Tree {
         nodes: Vec::new(),
         rule: None,
+        highest_state: 1,
     };
     while let Some(number) = lines.line(&mut buf)? {
         let fail = |message: String| McError::Line {
@@ -289,6 +316,13 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
         } else {
             inner(text, &tree.nodes).map_err(fail)?
         };
+        if u32::from(node.level) == STATE_LEAF_LEVEL {
+            let highest = (0..4)
+                .map(|k| (node.cells >> (8 * k)) as u8)
+                .max()
+                .unwrap_or(0);
+            tree.highest_state = tree.highest_state.max(highest);
+        }
         tree.nodes.push(node);
     }
     Ok(tree)
@@ -333,6 +367,36 @@ fn leaf(text: &str) -> Result<Node, String> {
     })
 }
 
+/// Whether `node` is an 8x8 leaf of a two-state file (an inner node of level 3 has children).
+fn is_bit_leaf(node: &Node) -> bool {
+    u32::from(node.level) == LEAF_LEVEL && node.children == [0; 4]
+}
+
+/// A leaf of states, `1 <nw> <ne> <sw> <se>` (each 0 to 255).
+fn state_leaf(numbers: &[u64]) -> Result<Node, String> {
+    let mut cells = 0u64;
+    let mut bbox: Option<[u64; 4]> = None;
+    for (k, &state) in numbers.iter().enumerate() {
+        if state > 255 {
+            return Err(format!("a cell in state {state}; Golly's states go to 255"));
+        }
+        cells |= state << (8 * k);
+        if state != 0 {
+            let (x, y) = (k as u64 % 2, k as u64 / 2);
+            bbox = Some(match bbox {
+                None => [x, y, x, y],
+                Some(b) => [b[0].min(x), b[1].min(y), b[2].max(x), b[3].max(y)],
+            });
+        }
+    }
+    Ok(Node {
+        level: STATE_LEAF_LEVEL as u8,
+        cells,
+        children: [0; 4],
+        bbox,
+    })
+}
+
 fn leaf_bbox(cells: u64) -> Option<[u64; 4]> {
     if cells == 0 {
         return None;
@@ -366,12 +430,11 @@ fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
         .collect::<Result<_, _>>()
         .map_err(|_| bad())?;
     let level = numbers[0];
-    if level <= u64::from(LEAF_LEVEL) {
-        return Err(format!(
-            "a node of level {level}: levels below 4 are Golly's multi-state macrocell format \
-             (leaves of 2x2 states); lifegen reads two-state files, whose leaves are 8x8 lines \
-             of '.', '*' and '$'"
-        ));
+    if level == u64::from(STATE_LEAF_LEVEL) {
+        return state_leaf(&numbers[1..]);
+    }
+    if level == 0 {
+        return Err("a node of level 0; leaves of states are level 1".into());
     }
     if level > u64::from(MAX_LEVEL) {
         return Err(format!(
@@ -433,6 +496,8 @@ pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 enum Key {
     Leaf(u64),
+    /// A leaf of states: nw, ne, sw, se.
+    States([u16; 4]),
     Inner(u8, [u64; 4]),
 }
 
@@ -456,7 +521,22 @@ impl<W: Write> Writer<'_, W> {
         if ux + side <= 0 || uy + side <= 0 || ux >= width || uy >= height {
             return Ok(0);
         }
-        let key = if level == LEAF_LEVEL {
+        let states = self.universe.states() > 2;
+        let key = if states && level == STATE_LEAF_LEVEL {
+            let state = |dx: i64, dy: i64| {
+                let (cx, cy) = (ux + dx, uy + dy);
+                if (0..width).contains(&cx) && (0..height).contains(&cy) {
+                    self.universe.state(cx as usize, cy as usize)
+                } else {
+                    0
+                }
+            };
+            let cells = [state(0, 0), state(1, 0), state(0, 1), state(1, 1)];
+            if cells == [0; 4] {
+                return Ok(0);
+            }
+            Key::States(cells)
+        } else if !states && level == LEAF_LEVEL {
             let mut cells = 0u64;
             for r in 0..8 {
                 let y = uy + r;
@@ -497,6 +577,9 @@ impl<W: Write> Writer<'_, W> {
                     self.line.push(b'$');
                 }
                 self.line.push(b'\n');
+            }
+            Key::States([nw, ne, sw, se]) => {
+                writeln!(self.line, "1 {nw} {ne} {sw} {se}")?;
             }
             Key::Inner(level, [nw, ne, sw, se]) => {
                 writeln!(self.line, "{level} {nw} {ne} {sw} {se}")?;
@@ -854,6 +937,35 @@ mod tests {
     }
 
     #[test]
+    fn multi_state_files_write_and_read_back() {
+        let rule: lifegen_gen::Rule = "345/2/4".parse().unwrap();
+        for (w, h) in [(9, 5), (70, 33), (1, 1), (64, 64)] {
+            let universe = Universe::random_states(w, h, 4, 0.4, 5).unwrap();
+            let text = write(&universe, &rule);
+            assert!(text.lines().nth(2).unwrap().starts_with("1 "), "{text}");
+            let tree = parse(&text).unwrap();
+            assert_eq!(tree.population(), u128::from(universe.population()));
+            assert!(tree.to_universe().unwrap() == universe, "{w}x{h}\n{text}");
+        }
+    }
+
+    #[test]
+    fn golly_s_multi_state_leaves_read_and_states_beyond_the_rule_are_refused() {
+        // Golly's writecell: 2x2 leaves of states, then nodes one level up.
+        let text = "[M2] (golly 5.0)\n#R /2/3\n1 0 1 2 0\n1 2 0 0 1\n2 1 2 0 1\n3 0 3 0 0\n";
+        let tree = parse(text).unwrap();
+        let u = tree.to_universe().unwrap();
+        assert_eq!(u.states(), 3);
+        assert_eq!(tree.population(), 6);
+        assert_eq!(u.population(), 6);
+        let mut two = Universe::new(4, 4).unwrap();
+        assert!(matches!(
+            tree.read_into(&mut two),
+            Err(McError::States(2, 2))
+        ));
+    }
+
+    #[test]
     fn malformed_files_are_errors_naming_the_line() {
         let cases = [
             ("", 1, "must start with [M2]"),
@@ -874,7 +986,8 @@ mod tests {
                 3,
                 "expected a leaf",
             ),
-            ("[M2]\n1 0 1 1 0\n", 2, "multi-state"),
+            ("[M2]\n1 0 1 300 0\n", 2, "go to 255"),
+            ("[M2]\n0 0 1 1 0\n", 2, "level 0"),
             ("[M2]\n*$\n64 1 0 0 0\n", 3, "deeper than the 63"),
             ("[M2]\n.........*$\n", 2, "column 10 of row 1"),
             ("[M2]\n$$$$$$$$*$\n", 2, "row 9"),

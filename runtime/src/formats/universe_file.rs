@@ -422,6 +422,26 @@ pub struct Writer {
     blocks: Vec<u32>,
 }
 
+/// Seconds `sample`'s bytes take to reach the disk beside `path`: written and synced to the
+/// temporary file a run into `path` writes (the next [`Writer::create`] removes it, so a run
+/// killed meanwhile leaves nothing new), then removed.
+pub fn write_seconds(path: &Path, sample: &[u64]) -> Result<f64, FileError> {
+    let partial = partial_path(path);
+    let start = std::time::Instant::now();
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&partial)
+        .map_err(io_error(&partial))?;
+    file.write_all(as_bytes(sample))
+        .and_then(|()| file.sync_all())
+        .map_err(io_error(&partial))?;
+    let took = start.elapsed().as_secs_f64();
+    fs::remove_file(&partial).map_err(io_error(&partial))?;
+    Ok(took)
+}
+
 impl Writer {
     /// Starts the temporary file for a `width` x `height` universe at `path`, removing one a
     /// killed run left.

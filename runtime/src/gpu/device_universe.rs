@@ -4,15 +4,19 @@
 use std::sync::Arc;
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg, sys,
+    CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg, sys,
 };
 use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_edges;
 
 use crate::gpu::device::{GpuError, driver};
+use crate::gpu::staging::{Staging, on_threads};
 use crate::universe::Universe;
 
 pub(crate) struct DeviceUniverse {
+    /// The universe's own stream: every copy and kernel of it goes there, in order. Bands on
+    /// one GPU each have theirs, so their kernels run at once; what crosses between streams
+    /// (a band exchange, [`crate::gpu::exchange`]) is ordered by events recorded for it.
     pub stream: Arc<CudaStream>,
     buffers: [CudaSlice<u32>; 2],
     current: usize,
@@ -26,12 +30,19 @@ pub(crate) struct DeviceUniverse {
     /// Whether the cells past the edges are dead (a bounded plane) rather than wrapped.
     pub plane: bool,
     edges: CudaFunction,
+    staging: Staging,
     host: Universe,
 }
 
-/// Rows copied between host and GPU at a time where a row's layout differs: bounds the host
-/// memory a copy takes beside the universe.
-const COPY_WORDS: usize = 1 << 24;
+/// Words of a page-locked buffer rows pass through between host and GPU (two a universe):
+/// 32 MiB, long enough to keep the link busy, short enough that two universes on a GPU pin
+/// little of the host's memory.
+const COPY_WORDS: usize = 1 << 23;
+
+/// Threads that repack rows for a copy.
+fn copy_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(8))
+}
 
 impl DeviceUniverse {
     /// Checks the free memory (two copies), then copies `universe` to the GPU, its rows padded
@@ -64,10 +75,17 @@ impl DeviceUniverse {
         let edges = module
             .load_function(ptx_edges::EDGE_ENTRY)
             .map_err(driver("find the edge kernel"))?;
-        let stream = ctx.default_stream();
+        // Ordering is explicit (one stream, and the exchange's events), so cudarc's per-buffer
+        // events would only add work to every launch.
+        // SAFETY: set before anything is allocated in this context object; every buffer made
+        // here is used on `stream` only, and other streams reach it after waiting on events.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.new_stream().map_err(driver("create a stream"))?;
         let n = stride as usize * rows as usize * universe.planes();
         let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
         let buffers = [alloc(&stream)?, alloc(&stream)?];
+        let chunk_rows = (COPY_WORDS / stride as usize).clamp(1, rows.max(1) as usize);
+        let staging = Staging::new(&stream, chunk_rows * stride as usize)?;
         let mut device = DeviceUniverse {
             stream,
             buffers,
@@ -78,30 +96,38 @@ impl DeviceUniverse {
             ghost,
             plane,
             edges,
+            staging,
             host: universe,
         };
         device.upload(0, None)?;
         Ok(device)
     }
 
-    /// The padded row's shape (`stride`, `ghost`, words of cells, rows copied at a time) and a
-    /// buffer for copying `rows` rows that way.
-    fn staging(&self, rows: usize) -> ([usize; 4], Vec<u32>) {
+    /// The padded row's shape: `stride`, `ghost`, words of cells, rows copied at a time.
+    fn shape(&self) -> [usize; 4] {
         let stride = self.stride as usize;
-        let chunk_rows = (COPY_WORDS / stride).max(1);
-        let shape = [stride, self.ghost as usize, self.words as usize, chunk_rows];
-        (shape, vec![0u32; chunk_rows.min(rows) * stride])
+        let chunk_rows = self.staging.words() / stride;
+        [stride, self.ghost as usize, self.words as usize, chunk_rows]
+    }
+
+    /// The device address of word `at` of the current copy.
+    fn word_ptr(&self, at: usize) -> sys::CUdeviceptr {
+        let (base, _) = self.buffers[self.current].device_ptr(&self.stream);
+        base + (at * 4) as sys::CUdeviceptr
     }
 
     /// Copies host rows to the current copy from row `y`: `words` (whole host rows of the
     /// alive plane), or every plane of the held host universe when `None`.
     fn upload(&mut self, y: usize, words: Option<&[u64]>) -> Result<(), GpuError> {
+        let host_row = self.host.words_per_row();
         match words {
-            Some(words) => self.upload_plane(0, y, words),
+            Some(words) => self.upload_plane(0, y, words, host_row),
             None => {
+                // The held universe is moved out while its planes are copied (the copies borrow
+                // the device mutably): its row shape is taken first.
                 let host = std::mem::replace(&mut self.host, Universe::new(1, 1).expect("1x1"));
-                let result =
-                    (0..host.planes()).try_for_each(|p| self.upload_plane(p, 0, host.plane(p)));
+                let result = (0..host.planes())
+                    .try_for_each(|p| self.upload_plane(p, 0, host.plane(p), host_row));
                 self.host = host;
                 result
             }
@@ -113,28 +139,42 @@ impl DeviceUniverse {
         self.stride as usize * self.rows as usize
     }
 
-    /// Copies host rows of bit-plane `plane` to the current copy from row `y`.
-    fn upload_plane(&mut self, plane: usize, y: usize, words: &[u64]) -> Result<(), GpuError> {
-        let host_row = self.host.words_per_row();
-        let base = plane * self.plane_words();
-        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(words.len() / host_row);
-        for (c, rows) in words.chunks(chunk_rows * host_row).enumerate() {
-            let count = rows.len() / host_row;
-            for (row, out) in rows.chunks(host_row).zip(staging.chunks_mut(stride)) {
-                out[ghost..ghost + n].copy_from_slice(&as_u32(row)[..n]);
-            }
-            let at = base + (y + c * chunk_rows) * stride;
-            let mut dst = self.buffers[self.current].slice_mut(at..at + count * stride);
-            self.stream
-                .memcpy_htod(&staging[..count * stride], &mut dst)
-                .map_err(driver("copy rows to the GPU"))?;
-        }
-        Ok(())
+    /// Copies host rows (`host_row` words each) of bit-plane `plane` to the current copy from
+    /// row `y`.
+    fn upload_plane(
+        &mut self,
+        plane: usize,
+        y: usize,
+        words: &[u64],
+        host_row: usize,
+    ) -> Result<(), GpuError> {
+        let [stride, ghost, n, chunk_rows] = self.shape();
+        let at = plane * self.plane_words() + y * stride;
+        let first = self.word_ptr(at);
+        let rows = words.len() / host_row;
+        self.staging
+            .upload(&self.stream, rows.div_ceil(chunk_rows), |c, buffer| {
+                let host = &words[c * chunk_rows * host_row..];
+                let count = chunk_rows.min(host.len() / host_row);
+                on_threads(
+                    &mut buffer[..count * stride],
+                    stride,
+                    copy_threads(),
+                    |r, out| {
+                        let rows = host[r * host_row..].chunks(host_row);
+                        for (out, row) in out.chunks_mut(stride).zip(rows) {
+                            out[ghost..ghost + n].copy_from_slice(&as_u32(row)[..n]);
+                        }
+                    },
+                );
+                let to = first + (c * chunk_rows * stride * 4) as sys::CUdeviceptr;
+                (to, count * stride)
+            })
     }
 
     /// Rows `y..y + rows` of the current copy into `out` (whole host rows), bits past the width
     /// cleared.
-    fn download(&self, y: usize, out: &mut [u64]) -> Result<(), GpuError> {
+    fn download(&mut self, y: usize, out: &mut [u64]) -> Result<(), GpuError> {
         let host_row = self.host.words_per_row();
         self.download_rows(0, y, out, host_row, self.host.last_word_mask())
     }
@@ -142,30 +182,41 @@ impl DeviceUniverse {
     /// [`Self::download`] of bit-plane `plane` into rows of `host_row` words whose last word
     /// keeps the bits of `mask` (the held host universe may be out of place).
     fn download_rows(
-        &self,
+        &mut self,
         plane: usize,
         y: usize,
         out: &mut [u64],
         host_row: usize,
         mask: u64,
     ) -> Result<(), GpuError> {
-        let base = plane * self.plane_words();
-        let ([stride, ghost, n, chunk_rows], mut staging) = self.staging(out.len() / host_row);
-        for (c, rows) in out.chunks_mut(chunk_rows * host_row).enumerate() {
-            let count = rows.len() / host_row;
-            let at = base + (y + c * chunk_rows) * stride;
-            let src = self.buffers[self.current].slice(at..at + count * stride);
-            self.stream
-                .memcpy_dtoh(&src, &mut staging[..count * stride])
-                .map_err(driver("copy rows from the GPU"))?;
-            for (row, data) in rows.chunks_mut(host_row).zip(staging.chunks(stride)) {
-                let cells = as_u32_mut(row);
-                cells[..n].copy_from_slice(&data[ghost..ghost + n]);
-                cells[n..].fill(0);
-                row[host_row - 1] &= mask;
-            }
-        }
-        Ok(())
+        let [stride, ghost, n, chunk_rows] = self.shape();
+        let at = plane * self.plane_words() + y * stride;
+        let first = self.word_ptr(at);
+        let rows = out.len() / host_row;
+        let from = |c: usize| {
+            let count = chunk_rows.min(rows - c * chunk_rows);
+            let at = first + (c * chunk_rows * stride * 4) as sys::CUdeviceptr;
+            (at, count * stride)
+        };
+        self.staging
+            .download(&self.stream, rows.div_ceil(chunk_rows), from, |c, data| {
+                let host = &mut out[c * chunk_rows * host_row..];
+                let count = data.len() / stride;
+                on_threads(
+                    &mut host[..count * host_row],
+                    host_row,
+                    copy_threads(),
+                    |r, rows| {
+                        let padded = data[r * stride..].chunks(stride);
+                        for (row, data) in rows.chunks_mut(host_row).zip(padded) {
+                            let cells = as_u32_mut(row);
+                            cells[..n].copy_from_slice(&data[ghost..ghost + n]);
+                            cells[n..].fill(0);
+                            row[host_row - 1] &= mask;
+                        }
+                    },
+                );
+            })
     }
 
     /// The universe now, copied back from the GPU.
@@ -197,7 +248,7 @@ impl DeviceUniverse {
     }
 
     /// Rows `y..y + rows` of the universe now, as host rows.
-    pub fn read_rows(&self, y: usize, rows: usize) -> Result<Vec<u64>, GpuError> {
+    pub fn read_rows(&mut self, y: usize, rows: usize) -> Result<Vec<u64>, GpuError> {
         let mut host = vec![0u64; rows * self.host.words_per_row()];
         self.download(y, &mut host)?;
         Ok(host)
@@ -208,12 +259,24 @@ impl DeviceUniverse {
         self.upload(y, Some(words))
     }
 
+    /// The device address of row `y` of the alive plane now (the copy the next kernel reads),
+    /// its padding included: rows follow each other [`Self::row_bytes`] apart.
+    pub fn row_ptr(&self, y: usize) -> sys::CUdeviceptr {
+        let (base, _) = self.buffers[self.current].device_ptr(&self.stream);
+        base + (y * self.row_bytes()) as sys::CUdeviceptr
+    }
+
+    /// Bytes a padded row on the device.
+    pub fn row_bytes(&self) -> usize {
+        self.stride as usize * 4
+    }
+
     /// Runs `launches` kernels back to back, each from the current copy into the other, and
     /// returns the GPU time they took (CUDA events), in milliseconds.
     pub fn run(
         &mut self,
         launches: usize,
-        mut launch: impl FnMut(
+        launch: impl FnMut(
             usize,
             &Arc<CudaStream>,
             &CudaSlice<u32>,
@@ -225,6 +288,26 @@ impl DeviceUniverse {
             .stream
             .record_event(timing)
             .map_err(driver("record an event"))?;
+        self.enqueue(launches, launch)?;
+        let end = self
+            .stream
+            .record_event(timing)
+            .map_err(driver("record an event"))?;
+        end.synchronize().map_err(driver("run the kernels"))?;
+        Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
+    }
+
+    /// As [`DeviceUniverse::run`], but returns once the kernels are on the stream.
+    pub fn enqueue(
+        &mut self,
+        launches: usize,
+        mut launch: impl FnMut(
+            usize,
+            &Arc<CudaStream>,
+            &CudaSlice<u32>,
+            &mut CudaSlice<u32>,
+        ) -> Result<(), GpuError>,
+    ) -> Result<(), GpuError> {
         let width = self.host.width() as u32;
         let (words, stride, ghost) = (self.words, self.stride, self.ghost);
         // Every plane's rows: the edges of a row read that row only.
@@ -254,12 +337,7 @@ impl DeviceUniverse {
             launch(step, &self.stream, src, dst)?;
             self.current ^= 1;
         }
-        let end = self
-            .stream
-            .record_event(timing)
-            .map_err(driver("record an event"))?;
-        end.synchronize().map_err(driver("run the kernels"))?;
-        Ok(start.elapsed_ms(&end).map_err(driver("time the kernels"))? as f64)
+        Ok(())
     }
 }
 

@@ -4,4 +4,6 @@
 pub mod ceilings;
 pub mod device;
 pub(crate) mod device_universe;
+pub mod exchange;
+pub(crate) mod staging;
 pub mod stream;

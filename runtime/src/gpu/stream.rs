@@ -176,6 +176,41 @@ impl StreamGpuSimulator {
     }
 
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
+        self.launch(gens, true)
+    }
+
+    /// As [`StreamGpuSimulator::advance`], returning once the kernels are on the universe's
+    /// stream (the band driver orders and times them with its own events).
+    pub fn enqueue(&mut self, gens: u64) -> Result<(), GpuError> {
+        self.launch(gens, false)
+    }
+
+    /// Launches `gens` generations; with `wait`, waits for them and times them.
+    fn launch(&mut self, gens: u64, wait: bool) -> Result<(), GpuError> {
+        let launches = self.passes_for(gens)?;
+        let (main, remainders) = (&self.main, &self.remainders);
+        let full = (gens / main.gens) as usize;
+        let last = remainders.iter().find(|p| p.gens == gens % main.gens);
+        let shape = [
+            self.device.words,
+            self.device.rows,
+            self.device.stride,
+            self.device.ghost,
+        ];
+        let launch = |step, stream: &_, src: &_, dst: &mut _| {
+            let pass: &Pass = if step < full { main } else { last.unwrap() };
+            pass.launch(stream, src, dst, shape)
+        };
+        if wait {
+            self.last_kernel_ms = self.device.run(launches, launch)?;
+        } else {
+            self.device.enqueue(launches, launch)?;
+        }
+        Ok(())
+    }
+
+    /// The launches `gens` generations take, the remainder's pass built when first needed.
+    fn passes_for(&mut self, gens: u64) -> Result<usize, GpuError> {
         let remainder = gens % self.main.gens;
         if remainder > 0 && !self.remainders.iter().any(|p| p.gens == remainder) {
             let chain = self
@@ -192,20 +227,25 @@ impl StreamGpuSimulator {
             self.remainders.push(pass);
         }
         let full = (gens / self.main.gens) as usize;
-        let (main, remainders) = (&self.main, &self.remainders);
-        let last = remainders.iter().find(|p| p.gens == remainder);
-        let launches = full + usize::from(last.is_some());
-        let shape = [
-            self.device.words,
-            self.device.rows,
-            self.device.stride,
-            self.device.ghost,
-        ];
-        self.last_kernel_ms = self.device.run(launches, |step, stream, src, dst| {
-            let pass = if step < full { main } else { last.unwrap() };
-            pass.launch(stream, src, dst, shape)
-        })?;
-        Ok(())
+        Ok(full + usize::from(remainder > 0))
+    }
+}
+
+impl crate::gpu::exchange::DeviceBand for StreamGpuSimulator {
+    fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+    fn stream(&self) -> &Arc<cudarc::driver::CudaStream> {
+        &self.device.stream
+    }
+    fn row_ptr(&self, y: usize) -> sys::CUdeviceptr {
+        self.device.row_ptr(y)
+    }
+    fn row_bytes(&self) -> usize {
+        self.device.row_bytes()
+    }
+    fn enqueue(&mut self, gens: u64) -> Result<(), GpuError> {
+        StreamGpuSimulator::enqueue(self, gens)
     }
 }
 
