@@ -825,8 +825,9 @@ pub fn check_universe(
 }
 
 /// A table rule's kernel as every backend runs it: with the search records built in (the
-/// pair shape's totalistic part), so that `lifegen count` counts what runs.
+/// pair shape and its totalistic part), so that `lifegen count` counts what runs.
 fn map_kernel(rule: &MapRule) -> Result<MapKernel, lifegen_gen::VerifyError> {
     let records = crate::records::embedded().unwrap_or_default();
-    MapKernel::with_records(*rule, &records)
+    let pairs = crate::records::embedded_pairs().unwrap_or_default();
+    MapKernel::with_records(*rule, &records, &pairs)
 }

@@ -9,27 +9,28 @@
 //!   row's full adder made once and shared by three rows), and a *pair feature* `g` over two
 //!   adjacent rows, made once a row on the two newest rows and delayed one row, so that one
 //!   evaluation serves the north pair `(N, M)` of one cell and the south pair `(M, S)` of the
-//!   cell above; the next state is a small function `h(T, centre, g(N, M), g(M, S))`. `g` and
-//!   `h` come from a small exact SAT search ([`crate::synth::pair`]), tried for isotropic
-//!   Moore rules. Letters of Hensel's notation are shapes of a few cells that two adjacent rows
-//!   see, which is why a few gates of `g` often tell them apart.
+//!   cell above; the next state is a small LUT3 network `h(T, centre, g(N, M), g(M, S))`. `g`
+//!   and `h` are searched together by exact SAT ([`crate::synth::pair`], [`search_pair`]: the
+//!   fewest gates of both) for isotropic Moore rules by `lifegen search --save`, which keeps
+//!   them in kernels_out/pairs/ ([`PairRecord`]): the search takes seconds to minutes, so a
+//!   run only reads records and a rule without one runs the cells shape. Letters of Hensel's
+//!   notation are shapes of a few cells that two adjacent rows see, which is why a few gates
+//!   of `g` often tell them apart.
 //!
 //! Either way the whole cell update is verified over all 512 neighbourhoods.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::kernel::eval::{self, Torus};
 use crate::kernel::ir::{Instr, Program, ProgramBuilder, Val};
 use crate::kernel::row_shared::{self, RowSharedKernel};
-use crate::lowering::{Basis, Table, WideTable, decompose_smallest};
+use crate::lowering::{Basis, WideTable, decompose_smallest};
 use crate::map::{CENTRE_BIT, INDICES, MapNeighbourhood, MapRule, bit_of};
 use crate::network::{LUT3_A, Network, NetworkBuilder, Wire};
 use crate::rule::LifeLike;
 use crate::spec::{Spec, VerifyError, verify};
-use crate::synth::cache::SearchRecord;
-use crate::synth::pair::{self, PairFeature};
+use crate::synth::cache::{PairRecord, SearchRecord};
+use crate::synth::pair;
 
 /// Names of the network's inputs: input `k` is bit `k` of the neighbourhood index.
 pub fn input_names() -> Vec<String> {
@@ -84,18 +85,21 @@ pub struct MapKernel {
 }
 
 impl MapKernel {
-    /// [`MapKernel::with_records`] with no search records (the totalistic part of the pair
-    /// shape lowered).
+    /// [`MapKernel::with_records`] with no search records: the cells shape.
     pub fn new(rule: MapRule) -> Result<MapKernel, VerifyError> {
-        MapKernel::with_records(rule, &[])
+        MapKernel::with_records(rule, &[], &[])
     }
 
     /// Lowers the rule's table (milliseconds to a good part of a second: the decomposition
-    /// tries [`crate::lowering::SAMPLED_ORDERS`] variable orders), tries the pair shape for an
-    /// isotropic Moore rule (its totalistic part the best of `records` and the lowered
-    /// network, as the life-like kernel takes it), keeps whichever costs fewer LUT3 a word,
-    /// and verifies the result.
-    pub fn with_records(rule: MapRule, records: &[SearchRecord]) -> Result<MapKernel, VerifyError> {
+    /// tries [`crate::lowering::SAMPLED_ORDERS`] variable orders), takes the pair shape from
+    /// the rule's record in `pairs` where it has one (its totalistic part the best of `records`
+    /// and the lowered network, as the life-like kernel takes it), keeps whichever costs fewer
+    /// LUT3 a word, and verifies the result. No search: the same kernel every run.
+    pub fn with_records(
+        rule: MapRule,
+        records: &[SearchRecord],
+        pairs: &[PairRecord],
+    ) -> Result<MapKernel, VerifyError> {
         let mut b = NetworkBuilder::new(input_names());
         let mut table = WideTable([0; 8]);
         for index in (0..INDICES).filter(|&i| rule.next(i)) {
@@ -106,7 +110,7 @@ impl MapKernel {
         let lowered = b.finish("map-lowered-lut3", vec![out]);
         // The cells shape streams its network and a copy of the north cell.
         let cells_cost = lowered.gates().len() + 1;
-        let pair = pair_logic(&rule, records).filter(|p| p.lut3_per_word() < cells_cost);
+        let pair = pair_logic(&rule, records, pairs).filter(|p| p.lut3_per_word() < cells_cost);
         let (network, logic) = match pair {
             Some(p) => (composed(&p), MapLogic::Pair(Box::new(p))),
             None => (lowered, MapLogic::Cells),
@@ -304,84 +308,123 @@ pub fn nearest_totalistic(rule: &MapRule) -> LifeLike {
     }
 }
 
-/// Most gates a pair feature of 1 and of 2 outputs may have (a 2-output search of 4 gates
-/// takes 5-15 s on the developer machine; of 1 output, under 0.1 s).
-pub const MAX_FEATURE_GATES: [usize; 2] = [6, 4];
+/// Most LUT3 the pair feature and its finish may have together in [`search_pair`].
+pub const MAX_PAIR_GATES: usize = 10;
 
-/// A safety net for one size's SAT call, not a budget that decides results: every search
-/// above ends well within it on the developer machine, so the kernel is the same each time
-/// (a machine slow enough to reach it gets the cells shape, verified all the same).
-pub const PAIR_SEARCH_LIMIT: Duration = Duration::from_secs(60);
-
-/// The cheapest pair shape of an isotropic Moore rule: features of 1 and 2 outputs, each with
-/// the fewest gates that work (at most [`MAX_FEATURE_GATES`]); `None` when none works or the
-/// rule is of another kind. Made once a process for each rule and set of records (the SAT
-/// searches take up to seconds).
-pub fn pair_logic(rule: &MapRule, records: &[SearchRecord]) -> Option<PairLogic> {
-    type Made = HashMap<(MapRule, Vec<String>), Option<PairLogic>>;
-    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
-    let key = (*rule, records.iter().map(SearchRecord::render).collect());
-    let made = MADE.get_or_init(Default::default);
-    if let Some(logic) = made.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return logic.clone();
-    }
-    let logic = search_pair_logic(rule, records);
-    made.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .insert(key, logic.clone());
-    logic
+/// What [`search_pair`] found: the record to keep, and whether its total was reached before
+/// the deadline with every smaller total refuted.
+pub struct PairSearch {
+    pub record: PairRecord,
+    pub smallest: bool,
 }
 
-fn search_pair_logic(rule: &MapRule, records: &[SearchRecord]) -> Option<PairLogic> {
-    if rule.neighbourhood != MapNeighbourhood::Moore
-        || !rule.is_isotropic()
-        || rule.life_like().is_some()
-    {
+/// The pair shape of an isotropic Moore rule, searched: the feature and finish with the fewest
+/// gates together (at most [`MAX_PAIR_GATES`], each total's splits from the fewest feature
+/// gates), beside the row-shared kernel of the rule's nearest totalistic rule; `None` when none
+/// is found by `deadline` or the rule is of another kind; a split not decided within `per_size`
+/// is passed over (its total not refuted). `progress` hears each size tried.
+/// Seconds to minutes: `lifegen search --save` runs it and keeps the result in
+/// kernels_out/pairs/, where every run reads it.
+pub fn search_pair(
+    rule: &MapRule,
+    deadline: Instant,
+    per_size: Duration,
+    mut progress: impl FnMut(usize, usize, Option<bool>, f64),
+) -> Option<PairSearch> {
+    if !takes_pair_shape(rule) {
         return None;
     }
+    let started = Instant::now();
     let life = nearest_totalistic(rule);
-    let totalistic = RowSharedKernel::best(life, records);
-    let side: Vec<u8> = (0..INDICES)
-        .map(|index| {
-            let alive = index >> CENTRE_BIT & 1 == 1;
-            let count = (index & !(1 << CENTRE_BIT)).count_ones();
-            u8::from(life.next(alive, count)) | u8::from(alive) << 1
-        })
-        .collect();
-    let mut best: Option<PairLogic> = None;
-    for k in 1..=2 {
-        let found = (k..=MAX_FEATURE_GATES[k - 1]).find_map(|gates| {
-            let deadline = Instant::now() + PAIR_SEARCH_LIMIT;
-            pair::synthesize(|i| rule.next(i), &side, 2, k, gates, deadline)
-        });
-        let Some(PairFeature { feature, finish }) = found else {
-            continue;
-        };
-        let logic = PairLogic {
-            totalistic: totalistic.clone(),
-            feature,
-            finish: finish_network(k, finish),
-        };
-        if best
-            .as_ref()
-            .is_none_or(|b| logic.lut3_per_word() < b.lut3_per_word())
-        {
-            best = Some(logic);
+    let side = side_bits(life);
+    let mut refuted = Vec::new();
+    let mut smallest = true;
+    for total in 2..=MAX_PAIR_GATES {
+        let mut all_refuted = true;
+        for feature_gates in 1..total {
+            let t0 = Instant::now();
+            // None: refuted, or stopped at the size's deadline (told apart by the clock).
+            let stop = deadline.min(t0 + per_size);
+            let found = pair::synthesize(
+                |i| rule.next(i),
+                &side,
+                feature_gates,
+                total - feature_gates,
+                stop,
+            );
+            let answer = match &found {
+                Some(_) => Some(true),
+                None if Instant::now() >= stop => None,
+                None => Some(false),
+            };
+            progress(
+                feature_gates,
+                total - feature_gates,
+                answer,
+                t0.elapsed().as_secs_f64(),
+            );
+            if let Some(found) = found {
+                return Some(PairSearch {
+                    record: PairRecord {
+                        rule: *rule,
+                        totalistic: life,
+                        feature: found.feature,
+                        finish: found.finish,
+                        refuted,
+                        seconds: started.elapsed().as_secs_f64(),
+                    },
+                    smallest,
+                });
+            }
+            all_refuted &= answer == Some(false);
+            if Instant::now() >= deadline {
+                return None;
+            }
+        }
+        if all_refuted {
+            refuted.push(total);
+        } else {
+            smallest = false;
         }
     }
-    best
+    None
 }
 
-/// `h` lowered: inputs `(T, centre, north feature bits, south feature bits)`.
-fn finish_network(k: usize, table: Table) -> Network {
-    let mut names = vec!["totalistic".to_string(), "centre".to_string()];
-    for side in ["north", "south"] {
-        names.extend((0..k).map(|bit| format!("{side}_feature{bit}")));
+/// Whether the pair shape applies: an isotropic Moore rule that is not life-like.
+fn takes_pair_shape(rule: &MapRule) -> bool {
+    rule.neighbourhood == MapNeighbourhood::Moore
+        && rule.is_isotropic()
+        && rule.life_like().is_none()
+}
+
+/// The pair shape from the rule's record in `pairs`, its totalistic part the best of `records`
+/// and the lowered network (as the life-like kernel takes it); `None` without a record.
+fn pair_logic(rule: &MapRule, records: &[SearchRecord], pairs: &[PairRecord]) -> Option<PairLogic> {
+    let record = pairs
+        .iter()
+        .find(|p| p.rule.table == rule.table && p.rule.neighbourhood == rule.neighbourhood)?;
+    if !takes_pair_shape(rule) {
+        return None;
     }
-    let mut b = NetworkBuilder::new(names);
-    let vars = b.inputs();
-    let out = decompose_smallest(&mut b, Basis::Lut3, &vars, table);
-    b.finish("pair-finish-lowered-lut3", vec![out])
+    Some(PairLogic {
+        totalistic: RowSharedKernel::best(record.totalistic, records),
+        feature: record.feature.clone(),
+        finish: record.finish.clone(),
+    })
+}
+
+/// The side bits `h` reads: the totalistic rule's next state, then the centre cell.
+pub fn side_bits(life: LifeLike) -> Vec<[u64; 8]> {
+    let mut side = vec![[0u64; 8]; 2];
+    for index in 0..INDICES {
+        let alive = index >> CENTRE_BIT & 1 == 1;
+        let count = (index & !(1 << CENTRE_BIT)).count_ones();
+        let bits = [life.next(alive, count), alive];
+        for (plane, bit) in side.iter_mut().zip(bits) {
+            plane[index / 64] |= u64::from(bit) << (index % 64);
+        }
+    }
+    side
 }
 
 /// A short name for a rule's table (FNV-1a of its words), for program and kernel names.
@@ -449,22 +492,96 @@ mod tests {
         }
     }
 
+    /// The records in kernels_out/ (networks and pairs), as the runtime embeds them.
+    fn stored() -> (Vec<SearchRecord>, Vec<PairRecord>) {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let records = SearchRecord::load_all(&root).unwrap();
+        let pairs = PairRecord::load_all(&root).unwrap();
+        (records.into_iter().map(|(_, r)| r).collect(), pairs)
+    }
+
+    #[test]
+    fn stored_pair_records_make_their_rules_and_chain() {
+        let (records, pairs) = stored();
+        assert!(!pairs.is_empty(), "kernels_out/pairs/ is empty");
+        for record in &pairs {
+            // Parsing checked all 512 neighbourhoods; the stream program is checked here.
+            let kernel = MapKernel::with_records(record.rule, &records, &pairs).unwrap();
+            let MapLogic::Pair(p) = kernel.logic() else {
+                panic!("{}: {}", record.rule, kernel.describe())
+            };
+            assert_eq!(p.feature, record.feature);
+            for gens in [1, 2] {
+                kernel.stream_program(gens).unwrap();
+            }
+            assert_eq!(kernel.program().counts().lut3, p.lut3_per_word());
+            assert_eq!(kernel.program().counts().shift, 2);
+            // The record's file name is the rule's.
+            let path = PairRecord::path(std::path::Path::new(""), &record.rule);
+            assert!(path.ends_with(format!("map_{:016x}.txt", fingerprint(&record.rule))));
+        }
+    }
+
     #[test]
     fn letters_that_two_rows_see_take_the_pair_shape() {
-        // B2-a/S12: the row-shared B2/S12 kernel (lowered), 3 feature gates, 2 to finish.
-        for (text, most) in [("B2-a/S12", 18), ("B3/S23-a", 20)] {
-            let kernel = MapKernel::new(map(text)).unwrap();
+        let (records, pairs) = stored();
+        // B2-a/S12: the row-shared B2/S12 kernel (2 + 7), 3 feature gates, 1 to finish.
+        for (text, most) in [("B2-a/S12", 13), ("B3/S23-a", 12)] {
+            let kernel = MapKernel::with_records(map(text), &records, &pairs).unwrap();
             let MapLogic::Pair(p) = kernel.logic() else {
                 panic!("{text}: {}", kernel.describe())
             };
             assert!(p.lut3_per_word() <= most, "{text}: {}", kernel.describe());
-            assert_eq!(kernel.program().counts().lut3, p.lut3_per_word());
         }
-        // Not isotropic, or life-like: the cells shape.
+        // Without its record, the cells shape; not isotropic, or life-like: the cells shape.
+        assert_eq!(
+            MapKernel::new(map("B2-a/S12")).unwrap().logic(),
+            &MapLogic::Cells
+        );
         for text in ["MAPemNy9NhbDhiAcd0Bxk+Bww", "B2/S34H"] {
-            let kernel = MapKernel::new(map(text)).unwrap();
+            let kernel = MapKernel::with_records(map(text), &records, &pairs).unwrap();
             assert_eq!(kernel.logic(), &MapLogic::Cells, "{text}");
         }
+    }
+
+    #[test]
+    fn the_search_finds_the_smallest_pair_shape_and_its_record_reads_back() {
+        let rule = map("B2-a/S12");
+        let deadline = Instant::now() + Duration::from_secs(600);
+        let found =
+            search_pair(&rule, deadline, Duration::from_secs(600), |_, _, _, _| {}).unwrap();
+        assert!(found.smallest);
+        assert_eq!(found.record.gates(), 4);
+        assert_eq!(found.record.refuted, [2, 3]);
+        let read = PairRecord::parse("test", &found.record.render()).unwrap();
+        assert_eq!(read.feature, found.record.feature);
+        assert_eq!(read.finish, found.record.finish);
+        // A finish whose last gate's table has one bit flipped is refused.
+        let finish = &found.record.finish;
+        let mut gates = finish.gates().to_vec();
+        let Some(crate::network::Gate::Lut3 { table, .. }) = gates.last_mut() else {
+            panic!("a LUT3 finish")
+        };
+        *table ^= 0x80;
+        let names = finish.input_names().to_vec();
+        let outputs = finish.outputs().to_vec();
+        let broken = PairRecord {
+            finish: Network::new("broken", names, gates, outputs).unwrap(),
+            ..found.record.clone()
+        };
+        let error = PairRecord::parse("test", &broken.render()).unwrap_err();
+        assert!(error.message.contains("wrong on neighbourhood"), "{error}");
+        // Not isotropic: no pair shape.
+        let anisotropic = map("MAPemNy9NhbDhiAcd0Bxk+Bww");
+        assert!(
+            search_pair(
+                &anisotropic,
+                deadline,
+                Duration::from_secs(1),
+                |_, _, _, _| {}
+            )
+            .is_none()
+        );
     }
 
     #[test]
