@@ -4,7 +4,7 @@ set -eu
 cargo build --release
 mkdir -p .gpu
 cp target/release/lifegen .gpu/
-for t in gpu gpu_bands backends gpu_ltl map_rules generations; do
+for t in gpu gpu_bands backends gpu_ltl map_rules generations plane; do
   exe=$(cargo test --release --no-run --test $t --message-format=json 2>/dev/null \
     | grep "\"kind\":\[\"test\"\]" | grep "\"name\":\"$t\"" \
     | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)

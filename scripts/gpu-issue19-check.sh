@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="tests rates ltl ltl-shapes" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -36,6 +36,14 @@ for part in ${PARTS:-tests rates}; do
     LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu_ltl --test-threads 2 2>&1 | grep -vE '^test .* ok$' | tail -12
     for n in M X '*' '#' H B D A 3 G "@$(printf 'A5%.0s' $(seq 136))" "W$(printf '12345678F%.0s' $(seq 121))"; do
       rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
+  suite)
+    # Every GPU test binary after a merge (LIFEGEN_REQUIRE_GPU=1), each under a limit.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    for t in plane gpu gpu_bands generations map_rules backends gpu_ltl; do
+      step "tests/$t (LIFEGEN_REQUIRE_GPU=1)"
+      LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-$t --test-threads 8 2>&1 | grep -vE '^test .* ok$' | tail -8
+      echo "exit: ${PIPESTATUS[0]}"
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;

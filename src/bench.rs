@@ -18,8 +18,8 @@ pub struct BenchArgs {
     backend: BackendKind,
     #[arg(long, default_value = "B3/S23")]
     rule: String,
-    /// The torus size, WxH (or one number for a square). Default: the rule's :T size, else
-    /// 16384x16384.
+    /// The universe size, WxH (or one number for a square). Default: the rule's :T or :P size,
+    /// else 16384x16384. A rule with `:P` runs a bounded plane, any other a torus.
     #[arg(long, value_name = "WxH")]
     size: Option<String>,
     #[arg(long, default_value_t = 1024)]
@@ -60,12 +60,15 @@ fn bench_in_pool(args: &BenchArgs) -> Result<()> {
         (DEFAULT_SIDE, DEFAULT_SIDE),
     )?;
     crate::run::check_before_start(width, height, args.backend, &spec.rule)?;
-    let universe = Universe::random(width, height, 0.5, 1)?;
+    let universe = Universe::random(width, height, 0.5, 1)?.with_topology(spec.topology);
     let plan = args.plan.unwrap_or_else(GpuPlan::default_plan);
     let mut simulator =
         lifegen_runtime::create_with_plan(args.backend, &spec.rule, universe, plan)?;
     println!("rule: {}", spec.rule);
-    println!("universe: {width}x{height} torus, random soup, density 0.5, seed 1");
+    println!(
+        "universe: {width}x{height} {}, random soup, density 0.5, seed 1",
+        spec.topology.name()
+    );
     println!("backend: {}", simulator.describe());
     println!(
         "commit: {}",

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lifegen_gen::Rule;
 use lifegen_gen::count::Counted;
 use lifegen_gen::rule::{self, RuleSpec};
+use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::file_run::{FileRun, MemoryLimits};
 use lifegen_runtime::drive::out_of_core::Source;
 use lifegen_runtime::drive::slices::Slices;
@@ -186,10 +186,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(Pattern::rule)) {
         (Some(text), _) => rule::parse(text)?,
         (None, Some(from_file)) => from_file,
-        (None, None) => RuleSpec {
-            rule: lifegen_gen::Rule::CONWAY,
-            torus: None,
-        },
+        (None, None) => RuleSpec::plain(lifegen_gen::Rule::CONWAY),
     };
     let size = args.size.as_deref().map(parse_size).transpose()?;
     let own_size = pattern
@@ -199,9 +196,16 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         Some(p) => p.universe_size(size, &rule_spec, args.rule.is_some())?,
         None => pattern::universe_size(size, &rule_spec, args.rule.is_some(), own_size)?,
     };
-    let asked = size.or(rule_spec.torus).unwrap_or(own_size);
+    let asked = size.or(rule_spec.size).unwrap_or(own_size);
     let raised = raised_note(asked, (width, height), &rule_spec.rule);
+    let topology = rule_spec.topology;
     if args.output.as_deref().is_some_and(is_universe_file) {
+        if topology == Topology::Plane {
+            bail!(
+                "a run into a universe file runs on a torus; {rule_spec} is a bounded plane (:P): \
+                 run it in memory (--output FILE.rle) or drop the :P"
+            );
+        }
         return run_into_file(args, pattern, rule_spec.rule, (width, height), &raised);
     }
     for (flag, given) in [
@@ -244,19 +248,24 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
 
     let (universe, origin) = match pattern {
         Some(p) => {
-            let mut u = Universe::new(width, height)?.with_states(rule.states())?;
+            let mut u = Universe::new(width, height)?
+                .with_states(rule.states())?
+                .with_topology(topology);
             let origin = p.origin();
             p.read_into(&mut u)?;
             (u, origin)
         }
         None => (
-            Universe::random(width, height, args.density, args.seed)?,
+            Universe::random(width, height, args.density, args.seed)?.with_topology(topology),
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
     };
     let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, args.gpus)?;
     println!("rule: {rule}");
-    println!("universe: {width}x{height} torus, {raised}{origin}");
+    println!(
+        "universe: {width}x{height} {}, {raised}{origin}",
+        topology.name()
+    );
     println!("backend: {}", simulator.describe());
     if let (Counted::LifeLike(life), false) =
         (Counted::new(&rule), args.backend == BackendKind::Reference)

@@ -641,3 +641,46 @@ fn compiled_cpu_code_interprets_the_life_like_chain_as_the_reference_runs() {
         assert_eq!(cells("cpu"), cells("reference"), "{rule}");
     }
 }
+
+/// A pattern whose rule says `:P` runs on a bounded plane: a glider flying into the corner
+/// ends as a block there (Golly's `:P`), written back with the `:P` suffix; the same glider with
+/// `--rule B3/S23:P12,12` likewise, and the universe line says so. On a torus it flies on.
+#[test]
+fn a_glider_on_a_plane_from_the_cli_ends_as_a_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let glider = dir.path().join("glider.rle");
+    std::fs::write(&glider, "x = 3, y = 3, rule = B3/S23:P12,12\nbo$2bo$3o!\n").unwrap();
+    let glider = glider.to_str().unwrap();
+    for (extra, edges) in [
+        (vec![], "P"),
+        (vec!["--rule", "B3/S23:P12,12"], "P"),
+        (vec!["--rule", "B3/S23:T12,12"], "T"),
+    ] {
+        for backend in ["reference", "cpu", "auto"] {
+            let out_path = dir.path().join(format!("out-{edges}-{backend}.rle"));
+            let out_path = out_path.to_str().unwrap();
+            let mut args = vec![
+                "run",
+                "--input",
+                glider,
+                "--gens",
+                "60",
+                "--backend",
+                backend,
+            ];
+            args.extend(&extra);
+            args.extend(["--output", out_path]);
+            let out = lifegen(&args);
+            assert!(out.status.success(), "{out:?}");
+            let written = std::fs::read_to_string(out_path).unwrap();
+            let header = format!("x = 12, y = 12, rule = B3/S23:{edges}12,12\n");
+            assert!(written.starts_with(&header), "{written}");
+            if edges == "P" {
+                assert!(stdout(&out).contains("universe: 12x12 bounded plane"));
+                assert_eq!(&written[header.len()..], "10$10b2o$10b2o!\n", "{backend}");
+            } else {
+                assert_eq!(field(&stdout(&out), "population"), "5", "{backend}");
+            }
+        }
+    }
+}

@@ -63,7 +63,7 @@ fn every_rle_file_round_trips_through_macrocell() {
         // as in macrocell. Only the larger universe below is compared for those.
         let (w, h) = (pattern.width, pattern.height);
         let kept = lifegen_gen::rule::parse(&format!("{rule}:T{w},{h}")).unwrap();
-        if kept.torus == Some((w, h)) {
+        if kept.size == Some((w, h)) {
             assert_eq!(
                 through_macrocell(&universe, &rule),
                 universe,
@@ -74,7 +74,7 @@ fn every_rle_file_round_trips_through_macrocell() {
         // The same cells in a larger universe (at least the rule's smallest torus), off the
         // corner.
         let raised = lifegen_gen::rule::parse(&format!("{rule}:T{},{}", w + 13, h + 70));
-        let (lw, lh) = raised.unwrap().torus.unwrap();
+        let (lw, lh) = raised.unwrap().size.unwrap();
         let mut larger = Universe::new(lw, lh).unwrap();
         larger.place(w, h, &pattern.runs).unwrap();
         let larger = larger.translated(5, 11);

@@ -17,16 +17,23 @@ fn ltl(text: &str) -> LargerThanLife {
     }
 }
 
-#[test]
-fn stream_kernels_assemble_without_spills() {
+/// The CUDA tools, or `None` after saying the test skipped (an error in CI, which has them).
+fn ptxas_or_skip() -> Option<CudaTools> {
     let tools = CudaTools::find();
     checks::record(checks::Needs::Ptxas, tools.is_some());
-    let Some(tools) = tools else {
+    if tools.is_none() {
         assert!(
             std::env::var("CI").is_err(),
             "CI must have ptxas (.ci/run installs it into .venv-cuda)"
         );
         eprintln!("SKIPPED: ptxas not found (run .ci/run to install it)");
+    }
+    tools
+}
+
+#[test]
+fn stream_kernels_assemble_without_spills() {
+    let Some(tools) = ptxas_or_skip() else {
         return;
     };
     let mut assembled = 0;
@@ -86,4 +93,38 @@ fn stream_kernels_assemble_without_spills() {
         .collect();
     assert!(default_spills.is_empty(), "{default_spills:?}");
     assert!(assembled > 60);
+}
+
+/// A bounded plane's chained kernels (the edges masked between generations, an unmasked copy of
+/// the loop for the warps and trips wholly inside) assemble without spills, and the unmasked
+/// loop of Life at ten generations a launch costs what the torus kernel's does.
+#[test]
+fn bounded_plane_kernels_assemble_without_spills() {
+    use lifegen_gen::kernel::eval::bounded_and_checked;
+    use lifegen_gen::kernel::row_shared::RowSharedKernel;
+    let Some(tools) = ptxas_or_skip() else {
+        return;
+    };
+    let life = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY);
+    let one = life.stream_program(1).unwrap();
+    for (gens, k) in [(10, 2), (3, 1), (2, 2), (6, 1)] {
+        let torus = emit(&life.stream_program(gens).unwrap(), ShiftForm::Funnel, k).unwrap();
+        let bounded = bounded_and_checked(&one, gens).unwrap();
+        let plane = emit(&bounded, ShiftForm::Funnel, k).unwrap();
+        assert!(plane.bounded && !torus.bounded);
+        assert_eq!(plane.halo_words, torus.halo_words);
+        assert!(plane.text.contains("_INSIDE:") && plane.text.contains("and.b32"));
+        let report = tools
+            .assemble(&plane.text)
+            .unwrap_or_else(|e| panic!("t{gens} k{k}: {e}\n{}", plane.text));
+        let torus = tools.assemble(&torus.text).unwrap();
+        eprintln!(
+            "t{gens} k{k}: plane {} registers, {} spilled bytes; torus {} registers, {} spilled bytes",
+            report.registers, report.spill_bytes, torus.registers, torus.spill_bytes
+        );
+        assert!(
+            report.spill_bytes <= torus.spill_bytes,
+            "t{gens} k{k} spills"
+        );
+    }
 }

@@ -187,7 +187,7 @@ pub fn rule(data: &[u8]) -> Result<Outcome, String> {
         Rule::LifeLike(life) => {
             let name = life.catagolue_name();
             let back = rule::parse(&name).map_err(|e| format!("{name:?}: {e}"))?;
-            if back.rule != spec.rule || back.torus.is_some() {
+            if back.rule != spec.rule || back.size.is_some() {
                 return Err(format!("{name:?} of {spec:?} reads as {back:?}"));
             }
         }
@@ -199,7 +199,7 @@ pub fn rule(data: &[u8]) -> Result<Outcome, String> {
                 return Err(format!("{text:?}: radius {} accepted", ltl.radius));
             }
             // A torus is never narrower than Golly makes it.
-            if let Some((w, h)) = spec.torus
+            if let Some((w, h)) = spec.size
                 && w.min(h) < ltl.min_torus_side()
             {
                 return Err(format!("{text:?}: torus {w}x{h} below 2r"));
@@ -375,8 +375,8 @@ pub fn rle(data: &[u8]) -> Result<Outcome, String> {
         .map_err(|e| format!("the written RLE's header is refused: {e}\n{text}"))?;
     let torus = rule.torus_size((uw, uh));
     let expected = RuleSpec {
-        rule,
-        torus: Some(torus),
+        size: Some(torus),
+        ..RuleSpec::plain(rule)
     };
     if (
         back.header().width,

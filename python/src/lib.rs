@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use lifegen_gen::count::{Counted, JsonValue};
-use lifegen_gen::rule::{self, Rule, RuleSpec};
+use lifegen_gen::rule::{self, Rule, RuleSpec, Topology};
 use lifegen_gen::synth::request::{self, SearchArgs};
 use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
 use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
@@ -105,6 +105,11 @@ fn parse_rule(text: &str) -> PyResult<RuleSpec> {
     rule::parse(text).map_err(value_error)
 }
 
+/// What lies past the edges under `rule` (`:P`: dead cells), a torus without one.
+fn topology_of(rule: Option<&RuleSpec>) -> Topology {
+    rule.map_or(Topology::Torus, |r| r.topology)
+}
+
 /// A torus of cells: what `load` and `random` make and `run` advances. Cells are bit-packed
 /// (64 a `uint64` word, cell x in bit x % 64 of word x / 64); `to_numpy()` and `packed()` copy
 /// them out as arrays of shape (height, width) and (height, ceil(width / 64)). A universe may
@@ -187,7 +192,9 @@ impl PyUniverse {
     fn py_new(width: u64, height: u64, rule: Option<&str>) -> PyResult<Self> {
         let rule = optional_rule(rule)?;
         let (width, height) = torus_size((width, height), rule.as_ref());
-        let cells = Universe::new(width, height).map_err(universe_error)?;
+        let cells = Universe::new(width, height)
+            .map_err(universe_error)?
+            .with_topology(topology_of(rule.as_ref()));
         Ok(PyUniverse::new(cells, rule))
     }
 
@@ -449,10 +456,7 @@ fn read_pattern(
     rule: Option<RuleSpec>,
     rule_given: bool,
 ) -> PyResult<Universe> {
-    let spec = rule.unwrap_or(RuleSpec {
-        rule: Rule::CONWAY,
-        torus: None,
-    });
+    let spec = rule.unwrap_or(RuleSpec::plain(Rule::CONWAY));
     let (width, height) = pattern
         .universe_size(size, &spec, rule_given)
         .map_err(|e| match e {
@@ -465,7 +469,8 @@ fn read_pattern(
         })?;
     let mut cells = Universe::new(width, height)
         .and_then(|u| u.with_states(spec.rule.states()))
-        .map_err(universe_error)?;
+        .map_err(universe_error)?
+        .with_topology(spec.topology);
     pattern.read_into(&mut cells).map_err(pattern_error)?;
     Ok(cells)
 }
@@ -479,10 +484,7 @@ fn rule_for(universe: &PyUniverse, rule: Option<&str>) -> PyResult<RuleSpec> {
         universe.cells.height() as u64,
     );
     let spec = match rule {
-        None => universe.rule.unwrap_or(RuleSpec {
-            rule: Rule::CONWAY,
-            torus: None,
-        }),
+        None => universe.rule.unwrap_or(RuleSpec::plain(Rule::CONWAY)),
         Some(text) => {
             let spec = parse_rule(text)?;
             pattern::universe_size(Some(size), &spec, true, size).map_err(value_error)?;
@@ -544,10 +546,21 @@ fn save(
             lifegen_runtime::formats::png::write(&universe.cells, &mut out).map_err(|e| {
                 PyOSError::new_err(format!("cannot write {}: {}", path.display(), message(&e)))
             })?;
-        } else if pattern::is_macrocell(&path) {
-            macrocell::write_to(&universe.cells, &spec.rule, &mut out).map_err(cannot_write)?;
         } else {
-            rle::write_to(&universe.cells, &spec.rule, &mut out).map_err(cannot_write)?;
+            // The header's suffix is the rule's topology (a copy only where the cells'
+            // differs).
+            let relabelled;
+            let cells = if universe.cells.topology() == spec.topology {
+                &universe.cells
+            } else {
+                relabelled = universe.cells.clone().with_topology(spec.topology);
+                &relabelled
+            };
+            if pattern::is_macrocell(&path) {
+                macrocell::write_to(cells, &spec.rule, &mut out).map_err(cannot_write)?;
+            } else {
+                rle::write_to(cells, &spec.rule, &mut out).map_err(cannot_write)?;
+            }
         }
         out.flush().map_err(cannot_write)
     })
@@ -569,9 +582,11 @@ fn random(
     let rule = optional_rule(rule)?;
     let (width, height) = torus_size((width, height), rule.as_ref());
     let states = rule.map_or(2, |r| r.rule.states());
+    let topology = topology_of(rule.as_ref());
     let cells = py
         .detach(|| Universe::random(width, height, density, seed)?.with_states(states))
-        .map_err(universe_error)?;
+        .map_err(universe_error)?
+        .with_topology(topology);
     Ok(PyUniverse::new(cells, rule))
 }
 
@@ -602,8 +617,9 @@ fn run(
     }
     let pool = worker_pool(threads)?;
     let generation = start.generation;
+    let cells = start.cells.with_topology(spec.topology);
     let mut simulator = py
-        .detach(|| pool.install(|| lifegen_runtime::create(kind, &spec.rule, start.cells)))
+        .detach(|| pool.install(|| lifegen_runtime::create(kind, &spec.rule, cells)))
         .map_err(backend_error)?;
     let mut slices = Slices::new(gens, simulator.preferred_step(), None);
     while let Some(n) = slices.next() {
@@ -693,10 +709,7 @@ fn run_file<'py>(
                     (Source::File(file), generation, spec)
                 }
                 Err(pattern) => {
-                    let spec = given.or(pattern.rule()).unwrap_or(RuleSpec {
-                        rule: Rule::CONWAY,
-                        torus: None,
-                    });
+                    let spec = given.or(pattern.rule()).unwrap_or(RuleSpec::plain(Rule::CONWAY));
                     let cells =
                         py.detach(|| read_pattern(*pattern, None, Some(spec), given.is_some()))?;
                     (Source::Memory(cells), 0, spec)
@@ -712,6 +725,12 @@ fn run_file<'py>(
     let target_generation = start_generation
         .checked_add(gens)
         .ok_or_else(|| PyValueError::new_err("gens takes the generation past 2^64"))?;
+    if spec.topology == Topology::Plane {
+        return Err(PyValueError::new_err(format!(
+            "a run into a universe file runs on a torus; {spec} is a bounded plane (:P): run it \
+             in memory (lifegen.run) or drop the :P"
+        )));
+    }
     let pool = worker_pool(threads)?;
     let width = source.size().0;
     let simulators = lifegen_runtime::backend::simulators(kind, &spec.rule, width, gpus)

@@ -481,3 +481,15 @@ def test_generations_states_out_of_range_and_two_state_files_are_refused(tmp_pat
     lifegen.save(tmp_path / "brain.rle", lifegen.run(brain, 3))
     back = lifegen.load(tmp_path / "brain.rle")
     assert back.states == 3 and back == lifegen.run(brain, 3)
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference", "auto"])
+def test_a_glider_on_a_bounded_plane_ends_as_a_block(backend):
+    # Golly's :P: cells past the edges are dead, so the glider settles as a block in the corner;
+    # on the torus it flies on.
+    start = glider_universe(12, 12, at=(4, 4))
+    plane = lifegen.run(start, 60, rule="B3/S23:P12,12", backend=backend)
+    assert plane.population == 4
+    assert plane.to_numpy()[10:12, 10:12].sum() == 4
+    torus = lifegen.run(start, 60, rule="B3/S23:T12,12", backend=backend)
+    assert torus.population == 5

@@ -351,7 +351,8 @@ pub fn create_on_gpus(
         return create(kind, rule, universe);
     }
     let devices = gpu_devices(gpus)?;
-    if devices.len() == 1 {
+    // Bands run tori: a bounded plane not spread over GPUs on purpose runs on one.
+    if devices.len() == 1 || universe.is_plane() && gpus.is_none() {
         return create(BackendKind::Gpu, rule, universe);
     }
     Ok(Box::new(BandedSimulator::new(
@@ -574,10 +575,9 @@ fn single_cpu(program: Program, universe: Universe) -> Result<Box<dyn Simulator>
     Ok(resident(StreamStepper::new(program, isa, spare), universe))
 }
 
-/// An empty universe of `universe`'s size and states, for a stepper to write into.
+/// An empty universe of `universe`'s size, states and topology, for a stepper to write into.
 fn spare_for(universe: &Universe) -> Result<Universe, BackendError> {
-    let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
-    Ok(spare.with_states(universe.states())?)
+    Ok(universe.empty_like()?)
 }
 
 /// A life-like rule on the GPU: its row-shared logic (the stored search record, the per-user
@@ -605,11 +605,10 @@ pub fn life_logic(rule: &LifeLike) -> RowSharedKernel {
 }
 
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
-    let (width, height) = (universe.width() as u64, universe.height() as u64);
     let isa = Isa::from_environment()?;
     let code = cpu_code()?;
     if code != CpuCode::Native
-        && let Some(tiles) = TileStepper::new(life, isa, Universe::new(width, height)?)
+        && let Some(tiles) = TileStepper::new(life, isa, spare_for(&universe)?)
     {
         return Ok(resident(tiles, universe));
     }
@@ -618,10 +617,13 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 }
 
 /// A program chained over generations (`chain(g)`: `g` of them a pass) on the CPU: machine code
-/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`.
+/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`. A bounded plane
+/// runs one generation a pass: the padded rows of a pass are dead past the edges only for its
+/// first generation (a chained level would let births there leak back in).
 fn chained_cpu(chain: ChainFn, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
-    let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+    let setting = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+    let gens = if universe.is_plane() { 1 } else { setting };
     let spare = spare_for(&universe)?;
     #[cfg(all(target_arch = "x86_64", unix))]
     if cpu_code()? != CpuCode::Compiled {
@@ -750,7 +752,7 @@ fn ltl_program(rule: &LargerThanLife, history: History) -> Result<Program, Backe
 
 fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
-    let spare = Universe::new(universe.width() as u64, universe.height() as u64)?;
+    let spare = spare_for(&universe)?;
     let kernel = checked_kernel(rule, History::Delay)?;
     let code = cpu_code()?;
     // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512

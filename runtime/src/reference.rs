@@ -7,6 +7,9 @@
 //! `2r` wide torus) are both counted: this simulator does the same. On a torus narrower than
 //! `2r`, which Golly does not make (it raises the side to `2r`), every offset is still counted
 //! once, at its place modulo the side.
+//!
+//! On a bounded plane (Golly's `:P`, [`Universe::is_plane`]) every cell past the edges reads dead,
+//! at every generation.
 
 use lifegen_gen::generations::Generations;
 use lifegen_gen::map::{MapRule, bit_of};
@@ -32,6 +35,16 @@ fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
     list
 }
 
+/// The cell at `(x, y)` (any integers): wrapped round a torus, dead past a plane's edges.
+fn cell(universe: &Universe, x: i64, y: i64) -> bool {
+    let (w, h) = (universe.width() as i64, universe.height() as i64);
+    if universe.is_plane() {
+        (0..w).contains(&x) && (0..h).contains(&y) && universe.get(x as usize, y as usize)
+    } else {
+        universe.get(x.rem_euclid(w) as usize, y.rem_euclid(h) as usize)
+    }
+}
+
 /// One generation.
 pub fn step(universe: &Universe, rule: &Rule) -> Universe {
     match rule {
@@ -46,12 +59,7 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
         for x in 0..w {
             let count: i64 = offsets
                 .iter()
-                .filter(|(dx, dy, _)| {
-                    universe.get(
-                        (x + dx).rem_euclid(w) as usize,
-                        (y + dy).rem_euclid(h) as usize,
-                    )
-                })
+                .filter(|(dx, dy, _)| cell(universe, x + dx, y + dy))
                 .map(|&(_, _, weight)| weight)
                 .sum();
             let alive = universe.get(x as usize, y as usize);
@@ -67,7 +75,7 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
 }
 
 /// One generation of a rule given by its table: each cell's next state is the table's entry
-/// for its 3x3 neighbourhood, the cells taken on the torus.
+/// for its 3x3 neighbourhood, the cells taken on the torus (dead past a plane's edges).
 fn map_step(universe: &Universe, rule: &MapRule) -> Universe {
     let (w, h) = (universe.width() as i64, universe.height() as i64);
     let mut next = universe.clone();
@@ -76,10 +84,7 @@ fn map_step(universe: &Universe, rule: &MapRule) -> Universe {
             let mut index = 0;
             for dy in -1..=1 {
                 for dx in -1..=1 {
-                    let alive = universe.get(
-                        (x + dx as i64).rem_euclid(w) as usize,
-                        (y + dy as i64).rem_euclid(h) as usize,
-                    );
+                    let alive = cell(universe, x + dx as i64, y + dy as i64);
                     index |= usize::from(alive) << bit_of(dx, dy);
                 }
             }
@@ -93,7 +98,9 @@ fn map_step(universe: &Universe, rule: &MapRule) -> Universe {
 /// alive; a cell's state then goes as [`Generations::next_state`] says.
 fn generations_step(universe: &Universe, rule: &Generations) -> Universe {
     let (w, h) = (universe.width(), universe.height());
-    let mut alive = Universe::new(w as u64, h as u64).expect("the size of a universe held");
+    let mut alive = Universe::new(w as u64, h as u64)
+        .expect("the size of a universe held")
+        .with_topology(universe.topology());
     alive.words_mut().copy_from_slice(universe.words());
     let next = step(&alive, &rule.alive.rule());
     let mut out = universe.clone();

@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use lifegen_gen::Topology;
 use lifegen_gen::generations::{self, Generations};
 
 use crate::memory::{self, OutOfMemory};
@@ -36,7 +37,9 @@ pub enum UniverseError {
 
 /// A torus of cells, bit-packed. A rule of more than two states ([`lifegen_gen::generations`])
 /// keeps the alive plane in `words`, as a two-state universe does, and the dying cells' ages in
-/// further planes of the same shape, one after another in `ages`.
+/// further planes of the same shape, one after another in `ages`. Its `topology` says what lies
+/// past its edges: the opposite edge (a torus, the default) or dead cells (a bounded plane,
+/// Golly's `:P`); every simulator reads it there.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Universe {
     width: usize,
@@ -45,15 +48,17 @@ pub struct Universe {
     words: Vec<u64>,
     states: u16,
     ages: Vec<u64>,
+    topology: Topology,
 }
 
 impl std::fmt::Debug for Universe {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "Universe {}x{} (population {})",
+            "Universe {}x{} {} (population {})",
             self.width,
             self.height,
+            self.topology.name(),
             self.population()
         )?;
         if self.width <= 128 && self.height <= 64 {
@@ -130,7 +135,31 @@ impl Universe {
             words,
             states: 2,
             ages: Vec::new(),
+            topology: Topology::Torus,
         })
+    }
+
+    /// The same cells with `topology` past the edges.
+    pub fn with_topology(mut self, topology: Topology) -> Self {
+        self.topology = topology;
+        self
+    }
+
+    /// What lies past the edges.
+    pub fn topology(&self) -> Topology {
+        self.topology
+    }
+
+    /// Whether the cells past the edges are dead (Golly's `:P`).
+    pub fn is_plane(&self) -> bool {
+        self.topology == Topology::Plane
+    }
+
+    /// An empty universe of this one's size, states and topology.
+    pub fn empty_like(&self) -> Result<Self, UniverseError> {
+        Ok(Universe::new(self.width as u64, self.height as u64)?
+            .with_states(self.states)?
+            .with_topology(self.topology))
     }
 
     /// The same cells, in a universe of `states` states (its dying cells, if any, dropped when
@@ -278,7 +307,9 @@ impl Universe {
     /// The universe mirrored in its main diagonal: cell (x, y) moves to (y, x).
     pub fn transposed(&self) -> Universe {
         let (w, h) = (self.width(), self.height());
-        let mut out = Universe::new(h as u64, w as u64).expect("the same cells, the other way");
+        let mut out = Universe::new(h as u64, w as u64)
+            .expect("the same cells, the other way")
+            .with_topology(self.topology);
         if self.states > 2 {
             let mut out = out.with_states(self.states).expect("the same cells");
             for y in 0..h {
@@ -402,7 +433,7 @@ impl Universe {
         }
     }
 
-    /// The universe shifted by (dx, dy) on the torus.
+    /// The universe shifted by (dx, dy) on the torus (whatever its topology).
     pub fn translated(&self, dx: i64, dy: i64) -> Universe {
         let mut out = self.clone();
         out.words.fill(0);

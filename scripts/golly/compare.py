@@ -4,13 +4,17 @@
 For every rule x torus size x seed it writes a random soup as RLE (rule with a `:T<w>,<h>`
 suffix), runs Golly's command-line simulator and `lifegen run` on it for each generation count,
 reads both results back as sets of live cells on the torus, and reports IDENTICAL or the first
-differing cells. The exit status is 1 when any case differs or fails, 0 otherwise.
+differing cells. The exit status is 1 when any case differs or fails, 0 otherwise. With
+`--topology P` the same runs on bounded planes (`:P<w>,<h>`: cells past the edges dead at every
+generation; the soup is written at the grid's full size, so both programs put it at the grid's
+top-left corner).
 
     scripts/golly/build-bgolly.sh /work/.mirror/jimblandy+golly/repo   # -> target/golly/bgolly
     cargo build --release                                              # -> target/release/lifegen
     scripts/golly/compare.py                                           # the built-in list
     scripts/golly/compare.py --rules 'B36/S23;R2,C0,M1,S3..5,B3..4,NN' --sizes 64x64,67x45 \
         --gens 1,7,64 --seeds 1,2 --backends reference,cpu[,gpu]
+    scripts/golly/compare.py --topology P                               # bounded planes
 
 Rules in --rules are separated by ';' (LtL rules contain commas). See docs/GOLLY.md.
 
@@ -300,10 +304,11 @@ def parse_rle(text):
     return info, cells
 
 
-def torus_of(rule):
-    m = re.search(r":T(\d+),(\d+)", rule)
+def grid_of(rule, topology):
+    """The sides of the rule's `:T<w>,<h>` (topology "T") or `:P<w>,<h>` ("P") suffix."""
+    m = re.search(r":%s(\d+),(\d+)" % topology, rule)
     if not m:
-        raise CaseError("no :T suffix in rule %r" % rule)
+        raise CaseError("no :%s suffix in rule %r" % (topology, rule))
     return int(m.group(1)), int(m.group(2))
 
 
@@ -336,9 +341,9 @@ def state_letters(state, states):
     return chr(ord("p") + high) + chr(ord("A") + state - (high + 1) * 24 - 1)
 
 
-def write_rle(path, rule, w, h, cells):
-    """An RLE of size w x h whose rule carries `:Tw,h`; runs within rows, lines <= 70. `cells`
-    is a dict of states or, for two states, a set of live cells."""
+def write_rle(path, rule, w, h, cells, topology="T"):
+    """An RLE of size w x h whose rule carries `:Tw,h` (or `:Pw,h`); runs within rows, lines
+    <= 70. `cells` is a dict of states or, for two states, a set of live cells."""
     if isinstance(cells, set):
         cells = {c: 1 for c in cells}
     states = rule_states(rule)
@@ -371,7 +376,8 @@ def write_rle(path, rule, w, h, cells):
         line += t
     out.append(line)
     with open(path, "w") as f:
-        f.write("x = %d, y = %d, rule = %s:T%d,%d\n" % (w, h, strip_suffix(rule), w, h))
+        f.write("x = %d, y = %d, rule = %s:%s%d,%d\n"
+                % (w, h, strip_suffix(rule), topology, w, h))
         f.write("\n".join(out) + "\n")
 
 
@@ -514,6 +520,10 @@ def main():
                     help="how Golly gets a Larger than Life M1 rule with B0: m0 (default: its "
                          "equivalent M0 form, working round Golly's M1 B0 emulation bug) or "
                          "as-is (shows the bug)")
+    ap.add_argument("--topology", choices=["T", "P"], default="T",
+                    help="T: tori (default); P: bounded planes (`:Pw,h`, cells past the edges "
+                         "dead; B0 rules are skipped: Golly's B0 emulation keeps the edges dead "
+                         "in its complemented frame, alive in the rule's own)")
     ap.add_argument("--lifegen-arg", action="append", default=[],
                     help="an extra argument for `lifegen run` (repeatable)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per command")
@@ -538,7 +548,10 @@ def main():
     cpath = args.bgolly + ".commit"
     if os.path.exists(cpath):
         commit = open(cpath).read().strip()
+    topology = args.topology
+    plane = topology == "P"
     print("bgolly: %s (Golly commit %s)" % (args.bgolly, commit))
+    print("topology: %s" % ("bounded planes (:P)" if plane else "tori (:T)"))
     print("lifegen: %s" % args.lifegen)
     print("%-34s %-8s %4s %-9s %-16s %s" % ("rule", "size", "gens", "backend", "golly algo",
                                              "result"))
@@ -569,6 +582,15 @@ def main():
             algo = args.algo
         if grule != strip_suffix(rule):
             print("# Golly runs %s for %s" % (grule, rule))
+        if plane and scheme:
+            for (w, h) in sizes:
+                for seed in seeds:
+                    for g in gens_list:
+                        for b in backends:
+                            report(rule, w, h, g, b, algo, seed, "SKIP",
+                                   "B0 on a bounded plane: Golly keeps the cells past the edges "
+                                   "dead in its emulation's complemented frame")
+            continue
         if algo == "HashLife" and scheme == "alternate":
             for (w, h) in sizes:
                 for seed in seeds:
@@ -591,13 +613,22 @@ def main():
                 W, H = torus_for(rule, w, h)
                 live0 = soup_cells(rule, w, h, seed, args.density)
                 try:
-                    write_rle(soup, rule, w, h, live0)
+                    if plane:
+                        # Where a pattern lies in a plane matters: both get the whole W x H
+                        # grid (Larger than Life raises sides below 2r), so that Golly centres
+                        # the grid where lifegen has it, from (0, 0).
+                        write_rle(soup, rule, W, H, live0, topology)
+                    else:
+                        write_rle(soup, rule, w, h, live0)
                     if scheme == "dual":
                         # Golly runs NOT f NOT: give it the complement of lifegen's whole
                         # starting universe (W x H: the soup at (0, 0), dead cells elsewhere)
                         gw, gh = W, H
                         everything = {(x, y) for y in range(H) for x in range(W)}
                         write_rle(gsoup, grule, W, H, everything - set(live0))
+                    elif plane:
+                        gw, gh = W, H
+                        write_rle(gsoup, grule, W, H, live0, topology)
                     else:
                         gw, gh = w, h
                         write_rle(gsoup, grule, w, h, live0)
@@ -612,9 +643,9 @@ def main():
                     try:
                         ginfo, gbox_states = golly_cli(args.bgolly, algo, gsoup, g, work,
                                                        args.timeout)
-                        if torus_of(ginfo["rule"]) != (W, H):
-                            raise CaseError("Golly's torus is %dx%d, expected %dx%d"
-                                            % (torus_of(ginfo["rule"]) + (W, H)))
+                        if grid_of(ginfo["rule"], topology) != (W, H):
+                            raise CaseError("Golly's grid is %dx%d, expected %dx%d"
+                                            % (grid_of(ginfo["rule"], topology) + (W, H)))
                         d = dumps[g]
                         # the -o RLE is the bounding box; place it with `edges`' top-left
                         if ginfo["x"] == 0:
@@ -632,6 +663,9 @@ def main():
                                   for (x, y), v in gstates.items()}
                         if len(expect) != len(gstates):
                             raise CaseError("Golly cells outside its torus")
+                        if plane and any(not (0 <= x + ox < W and 0 <= y + oy < H)
+                                         for (x, y) in gstates):
+                            raise CaseError("Golly cells outside its plane")
                         if scheme == "dual" or (scheme == "alternate" and g % 2 == 1):
                             expect = {(x, y): 1 for y in range(H) for x in range(W)
                                       if (x, y) not in expect}

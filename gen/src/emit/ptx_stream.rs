@@ -19,13 +19,20 @@
 //!
 //! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
 //! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
-//! rows, `stride` (words from one row to the next) and `ghost`. A row is padded: `ghost` words
+//! rows, `stride` (words from one row to the next) and `ghost`, and for a bounded plane's
+//! chained kernel ([`Program::is_bounded`]) `width` (cells) and `top` (dead rows before the
+//! plane's, as many after: its rows are `top .. rows - top`). A row is padded: `ghost` words
 //! (at least `halo_words`) before its `words`, and at least as many after, that hold the cells
 //! of the row on either side of it, wrapped round the torus (or dead, on a bounded plane), and
 //! the last word's bits past the width likewise: the x edges are all in that padding, which
 //! `crate::emit::ptx_edges` refreshes before each launch, so a strip reads a straight run of
 //! cells at every width and every generation it runs is right. Launch blocks of `(32, warps_per_block, 1)` threads, one warp a task
 //! (`ceil(tasks / warps_per_block)` blocks); each warp of a block has its own rings.
+//! A bounded plane's program ([`Program::is_bounded`]) has its loop emitted twice: masked
+//! (`Inside` an `and` with the word's cells in the plane, none for a row outside it) and
+//! unmasked (`Inside` a copy, which ptxas drops); a warp takes the unmasked copy for a trip when
+//! all its words lie wholly inside the plane (a vote at the start) and every row the masks stand
+//! for in the trip lies inside (one comparison of the store's row cursor).
 //! A program of several bit-planes finds them one after another at `src` and `dst`, each
 //! `rows * words` words; planes other than the first are read from the source at one depth.
 
@@ -96,6 +103,10 @@ pub struct StreamPtx {
     /// Loop iterations a trip: a segment runs a whole number of trips.
     pub unroll: u32,
     pub shared_bytes: usize,
+    /// Whether the kernel masks a bounded plane's edges between the generations it chains
+    /// ([`Program::is_bounded`]): it then takes two more parameters, `width` (cells) and
+    /// `top` (the dead rows before the plane's first; as many follow its last).
+    pub bounded: bool,
 }
 
 /// Why a program has no GPU kernel.
@@ -391,6 +402,7 @@ pub fn emit_in_blocks(
         warmup: program.warmup,
         unroll: layout.unroll,
         shared_bytes: layout.shared,
+        bounded: program.is_bounded(),
     })
 }
 
@@ -440,7 +452,13 @@ impl Emitter {
         self.line("\t.param .u32 p_tasks,");
         self.line("\t.param .u32 p_segment,");
         self.line("\t.param .u32 p_stride,");
-        self.line("\t.param .u32 p_ghost");
+        if program.is_bounded() {
+            self.line("\t.param .u32 p_ghost,");
+            self.line("\t.param .u32 p_width,");
+            self.line("\t.param .u32 p_top");
+        } else {
+            self.line("\t.param .u32 p_ghost");
+        }
         self.line(")");
         self.line(format!(".reqntid 32, {}, 1", self.warps));
         self.line("{");
@@ -451,7 +469,7 @@ impl Emitter {
         let n = program.instrs.len() + 1;
         let k = self.k as usize;
         // Row cursors: one a load depth and the store's; ring cursors: one a slot and delay.
-        let depths = program.counts().load + 2;
+        let depths = program.counts().load + program.counts().inside + 2;
         self.line("\t.reg .pred %p<8>;");
         self.line("\t.reg .pred %pw<8>;");
         self.line(format!("\t.reg .pred %pl<{depths}>;"));
@@ -464,6 +482,15 @@ impl Emitter {
         self.line(format!("\t.reg .b64 %rw<{depths}>;"));
         self.line("\t.reg .b64 %rb<8>;");
         self.line("\t.reg .b64 %rq<8>;");
+        if program.is_bounded() {
+            self.line("\t.reg .pred %pf;");
+            self.line("\t.reg .pred %pi;");
+            self.line("\t.reg .pred %pint;");
+            self.line("\t.reg .b32 %cm<8>;");
+            for j in 0..k {
+                self.line(format!("\t.reg .b32 %mk{j}_<{depths}>;"));
+            }
+        }
         for j in 0..k {
             self.line(format!("\t.reg .b32 %v{j}_<{n}>;"));
             self.line(format!("\t.reg .b32 %t{j}_<{n}>;"));
@@ -551,6 +578,9 @@ impl Emitter {
             self.line("\tadd.u32 %r19, %r16, %r18;");
             self.line(format!("\tsetp.lt.and.u32 %pw{j}, %r19, %r1, %pw{j};"));
         }
+        if program.is_bounded() {
+            self.plane_setup();
+        }
         // Segment rows; the loop runs whole unrolled trips and stores only the segment's rows.
         let unroll = layout.unroll;
         self.line("\tmul.lo.u32 %r10, %r15, %r5;");
@@ -623,6 +653,32 @@ impl Emitter {
         }
     }
 
+    /// A bounded plane's edges: %r36 its width in cells, %r37 its first row (the dead rows
+    /// before it, `p_top`), %r38 the row after its last; %cm{j} the cells of word j inside it
+    /// (all, none, or the first `width % 32` of the last word); %pint whether every word of
+    /// the warp lies wholly inside (a warp-wide vote, so the branch on it stays uniform).
+    fn plane_setup(&mut self) {
+        self.line("\tld.param.u32 %r36, [p_width];");
+        self.line("\tld.param.u32 %r37, [p_top];");
+        self.line("\tsub.u32 %r38, %r2, %r37;");
+        self.line("\tsetp.eq.u32 %p3, %r36, %r36;");
+        for j in 0..self.k {
+            // x0 = 32 (column - ghost), the word's first cell; inside: min(max(width - x0, 0), 32)
+            // cells, none when x0 < 0 (shl by 32 gives 0, so 32 cells give all ones).
+            self.line(format!("\tsub.s32 %r18, %c{j}, %r34;"));
+            self.line("\tshl.b32 %r18, %r18, 5;");
+            self.line("\tsub.s32 %r19, %r36, %r18;");
+            self.line("\tmin.s32 %r19, %r19, 32;");
+            self.line("\tmax.s32 %r19, %r19, 0;");
+            self.line(format!("\tshl.b32 %cm{j}, 1, %r19;"));
+            self.line(format!("\tsub.u32 %cm{j}, %cm{j}, 1;"));
+            self.line("\tsetp.lt.s32 %p5, %r18, 0;");
+            self.line(format!("\t@%p5 mov.b32 %cm{j}, 0;"));
+            self.line(format!("\tsetp.eq.and.u32 %p3, %cm{j}, 0xffffffff, %p3;"));
+        }
+        self.line("\tvote.sync.all.pred %pint, %p3, 0xffffffff;");
+    }
+
     /// Loads row %r28 into the registers `dest(j)` and steps %r28 to the next row.
     /// %r30: rows the L2 prefetch runs ahead of the loads, fewer on a torus of few rows.
     fn prefetch_distance(&mut self) {
@@ -675,6 +731,18 @@ impl Emitter {
             })
             .collect();
         let loaded = rows.clone();
+        // The rows a bounded plane's masks stand for: each a fixed distance below the store's
+        // row (`program.lag - lag`), so no cursor of their own steps in the unmasked loop.
+        let mut lags: Vec<u32> = program
+            .instrs
+            .iter()
+            .filter_map(|i| match *i {
+                Instr::Inside { lag, .. } => Some(lag),
+                _ => None,
+            })
+            .collect();
+        lags.sort_unstable();
+        lags.dedup();
         rows.push(program.lag);
         rows.sort_unstable();
         rows.dedup();
@@ -716,149 +784,211 @@ impl Emitter {
         let warm_live = needed_later(program, layout);
         let warm_iterations = program.warmup / layout.unroll * layout.unroll;
         let all = vec![true; program.instrs.len()];
+        let bounded = !lags.is_empty();
         for (label, live) in [("WARM", &warm_live), ("LOOP", &all)] {
             if label == "WARM" && warm_iterations == 0 {
                 continue;
             }
             self.line(format!("{label}:"));
-            for u in 0..layout.unroll {
-                if layout.unroll > 1 {
-                    self.line(format!("\t// iteration {u} of {}", layout.unroll));
+            // A bounded plane's trip runs unmasked (the masks' words copied) when the warp's
+            // words and every row its masks stand for in the trip lie inside the plane: all
+            // but the warps of the edge strips and the trips at the top and bottom rows.
+            let bodies: &[bool] = if bounded { &[true, false] } else { &[false] };
+            if let (Some(&first), Some(&deepest)) = (lags.first(), lags.last()) {
+                // The store's row of the trip's first iteration, %ry{store_row}, wrapped round
+                // the rows: a sum past them is past the plane's end too.
+                let (lo, hi) = (
+                    program.lag - deepest,
+                    program.lag - first + layout.unroll - 1,
+                );
+                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {lo};"));
+                self.line("\tsetp.ge.u32 %pf, %r39, %r37;");
+                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {hi};"));
+                self.line("\tsetp.lt.and.u32 %pf, %r39, %r38, %pf;");
+                self.line("\tand.pred %pf, %pf, %pint;");
+                self.line(format!("\t@%pf bra {label}_INSIDE;"));
+            }
+            for &masked in bodies {
+                if bounded && !masked {
+                    self.line(format!("{label}_INSIDE:"));
                 }
-                // The row a later iteration reads, first: its slot is not read in this one, so
-                // ptxas may hoist the load as far as it likes.
-                if let Some(len) = layout.load_ring {
-                    self.load_row(|j| format!("%ld{j}_{}", u % len));
-                }
-                if let Some(ring) = layout.input_ring {
-                    let copy = ring.len * slot_bytes;
-                    for j in 0..k {
-                        let at = 128 * j;
-                        self.line(format!("\tst.shared.b32 [%r31+{at}], %in{j};"));
-                        self.line(format!("\tst.shared.b32 [%r31+{}], %in{j};", copy + at));
+                for u in 0..layout.unroll {
+                    if layout.unroll > 1 {
+                        self.line(format!("\t// iteration {u} of {}", layout.unroll));
                     }
-                    self.load_row(|j| format!("%in{j}"));
-                }
-                // Byte offsets of each cursor's row.
-                for (r, &back) in rows.iter().enumerate() {
-                    self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
-                    if loaded.contains(&back) {
-                        self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
+                    // The row a later iteration reads, first: its slot is not read in this one, so
+                    // ptxas may hoist the load as far as it likes.
+                    if let Some(len) = layout.load_ring {
+                        self.load_row(|j| format!("%ld{j}_{}", u % len));
                     }
-                }
-                self.neighbours = 0;
-                for (index, j) in word_order(program, &layout.order, live, k) {
-                    let instr = &program.instrs[index];
-                    {
-                        let v = name(program, layout, index as u32, j, u);
-                        match *instr {
-                            Instr::Load { .. } | Instr::Delay { .. }
-                                if is_alias(program, layout, index as u32) =>
-                            {
-                                // A register of a ring: nothing to compute.
+                    if let Some(ring) = layout.input_ring {
+                        let copy = ring.len * slot_bytes;
+                        for j in 0..k {
+                            let at = 128 * j;
+                            self.line(format!("\tst.shared.b32 [%r31+{at}], %in{j};"));
+                            self.line(format!("\tst.shared.b32 [%r31+{}], %in{j};", copy + at));
+                        }
+                        self.load_row(|j| format!("%in{j}"));
+                    }
+                    // Byte offsets of each cursor's row.
+                    for (r, &back) in rows.iter().enumerate() {
+                        self.line(format!("\tmul.wide.u32 %rw{r}, %ry{r}, %r27;"));
+                        if loaded.contains(&back) {
+                            self.line(format!("\tsetp.ge.u32 %pl{r}, %r14, {back};"));
+                        }
+                    }
+                    // Each mask's words this iteration: the column's cells where its row is in
+                    // the plane, none elsewhere.
+                    if masked {
+                        for (m, &lag) in lags.iter().enumerate() {
+                            let below = program.lag - lag;
+                            self.line(format!("\tadd.u32 %r39, %ry{store_row}, {below};"));
+                            self.line("\tsetp.ge.u32 %p5, %r39, %r2;");
+                            self.line("\t@%p5 sub.u32 %r39, %r39, %r2;");
+                            self.line("\tsetp.ge.u32 %pi, %r39, %r37;");
+                            self.line("\tsetp.lt.and.u32 %pi, %r39, %r38, %pi;");
+                            for j in 0..k {
+                                self.line(format!("\tselp.b32 %mk{j}_{m}, %cm{j}, 0, %pi;"));
                             }
-                            Instr::Load { plane: 0, back }
-                                if let Some(ring) = layout.input_ring =>
-                            {
-                                let at = (ring.len - back) * slot_bytes + 128 * j;
-                                self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
-                            }
-                            Instr::Load { plane, back } => {
-                                let r = row_reg(back);
-                                self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
-                                if plane > 0 {
-                                    self.line(format!("\tmad.lo.s64 %rd4, %rd10, {plane}, %rd4;"));
+                        }
+                    }
+                    self.neighbours = 0;
+                    for (index, j) in word_order(program, &layout.order, live, k) {
+                        let instr = &program.instrs[index];
+                        {
+                            let v = name(program, layout, index as u32, j, u);
+                            match *instr {
+                                Instr::Load { .. } | Instr::Delay { .. }
+                                    if is_alias(program, layout, index as u32) =>
+                                {
+                                    // A register of a ring: nothing to compute.
                                 }
-                                self.line(format!("\tmov.b32 {v}, 0;"));
-                                self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
-                            }
-                            Instr::Const(c) => {
-                                let value = if c { "0xffffffff" } else { "0" };
-                                self.line(format!("\tmov.b32 {v}, {value};"));
-                            }
-                            Instr::Param { .. } => {
-                                unreachable!("parameters are folded before emission")
-                            }
-                            Instr::Shift { src, cells } => {
-                                let q = cells.div_euclid(32);
-                                let s = cells.rem_euclid(32);
-                                let lo = self.word_at(program, layout, src, j as i32 + q, u);
-                                if s == 0 {
-                                    self.line(format!("\tmov.b32 {v}, {lo};"));
-                                } else {
-                                    let hi =
-                                        self.word_at(program, layout, src, j as i32 + q + 1, u);
-                                    self.funnel(&v, &lo, &hi, s, index, j);
+                                Instr::Load { plane: 0, back }
+                                    if let Some(ring) = layout.input_ring =>
+                                {
+                                    let at = (ring.len - back) * slot_bytes + 128 * j;
+                                    self.line(format!("\tld.shared.b32 {v}, [%r31+{at}];"));
                                 }
-                            }
-                            Instr::Lut3 { table, a, b, c } => {
-                                let [a, b, c] = [a, b, c].map(|x| name(program, layout, x, j, u));
-                                self.line(format!("\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"));
-                            }
-                            Instr::Delay { src, rows } => {
-                                let Some(Ring::Shared { base, len }) = layout.rings[src as usize]
-                                else {
-                                    unreachable!("register rings are aliases")
-                                };
-                                let r = slot_reg(len, rows);
-                                let at = base + 128 * j as usize;
-                                self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
-                            }
-                            Instr::State { slot } => {
-                                self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
-                            }
-                            Instr::Carry { slot, src } => {
-                                let src = name(program, layout, src, j, u);
-                                self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
-                            }
-                            Instr::Store { plane, src } => {
-                                // Row newest - lag, from iteration `warmup` on, within the segment.
-                                let src = name(program, layout, src, j, u);
-                                if j == 0 {
-                                    self.line(format!(
-                                        "\tsetp.ge.u32 %p7, %r14, {};",
-                                        program.warmup
-                                    ));
-                                    if layout.unroll > 1 {
-                                        self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
+                                Instr::Load { plane, back } => {
+                                    let r = row_reg(back);
+                                    self.line(format!("\tadd.s64 %rd4, %rb{j}, %rw{r};"));
+                                    if plane > 0 {
+                                        self.line(format!(
+                                            "\tmad.lo.s64 %rd4, %rd10, {plane}, %rd4;"
+                                        ));
+                                    }
+                                    self.line(format!("\tmov.b32 {v}, 0;"));
+                                    self.line(format!("\t@%pl{r} ld.global.nc.b32 {v}, [%rd4];"));
+                                }
+                                Instr::Const(c) => {
+                                    let value = if c { "0xffffffff" } else { "0" };
+                                    self.line(format!("\tmov.b32 {v}, {value};"));
+                                }
+                                Instr::Param { .. } => {
+                                    unreachable!("parameters are folded before emission")
+                                }
+                                Instr::Shift { src, cells } => {
+                                    let q = cells.div_euclid(32);
+                                    let s = cells.rem_euclid(32);
+                                    let lo = self.word_at(program, layout, src, j as i32 + q, u);
+                                    if s == 0 {
+                                        self.line(format!("\tmov.b32 {v}, {lo};"));
+                                    } else {
+                                        let hi =
+                                            self.word_at(program, layout, src, j as i32 + q + 1, u);
+                                        self.funnel(&v, &lo, &hi, s, index, j);
                                     }
                                 }
-                                self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
-                                self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
-                                if plane > 0 {
-                                    self.line(format!("\tmad.lo.s64 %rd3, %rd10, {plane}, %rd3;"));
+                                Instr::Lut3 { table, a, b, c } => {
+                                    let [a, b, c] =
+                                        [a, b, c].map(|x| name(program, layout, x, j, u));
+                                    self.line(format!(
+                                        "\tlop3.b32 {v}, {a}, {b}, {c}, 0x{table:02x};"
+                                    ));
                                 }
-                                self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
+                                Instr::Delay { src, rows } => {
+                                    let Some(Ring::Shared { base, len }) =
+                                        layout.rings[src as usize]
+                                    else {
+                                        unreachable!("register rings are aliases")
+                                    };
+                                    let r = slot_reg(len, rows);
+                                    let at = base + 128 * j as usize;
+                                    self.line(format!("\tld.shared.b32 {v}, [%rs{r}+{at}];"));
+                                }
+                                Instr::State { slot } => {
+                                    self.line(format!("\tmov.b32 {v}, %st{j}_{slot};"))
+                                }
+                                Instr::Inside { src, lag } => {
+                                    let src = name(program, layout, src, j, u);
+                                    if masked {
+                                        let m = lags.iter().position(|&l| l == lag).unwrap();
+                                        self.line(format!("\tand.b32 {v}, {src}, %mk{j}_{m};"));
+                                    } else {
+                                        self.line(format!("\tmov.b32 {v}, {src};"));
+                                    }
+                                }
+                                Instr::Carry { slot, src } => {
+                                    let src = name(program, layout, src, j, u);
+                                    self.line(format!("\tmov.b32 %st{j}_{slot}, {src};"))
+                                }
+                                Instr::Store { plane, src } => {
+                                    // Row newest - lag, from iteration `warmup` on, within the segment.
+                                    let src = name(program, layout, src, j, u);
+                                    if j == 0 {
+                                        self.line(format!(
+                                            "\tsetp.ge.u32 %p7, %r14, {};",
+                                            program.warmup
+                                        ));
+                                        if layout.unroll > 1 {
+                                            self.line("\tsetp.lt.and.u32 %p7, %r14, %r26, %p7;");
+                                        }
+                                    }
+                                    self.line(format!("\tand.pred %p4, %p7, %pw{j};"));
+                                    self.line(format!("\tadd.s64 %rd3, %rq{j}, %rw{store_row};"));
+                                    if plane > 0 {
+                                        self.line(format!(
+                                            "\tmad.lo.s64 %rd3, %rd10, {plane}, %rd3;"
+                                        ));
+                                    }
+                                    self.line(format!("\t@%p4 st.global.b32 [%rd3], {src};"));
+                                }
+                            }
+                            if let Some(Ring::Shared { base, len }) = layout.rings[index] {
+                                let r = slot_reg(len, 0);
+                                let at = base + 128 * j as usize;
+                                self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
                             }
                         }
-                        if let Some(Ring::Shared { base, len }) = layout.rings[index] {
-                            let r = slot_reg(len, 0);
-                            let at = base + 128 * j as usize;
-                            self.line(format!("\tst.shared.b32 [%rs{r}+{at}], {v};"));
-                        }
                     }
+                    // Next row: every cursor steps and wraps.
+                    for r in 0..rows.len() {
+                        self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
+                        self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
+                        self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
+                    }
+                    for (r, &(len, _)) in slots.iter().enumerate() {
+                        let end = lengths.iter().position(|&l| l == len).unwrap();
+                        self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
+                        self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
+                        self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
+                    }
+                    if let Some(ring) = layout.input_ring {
+                        self.line(format!("\tadd.u32 %r31, %r31, {slot_bytes};"));
+                        self.line("\tsetp.eq.u32 %p5, %r31, %r32;");
+                        self.line(format!(
+                            "\t@%p5 sub.u32 %r31, %r31, {};",
+                            ring.len * slot_bytes
+                        ));
+                    }
+                    self.line("\tadd.u32 %r14, %r14, 1;");
                 }
-                // Next row: every cursor steps and wraps.
-                for r in 0..rows.len() {
-                    self.line(format!("\tadd.u32 %ry{r}, %ry{r}, 1;"));
-                    self.line(format!("\tsetp.eq.u32 %p5, %ry{r}, %r2;"));
-                    self.line(format!("\tselp.u32 %ry{r}, 0, %ry{r}, %p5;"));
+                if bounded && masked {
+                    self.line(format!("\tbra {label}_NEXT;"));
                 }
-                for (r, &(len, _)) in slots.iter().enumerate() {
-                    let end = lengths.iter().position(|&l| l == len).unwrap();
-                    self.line(format!("\tadd.u32 %rs{r}, %rs{r}, {slot_bytes};"));
-                    self.line(format!("\tsetp.eq.u32 %p5, %rs{r}, %re{end};"));
-                    self.line(format!("\tselp.u32 %rs{r}, %r20, %rs{r}, %p5;"));
-                }
-                if let Some(ring) = layout.input_ring {
-                    self.line(format!("\tadd.u32 %r31, %r31, {slot_bytes};"));
-                    self.line("\tsetp.eq.u32 %p5, %r31, %r32;");
-                    self.line(format!(
-                        "\t@%p5 sub.u32 %r31, %r31, {};",
-                        ring.len * slot_bytes
-                    ));
-                }
-                self.line("\tadd.u32 %r14, %r14, 1;");
+            }
+            if bounded {
+                self.line(format!("{label}_NEXT:"));
             }
             if label == "WARM" {
                 self.line(format!("\tsetp.lt.u32 %p6, %r14, {warm_iterations};"));

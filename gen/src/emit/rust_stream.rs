@@ -25,6 +25,10 @@ pub fn halo_words(program: &Program) -> usize {
 pub fn emit(program: &Program) -> String {
     let halo = halo_words(program);
     assert!(2 * halo < LANES, "the window is wider than a block");
+    assert!(
+        !program.is_bounded(),
+        "the built-in modules run tori; a bounded plane's masks are the GPU's"
+    );
     assert_eq!(
         program.planes, 1,
         "the built-in modules are two-state kernels"
@@ -79,6 +83,7 @@ pub fn emit(program: &Program) -> String {
                 ),
             ),
             Instr::Const(_) | Instr::Param { .. } => {}
+            Instr::Inside { .. } => unreachable!("refused above"),
             Instr::Shift { src, cells } => {
                 let (q, s) = (cells.div_euclid(64), cells.rem_euclid(64));
                 let arg = |q: i32| {

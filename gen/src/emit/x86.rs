@@ -86,6 +86,10 @@ pub enum X86Error {
     Invalid(String),
     #[error("{0}: fold the parameters into the program first")]
     Params(String),
+    #[error(
+        "{0} masks a bounded plane's edges between chained generations, which only the GPU back end does; run a plane one generation a pass"
+    )]
+    Bounded(String),
     #[error("a {tile_words}-word tile keeps nothing of a window {halo_words} words wide each side")]
     TooNarrow {
         tile_words: usize,
@@ -242,6 +246,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 cells: 0,
             }),
             Instr::Param { .. } => return Err(X86Error::Params(program.name.clone())),
+            Instr::Inside { .. } => return Err(X86Error::Bounded(program.name.clone())),
             Instr::State { slot } => Lowering::Memory(MemRef {
                 row: RowRef::Ring {
                     ring: u32::from(slot),

@@ -88,12 +88,47 @@ pub fn chained_and_checked(
     Ok(program)
 }
 
-/// Cell `x + cells` of a row, for every `x`, on a torus of `width` cells.
-fn shifted(row: &[u64], width: usize, cells: i32) -> Vec<u64> {
+/// `one` (one generation) chained over `gens` generations for a bounded plane
+/// ([`Program::chain_bounded`]) and checked against `one` run `gens` times on random planes of
+/// awkward shapes (cells past the edges dead: rows past them read as zero, shifts bring in
+/// zeros): a family's one-generation program is checked on tori, so this checks the masks
+/// between the levels.
+pub fn bounded_and_checked(one: &Program, gens: u32) -> Result<Program, String> {
+    let program = one.chain_bounded(gens)?;
+    let light_cone = 2 * gens as usize + 5;
+    for (seed, (width, height)) in [(70, 9), (64, 3), (130, light_cone), (5, 1), (33, 40)]
+        .into_iter()
+        .enumerate()
+    {
+        let start: Vec<Torus> = (0..one.planes)
+            .map(|p| Torus::random(width, height, 0.4, (seed * 8 + p as usize) as u64 + 1))
+            .collect();
+        let got = run_planes_on(&program, &[], &start, true);
+        let mut want = start;
+        for _ in 0..gens {
+            want = run_planes_on(one, &[], &want, true);
+        }
+        if got != want {
+            return Err(format!(
+                "{} disagrees with {} run {gens} times on a {width}x{height} bounded plane",
+                program.name, one.name
+            ));
+        }
+    }
+    Ok(program)
+}
+
+/// Cell `x + cells` of a row, for every `x`: on a torus of `width` cells, or on a bounded
+/// plane (dead past its edges).
+fn shifted(row: &[u64], width: usize, cells: i32, plane: bool) -> Vec<u64> {
     let mut out = vec![0u64; row.len()];
     let w = width as i64;
     for x in 0..width {
-        let from = (x as i64 + cells as i64).rem_euclid(w) as usize;
+        let from = x as i64 + cells as i64;
+        if plane && !(0..w).contains(&from) {
+            continue;
+        }
+        let from = from.rem_euclid(w) as usize;
         if row[from / 64] >> (from % 64) & 1 == 1 {
             out[x / 64] |= 1 << (x % 64);
         }
@@ -110,6 +145,17 @@ pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
 
 /// One pass of `program` over the bit-planes `planes` (one torus a plane, all of one size).
 pub fn run_planes(program: &Program, params: &[bool], planes: &[Torus]) -> Vec<Torus> {
+    run_planes_on(program, params, planes, false)
+}
+
+/// [`run_planes`] on a torus, or with `bounded`, on a bounded plane: the rows and cells past
+/// its edges dead, [`Instr::Inside`] masking them.
+pub fn run_planes_on(
+    program: &Program,
+    params: &[bool],
+    planes: &[Torus],
+    bounded: bool,
+) -> Vec<Torus> {
     assert_eq!(
         params.len(),
         program.params.len(),
@@ -148,10 +194,11 @@ pub fn run_planes(program: &Program, params: &[bool], planes: &[Torus]) -> Vec<T
         for instr in &program.instrs {
             let value = match *instr {
                 Instr::Load { plane, back } => {
-                    if (i as u32) < back {
+                    let y = y0 + i as i64 - back as i64;
+                    if (i as u32) < back || bounded && !(0..height as i64).contains(&y) {
                         zero.clone()
                     } else {
-                        let y = (y0 + i as i64 - back as i64).rem_euclid(height as i64);
+                        let y = y.rem_euclid(height as i64);
                         planes[plane as usize].row(y as usize).to_vec()
                     }
                 }
@@ -165,7 +212,17 @@ pub fn run_planes(program: &Program, params: &[bool], planes: &[Torus]) -> Vec<T
                     row[n - 1] &= mask_last;
                     row
                 }
-                Instr::Shift { src, cells } => shifted(&values[src as usize], width, cells),
+                Instr::Shift { src, cells } => {
+                    shifted(&values[src as usize], width, cells, bounded)
+                }
+                Instr::Inside { src, lag } => {
+                    let y = y0 + i as i64 - lag as i64;
+                    if bounded && !(0..height as i64).contains(&y) {
+                        zero.clone()
+                    } else {
+                        values[src as usize].clone()
+                    }
+                }
                 Instr::Lut3 { table, a, b, c } => {
                     let (a, b, c) = (
                         &values[a as usize],
@@ -208,4 +265,51 @@ pub fn run_planes(program: &Program, params: &[bool], planes: &[Torus]) -> Vec<T
         state = carried;
     }
     output
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Rule;
+    use crate::kernel::row_shared::RowSharedKernel;
+
+    fn one_generation(rule: &str) -> Program {
+        let Rule::LifeLike(life) = rule.parse().unwrap() else {
+            unreachable!()
+        };
+        RowSharedKernel::lowered(life).stream_program(1).unwrap()
+    }
+
+    #[test]
+    fn bounded_chains_match_single_generations_on_planes() {
+        for rule in ["B3/S23", "B2/S", "B3678/S34678"] {
+            let one = one_generation(rule);
+            for gens in [2, 3, 7] {
+                let chained = bounded_and_checked(&one, gens).unwrap();
+                assert_eq!(
+                    chained.counts().inside,
+                    (gens as usize - 1) * one.planes as usize
+                );
+            }
+        }
+    }
+
+    /// Without the masks, births past the edges leak back in: the check sees it.
+    #[test]
+    fn a_chain_without_masks_fails_on_a_plane() {
+        let one = one_generation("B2/S");
+        let plain = one.chain(3).unwrap();
+        let start = Torus::random(33, 40, 0.4, 3);
+        let mut want = start.clone();
+        for _ in 0..3 {
+            want = run_planes_on(&one, &[], std::slice::from_ref(&want), true).remove(0);
+        }
+        let got = run_planes_on(&plain, &[], std::slice::from_ref(&start), true).remove(0);
+        assert_ne!(got, want);
+        let masked = one.chain_bounded(3).unwrap();
+        let got = run_planes_on(&masked, &[], std::slice::from_ref(&start), true).remove(0);
+        assert_eq!(got, want);
+        // On a torus the masks change nothing.
+        assert_eq!(run(&masked, &[], &start), run(&plain, &[], &start));
+    }
 }

@@ -44,6 +44,11 @@ pub enum Instr {
     Carry { slot: u16, src: Val },
     /// The output word of bit-plane `plane` of row `y0 + i - lag`.
     Store { plane: u8, src: Val },
+    /// `src`, its cells outside a bounded plane (Golly's `:P`) dead: those of rows outside the
+    /// plane (the row is `y0 + i - lag`, the row `src` stands for) and of columns past its
+    /// edges. On a torus, `src` itself. [`Program::chain_bounded`] puts one on each
+    /// intermediate generation, so that cells born past the edges never reach the next.
+    Inside { src: Val, lag: u32 },
 }
 
 impl Instr {
@@ -52,7 +57,8 @@ impl Instr {
             Instr::Shift { src, .. }
             | Instr::Delay { src, .. }
             | Instr::Carry { src, .. }
-            | Instr::Store { src, .. } => vec![src],
+            | Instr::Store { src, .. }
+            | Instr::Inside { src, .. } => vec![src],
             Instr::Lut3 { a, b, c, .. } => vec![a, b, c],
             Instr::Load { .. } | Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {
                 vec![]
@@ -84,6 +90,8 @@ pub struct InstrCounts {
     pub delay: usize,
     pub state: usize,
     pub store: usize,
+    /// Masks of a bounded plane's edges ([`Instr::Inside`]).
+    pub inside: usize,
 }
 
 impl InstrCounts {
@@ -104,6 +112,7 @@ impl Program {
                 Instr::Delay { .. } => counts.delay += 1,
                 Instr::Carry { .. } => counts.state += 1,
                 Instr::Store { .. } => counts.store += 1,
+                Instr::Inside { .. } => counts.inside += 1,
                 Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {}
             }
         }
@@ -276,6 +285,10 @@ impl Program {
     /// depends on no row read before: a level's first rows then read its predecessor's warm-up
     /// values instead of zeros, and flush them out during its own warm-up.
     pub fn chain(&self, gens: u32) -> Result<Program, String> {
+        self.chain_levels(gens, false)
+    }
+
+    fn chain_levels(&self, gens: u32, bounded: bool) -> Result<Program, String> {
         if self.state_slots > 0 {
             return Err(format!(
                 "{} carries state round the row loop; its levels cannot be chained",
@@ -285,14 +298,25 @@ impl Program {
         if gens == 0 {
             return Err("a chain has at least one generation".into());
         }
-        let mut b = ProgramBuilder::new(format!("{}_t{gens}", self.name), self.params.clone());
+        let edges = if bounded { "_p" } else { "" };
+        let name = format!("{}_t{gens}{edges}", self.name);
+        let mut b = ProgramBuilder::new(name, self.params.clone());
         b.planes = self.planes;
         let mut previous: Option<Vec<Val>> = None;
-        for _ in 0..gens {
-            previous = Some(b.inline(self, |b, plane, back| match &previous {
+        for g in 0..gens {
+            let stored = b.inline(self, |b, plane, back| match &previous {
                 Some(input) => b.delay(input[plane as usize], back + 1),
                 None => b.load_plane(plane, back),
-            }));
+            });
+            let lag = (g + 1) * self.lag + g;
+            previous = Some(if bounded && g + 1 < gens {
+                stored
+                    .into_iter()
+                    .map(|src| b.push(Instr::Inside { src, lag }))
+                    .collect()
+            } else {
+                stored
+            });
         }
         for (plane, src) in previous.unwrap().into_iter().enumerate() {
             b.push(Instr::Store {
@@ -302,6 +326,22 @@ impl Program {
         }
         let extra = gens - 1;
         Ok(b.finish(gens * self.warmup + extra, gens * self.lag + extra))
+    }
+
+    /// [`Program::chain`] for a bounded plane: each generation but the last masked by
+    /// [`Instr::Inside`], so that every level reads dead cells past the plane's edges as the
+    /// first reads them from the (dead) padding. The last level's cells past the edges are
+    /// stored where nothing reads them before the padding is made dead again. Level `g`
+    /// (from 0) stands for row `newest - ((g + 1) lag + g)`.
+    pub fn chain_bounded(&self, gens: u32) -> Result<Program, String> {
+        self.chain_levels(gens, true)
+    }
+
+    /// Whether the program masks a bounded plane's edges ([`Instr::Inside`]).
+    pub fn is_bounded(&self) -> bool {
+        self.instrs
+            .iter()
+            .any(|i| matches!(i, Instr::Inside { .. }))
     }
 
     /// Drops instructions whose values nothing stored or carried depends on.
@@ -344,6 +384,7 @@ fn remap(instr: Instr, mut f: impl FnMut(Val) -> Val) -> Instr {
         Instr::Delay { src, rows } => Instr::Delay { src: f(src), rows },
         Instr::Carry { slot, src } => Instr::Carry { slot, src: f(src) },
         Instr::Store { plane, src } => Instr::Store { plane, src: f(src) },
+        Instr::Inside { src, lag } => Instr::Inside { src: f(src), lag },
         other => other,
     }
 }
@@ -377,6 +418,7 @@ impl fmt::Display for Program {
                 Instr::Carry { slot, src } => writeln!(f, "carry {slot} %{src}")?,
                 Instr::Store { plane: 0, src } => writeln!(f, "store %{src}")?,
                 Instr::Store { plane, src } => writeln!(f, "store %{src} plane {plane}")?,
+                Instr::Inside { src, lag } => writeln!(f, "%{i} = inside %{src} {lag}")?,
             }
         }
         Ok(())

@@ -460,18 +460,62 @@ impl fmt::Display for Rule {
     }
 }
 
-/// A rule with the torus size given by Golly's `:T<w>,<h>` suffix, if any.
+/// What lies past a universe's edges: Golly's `:T` (the opposite edge, a torus) or `:P` (dead
+/// cells at every generation, a bounded plane).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Topology {
+    #[default]
+    Torus,
+    Plane,
+}
+
+impl Topology {
+    /// Golly's suffix letter.
+    pub fn letter(self) -> char {
+        match self {
+            Topology::Torus => 'T',
+            Topology::Plane => 'P',
+        }
+    }
+
+    /// For people: "torus" or "bounded plane".
+    pub fn name(self) -> &'static str {
+        match self {
+            Topology::Torus => "torus",
+            Topology::Plane => "bounded plane",
+        }
+    }
+}
+
+/// A rule with its topology: the grid size given by Golly's `:T<w>,<h>` (torus) or `:P<w>,<h>`
+/// (bounded plane) suffix, if any, and which of the two (a torus when there is no suffix).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RuleSpec {
     pub rule: Rule,
-    pub torus: Option<(u64, u64)>,
+    pub size: Option<(u64, u64)>,
+    pub topology: Topology,
+}
+
+impl RuleSpec {
+    /// `rule` on a torus of no given size.
+    pub fn plain(rule: Rule) -> Self {
+        RuleSpec {
+            rule,
+            size: None,
+            topology: Topology::Torus,
+        }
+    }
 }
 
 impl fmt::Display for RuleSpec {
+    /// Golly's canonical rule with its suffix, both sizes written (`:P100` is `:P100,100`); a
+    /// plane of no given size keeps `:P` (lifegen then takes the size from elsewhere).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.rule)?;
-        if let Some((w, h)) = self.torus {
-            write!(f, ":T{w},{h}")?;
+        match (self.size, self.topology) {
+            (Some((w, h)), topology) => write!(f, ":{}{w},{h}", topology.letter())?,
+            (None, Topology::Plane) => write!(f, ":P")?,
+            (None, Topology::Torus) => {}
         }
         Ok(())
     }
@@ -503,9 +547,9 @@ impl std::str::FromStr for Rule {
     type Err = RuleError;
     fn from_str(input: &str) -> Result<Self, RuleError> {
         let spec = parse(input)?;
-        match spec.torus {
-            None => Ok(spec.rule),
-            Some(_) => Err(RuleError {
+        match (spec.size, spec.topology) {
+            (None, Topology::Torus) => Ok(spec.rule),
+            _ => Err(RuleError {
                 input: input.to_string(),
                 reason: "a topology suffix is not allowed here".into(),
             }),
@@ -513,12 +557,14 @@ impl std::str::FromStr for Rule {
     }
 }
 
-/// Parses a rule string with an optional `:T<w>,<h>` suffix.
+/// Parses a rule string with an optional `:T<w>,<h>` (torus) or `:P<w>,<h>` (bounded plane)
+/// suffix; `:T<side>` and `:P<side>` are square, `:T` and `:P` alone give no size.
 ///
 /// Larger-than-Life rules are read as Golly's `ltlalgo::setrule` reads them: case-insensitive,
 /// in any of its three notations (LtL `R5,C0,M1,S34..58,B34..45,NM`, Kellie Evans'
 /// `5,34,45,34,58`, HROT `R5,C0,S33-57,B34-45`), with a torus side below twice the radius
-/// (zero included) raised to twice the radius, as Golly does.
+/// (zero included) raised to twice the radius, as Golly does (for a plane too: `ltlalgo::setrule`
+/// raises both).
 pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     let fail = |reason: String| RuleError {
         input: input.to_string(),
@@ -532,7 +578,10 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         Some((body, suffix)) => (body.trim(), Some(suffix.trim())),
         None => (text, None),
     };
-    let torus = suffix.map(parse_topology).transpose().map_err(fail)?;
+    let (topology, size) = match suffix.map(parse_topology).transpose().map_err(fail)? {
+        Some((topology, size)) => (topology, size),
+        None => (Topology::Torus, None),
+    };
     let r_notation = body.starts_with(['R', 'r'])
         && body[1..]
             .trim_start()
@@ -562,66 +611,79 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     } else {
         crate::map::parse_bs(body).map_err(fail)?
     };
-    let torus = match (rule, torus) {
+    let size = match (rule, size) {
         (_, None) => None,
         (Rule::LifeLike(_) | Rule::Map(_) | Rule::Generations(_), Some((w, h))) if !matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_))) =>
         {
             if w == 0 || h == 0 {
                 return Err(fail(format!(
-                    "{} has a zero side; lifegen needs a finite torus, both sides at least 1",
-                    quote(&format!(":{}", suffix.unwrap_or_default()))
+                    "{} has a zero side; lifegen needs a finite {}, both sides at least 1",
+                    quote(&format!(":{}", suffix.unwrap_or_default())),
+                    topology.name()
                 )));
             }
             Some((w, h))
         }
         // ltlalgo::setrule: `int minsize = 2 * range; if (newwd < minsize) newwd = minsize; ...`
+        // whether the topology is `T` or `P`.
         (_, Some(size)) => Some(rule.torus_size(size)),
     };
-    Ok(RuleSpec { rule, torus })
+    Ok(RuleSpec {
+        rule,
+        size,
+        topology,
+    })
 }
 
-/// The sides of a `:T<w>,<h>` or `:T<side>` suffix, zero allowed (the caller decides).
-fn parse_topology(suffix: &str) -> Result<(u64, u64), String> {
+/// The topology and sides of a `:T<w>,<h>`, `:P<w>,<h>`, `:T<side>` or `:P<side>` suffix,
+/// zero allowed (the caller decides); no sides after the letter, no size.
+fn parse_topology(suffix: &str) -> Result<(Topology, Option<(u64, u64)>), String> {
     let mut chars = suffix.chars();
     let kind = chars.next().map(|c| c.to_ascii_uppercase());
     let rest = chars.as_str();
-    match kind {
-        Some('T') => {}
-        Some('P') => {
-            return Err(
-                "lifegen simulates tori; a bounded plane (:P) is not supported, use :T<w>,<h>"
-                    .into(),
-            );
-        }
+    let topology = match kind {
+        Some('T') => Topology::Torus,
+        Some('P') => Topology::Plane,
         Some(other @ ('K' | 'C' | 'S')) => {
             return Err(format!(
-                "the topology :{other} (Klein bottle, cross-surface or sphere) is not supported; use :T<w>,<h>"
+                "the topology :{other} (Klein bottle, cross-surface or sphere) is not supported; use :T<w>,<h> or :P<w>,<h>"
             ));
         }
         _ => {
             return Err(format!(
-                "unknown topology suffix {}; use :T<w>,<h>",
+                "unknown topology suffix {}; use :T<w>,<h> or :P<w>,<h>",
                 quote(&format!(":{suffix}"))
             ));
         }
-    }
+    };
+    let letter = topology.letter();
+    let what = topology.name();
     let size = |s: &str| -> Result<u64, String> {
         let s = s.trim();
         s.parse().map_err(|_| {
+            let hint = if s.starts_with(['+', '-']) || s.contains(['+', '-', '*']) {
+                " (lifegen joins edges without shifts or twists)"
+            } else {
+                ""
+            };
             format!(
-                "torus size {} in {} is not a number",
+                "{what} size {} in {} is not a number{hint}",
                 quote(s),
-                quote(&format!(":T{rest}"))
+                quote(&format!(":{letter}{rest}"))
             )
         })
     };
-    match rest.split_once(',') {
-        Some((w, h)) => Ok((size(w)?, size(h)?)),
+    if rest.trim().is_empty() {
+        return Ok((topology, None));
+    }
+    let sides = match rest.split_once(',') {
+        Some((w, h)) => (size(w)?, size(h)?),
         None => {
             let side = size(rest)?;
-            Ok((side, side))
+            (side, side)
         }
-    }
+    };
+    Ok((topology, Some(sides)))
 }
 
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
@@ -1120,9 +1182,44 @@ mod tests {
     #[test]
     fn torus_suffix() {
         let spec = parse("B3/S23:T100,80").unwrap();
-        assert_eq!(spec.torus, Some((100, 80)));
+        assert_eq!(spec.size, Some((100, 80)));
         assert_eq!(spec.to_string(), "B3/S23:T100,80");
-        assert_eq!(parse("b3s23:t64").unwrap().torus, Some((64, 64)));
+        assert_eq!(parse("b3s23:t64").unwrap().size, Some((64, 64)));
+        assert_eq!(parse("b3s23:T").unwrap(), RuleSpec::plain(Rule::CONWAY));
+    }
+
+    #[test]
+    fn plane_suffix() {
+        let spec = parse("B3/S23:P100,80").unwrap();
+        assert_eq!(
+            (spec.size, spec.topology),
+            (Some((100, 80)), Topology::Plane)
+        );
+        assert_eq!(spec.to_string(), "B3/S23:P100,80");
+        // Golly's canonical suffix has both sizes; `:P` alone takes the size from elsewhere.
+        assert_eq!(parse("b3s23:p64").unwrap().to_string(), "B3/S23:P64,64");
+        let sized_elsewhere = parse("B36/S23:P").unwrap();
+        assert_eq!(sized_elsewhere.size, None);
+        assert_eq!(sized_elsewhere.to_string(), "B36/S23:P");
+        assert_eq!(parse("B36/S23:P").unwrap(), sized_elsewhere);
+        // Larger than Life raises a plane's sides below 2r as a torus's (ltlalgo::setrule).
+        let ltl = parse("R5,C0,S33-57,B34-45:P4,40").unwrap();
+        assert_eq!(ltl.to_string(), "R5,C0,S33-57,B34-45:P10,40");
+        // Generations and tables too; a rule alone refuses it.
+        assert_eq!(parse("23/3/3:P7,9").unwrap().to_string(), "23/3/3:P7,9");
+        assert!("B3/S23:P10".parse::<Rule>().is_err());
+        let zero = parse("B3/S23:P0,10").unwrap_err().to_string();
+        assert!(zero.contains("bounded plane"), "{zero}");
+        for other in ["B3/S23:K10,10", "B3/S23:C10,10", "B3/S23:S10"] {
+            assert!(
+                parse(other)
+                    .unwrap_err()
+                    .to_string()
+                    .contains("not supported")
+            );
+        }
+        let shifted = parse("B3/S23:T10+1,10").unwrap_err().to_string();
+        assert!(shifted.contains("without shifts"), "{shifted}");
     }
 
     fn ltl(s: &str) -> LargerThanLife {
@@ -1314,17 +1411,17 @@ mod tests {
     #[test]
     fn ltl_torus_sides_rise_to_twice_the_radius() {
         let spec = parse("R5,C0,M1,S34..58,B34..45,NM:T500,40").unwrap();
-        assert_eq!(spec.torus, Some((500, 40)));
+        assert_eq!(spec.size, Some((500, 40)));
         assert_eq!(spec.to_string(), "R5,C0,M1,S34..58,B34..45,NM:T500,40");
         assert_eq!(
-            parse("R5,C0,S33-57,B34-45:T4,0").unwrap().torus,
+            parse("R5,C0,S33-57,B34-45:T4,0").unwrap().size,
             Some((10, 10))
         );
         assert_eq!(
-            parse("R10,C0,M0,S1..2,B1..1,NC:T7").unwrap().torus,
+            parse("R10,C0,M0,S1..2,B1..1,NC:T7").unwrap().size,
             Some((20, 20))
         );
-        assert_eq!(parse("1,3,3,3,4:T0,30").unwrap().torus, Some((2, 30)));
+        assert_eq!(parse("1,3,3,3,4:T0,30").unwrap().size, Some((2, 30)));
     }
 
     #[test]
@@ -1337,12 +1434,12 @@ mod tests {
         let r1 = parse("R1,C0,M0,S2..3,B3..3,NM").unwrap().rule;
         assert_eq!(r1.torus_size((1, 7)), (2, 7));
         assert_eq!(
-            parse("R1,C0,M0,S2..3,B3..3,NM:T1,1").unwrap().torus,
+            parse("R1,C0,M0,S2..3,B3..3,NM:T1,1").unwrap().size,
             Some((2, 2))
         );
         // Life-like rules keep their sides, as Golly's :T1,1 does.
         assert_eq!(Rule::CONWAY.torus_size((1, 1)), (1, 1));
-        assert_eq!(parse("B3/S23:T1,1").unwrap().torus, Some((1, 1)));
+        assert_eq!(parse("B3/S23:T1,1").unwrap().size, Some((1, 1)));
     }
 
     #[test]
@@ -1378,7 +1475,10 @@ mod tests {
             ("B3/S29", "at most 8"),
             ("B2x/S23", "unexpected character 'x'"),
             ("Life", "not a rule"),
-            ("B3/S23:P100,100", "plane"),
+            (
+                "B3/S23:P0,100",
+                "zero side; lifegen needs a finite bounded plane",
+            ),
             ("B3/S23:T0,5", "zero side"),
             ("B3/S23:Tx,5", "not a number"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),

@@ -141,10 +141,22 @@ fn fill_padded(row: &[u64], width: usize, pad: usize, out: &mut [u64]) {
     }
 }
 
+/// Writes plane row `row` padded: word `j` of `out` holds cells `64 (j - pad) ..`, dead past
+/// the row's ends (the bits past the width of its last word are zero already).
+fn fill_padded_plane(row: &[u64], pad: usize, out: &mut [u64]) {
+    for (j, word) in out.iter_mut().enumerate() {
+        *word = j
+            .checked_sub(pad)
+            .and_then(|i| row.get(i))
+            .copied()
+            .unwrap_or(0);
+    }
+}
+
 /// The input rows of a band of bit-plane `plane`, as every CPU back end reads them: `out`,
-/// `stride` words a row, gets the torus rows `first`, `first + 1`, ... (any integers, wrapped
-/// round the torus), word `j` of each holding cells `64 (j - pad) ..` of its row, wrapped round
-/// the torus too.
+/// `stride` words a row, gets the rows `first`, `first + 1`, ... (any integers), word `j` of
+/// each holding cells `64 (j - pad) ..` of its row: on a torus wrapped round it (rows and
+/// cells alike); on a bounded plane ([`Universe::is_plane`]) dead past its edges.
 pub(crate) fn fill_rows(
     src: &Universe,
     plane: usize,
@@ -155,8 +167,17 @@ pub(crate) fn fill_rows(
 ) {
     let height = src.height() as i64;
     for (t, row) in out.chunks_mut(stride).enumerate() {
-        let y = (first + t as i64).rem_euclid(height) as usize;
-        fill_padded(src.plane_row(plane, y), src.width(), pad, row);
+        let y = first + t as i64;
+        if src.is_plane() {
+            if (0..height).contains(&y) {
+                fill_padded_plane(src.plane_row(plane, y as usize), pad, row);
+            } else {
+                row.fill(0);
+            }
+        } else {
+            let y = y.rem_euclid(height) as usize;
+            fill_padded(src.plane_row(plane, y), src.width(), pad, row);
+        }
     }
 }
 
@@ -245,6 +266,35 @@ mod tests {
                         assert_eq!(
                             row[j / 64] >> (j % 64) & 1 == 1,
                             u.get(x, y),
+                            "width {width}, pad {pad}, row {t}, bit {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn padded_plane_rows_are_dead_past_the_edges() {
+        for width in [1usize, 63, 64, 65, 130] {
+            let height = 3;
+            let u = Universe::random(width as u64, height, 0.5, width as u64)
+                .unwrap()
+                .with_topology(lifegen_gen::Topology::Plane);
+            for pad in [0usize, 1, 3] {
+                let stride = width.div_ceil(64) + 2 * pad + 1;
+                let rows = 7;
+                let mut out = vec![!0u64; rows * stride];
+                fill_rows(&u, 0, -2, pad, stride, &mut out);
+                for (t, row) in out.chunks(stride).enumerate() {
+                    let y = t as i64 - 2;
+                    for j in 0..stride * 64 {
+                        let x = j as i64 - 64 * pad as i64;
+                        let inside = (0..width as i64).contains(&x) && (0..3).contains(&y);
+                        let want = inside && u.get(x as usize, y as usize);
+                        assert_eq!(
+                            row[j / 64] >> (j % 64) & 1 == 1,
+                            want,
                             "width {width}, pad {pad}, row {t}, bit {j}"
                         );
                     }

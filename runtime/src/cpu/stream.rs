@@ -177,8 +177,14 @@ pub struct StreamStepper {
 
 impl StreamStepper {
     /// A stepper for one generation a pass of `program`, whose parameters are folded
-    /// (`Program::fold_params`); `spare` is a universe of the size to run.
+    /// (`Program::fold_params`) and which masks no plane's edges between chained generations
+    /// (`Program::is_bounded`: the CPU runs a plane one generation a pass, reading its dead
+    /// padding); `spare` is a universe of the size to run.
     pub fn new(program: Program, isa: Isa, spare: Universe) -> Self {
+        assert!(
+            !program.is_bounded(),
+            "the interpreter runs a bounded plane one generation a pass"
+        );
         StreamStepper {
             passes: Passes::new(None, 1, Pass::new(program)),
             isa,
@@ -195,6 +201,12 @@ impl StreamStepper {
         spare: Universe,
     ) -> Result<Self, ChainError> {
         let program = chain(gens_per_pass).map_err(ChainError)?;
+        if program.is_bounded() {
+            return Err(ChainError(format!(
+                "{} masks a bounded plane's edges between chained generations, which only the GPU back end does",
+                program.name
+            )));
+        }
         Ok(StreamStepper {
             passes: Passes::new(Some(chain), gens_per_pass, Pass::new(program)),
             isa,
@@ -526,6 +538,7 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
         match *instr {
             Instr::Load { .. } | Instr::State { .. } | Instr::Delay { .. } => {}
             Instr::Param { .. } => panic!("fold the parameters before running a program"),
+            Instr::Inside { .. } => unreachable!("refused by StreamStepper::new"),
             Instr::Const(c) => steps.push(Step {
                 op: StepOp::Const(c),
                 dest,

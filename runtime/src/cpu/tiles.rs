@@ -3,7 +3,7 @@
 //! generated multi-generation tile kernel, which keeps its state in L1 for several generations.
 //! Segments run in parallel on rayon's threads. Widths that are not a multiple of 64 cells
 //! (where the torus wraps inside a word) run the rule's kernel-IR program instead (machine code
-//! compiled at run time, or the IR interpreter).
+//! compiled at run time, or the IR interpreter), and so do bounded planes (Golly's `:P`).
 
 use rayon::prelude::*;
 
@@ -99,7 +99,9 @@ impl TileStepper {
     pub fn new(rule: &lifegen_gen::LifeLike, isa: Isa, spare: Universe) -> Option<TileStepper> {
         let name = rule.catagolue_name();
         let kernel = GENERATED.iter().find(|k| k.rule == name)?;
-        if !spare.width().is_multiple_of(64) {
+        // The tile kernels read the torus round the tile; a bounded plane runs the rule's
+        // kernel-IR program, which reads dead cells past its edges.
+        if !spare.width().is_multiple_of(64) || spare.is_plane() {
             return None;
         }
         let gens_per_pass = gens_per_pass_setting().unwrap_or(DEFAULT_GENS_PER_PASS);

@@ -101,6 +101,14 @@ impl BandedSimulator {
                 rule.states()
             )));
         }
+        if universe.is_plane() {
+            return Err(BackendError::Bands(format!(
+                "bands (several GPUs, LIFEGEN_BANDS_PER_GPU) run tori; this {}x{} universe is a \
+                 bounded plane (:P): run it on one GPU",
+                universe.width(),
+                universe.height()
+            )));
+        }
         let height = universe.height();
         let count = devices.len().clamp(1, height);
         let r = radius(rule) as usize;

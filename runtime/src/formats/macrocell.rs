@@ -114,7 +114,7 @@ impl Tree {
     }
 
     fn torus(&self) -> Option<(u64, u64)> {
-        self.rule.and_then(|r| r.torus)
+        self.rule.and_then(|r| r.size)
     }
 
     /// Where the universe's (0, 0) lies in the root's coordinates: the grid's top-left corner
@@ -485,7 +485,7 @@ fn inner(text: &str, nodes: &[Node]) -> Result<Node, String> {
     })
 }
 
-/// Writes the whole universe as a macrocell file; the `#R` rule carries its torus suffix.
+/// Writes the whole universe as a macrocell file; the `#R` rule carries its topology suffix.
 pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
     let mut out = Vec::new();
     write_to(universe, rule, &mut out).expect("writing to memory does not fail");
@@ -623,7 +623,7 @@ pub fn write_to(
 ) -> std::io::Result<()> {
     let (w, h) = (universe.width() as u64, universe.height() as u64);
     writeln!(sink, "[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))?;
-    writeln!(sink, "#R {rule}:T{w},{h}")?;
+    writeln!(sink, "#R {rule}:{}{w},{h}", universe.topology().letter())?;
     // The smallest root, no leaf, that holds the grid: w / 2 columns left of Golly's x = 0 and
     // w - w / 2 from it on; h / 2 rows above Golly's y = 0 and h - h / 2 from it on, where
     // the row of y = 0 is the last of the north half.

@@ -66,15 +66,21 @@ pub enum ReadError {
 /// Why a universe size cannot be settled.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SizeError {
-    /// A size given beside a rule with a different `:T` torus.
+    /// A size given beside a rule with a different `:T` torus or `:P` plane.
     #[error(
-        "--size {}x{} disagrees with the rule's torus :T{},{}; give one of them",
+        "--size {}x{} disagrees with the rule's {} :{}{},{}; give one of them",
         size.0,
         size.1,
+        topology.name(),
+        topology.letter(),
         torus.0,
         torus.1
     )]
-    Disagrees { size: (u64, u64), torus: (u64, u64) },
+    Disagrees {
+        size: (u64, u64),
+        torus: (u64, u64),
+        topology: lifegen_gen::Topology,
+    },
     /// A universe file asked to be another size.
     #[error(
         "{} holds a {}x{} universe; --size or a :T torus cannot change it",
@@ -118,13 +124,17 @@ pub fn universe_size(
     fallback: (u64, u64),
 ) -> Result<(u64, u64), SizeError> {
     let size = size.map(|s| rule.rule.torus_size(s));
-    if let (Some(size), Some(torus)) = (size, rule.torus.filter(|_| rule_given))
+    if let (Some(size), Some(torus)) = (size, rule.size.filter(|_| rule_given))
         && size != torus
     {
-        return Err(SizeError::Disagrees { size, torus });
+        return Err(SizeError::Disagrees {
+            size,
+            torus,
+            topology: rule.topology,
+        });
     }
     Ok(size
-        .or(rule.torus)
+        .or(rule.size)
         .unwrap_or_else(|| rule.rule.torus_size(fallback)))
 }
 
@@ -264,7 +274,7 @@ impl Pattern {
         }
         if matches!(self.contents, Contents::Macrocell(_))
             && size.is_none()
-            && rule.torus.is_none()
+            && rule.size.is_none()
             && fallback == (0, 0)
         {
             return Err(SizeError::Unsized(self.path.clone()));

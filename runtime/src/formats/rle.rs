@@ -427,7 +427,8 @@ impl Body {
 /// The longest line the writer emits, as Golly does.
 const LINE_LIMIT: usize = 70;
 
-/// Writes the whole universe as RLE; the header carries the rule with its torus suffix.
+/// Writes the whole universe as RLE; the header carries the rule with its topology suffix
+/// (`:T<w>,<h>` for a torus, `:P<w>,<h>` for a bounded plane).
 pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
     let mut out = Vec::new();
     write_to(universe, rule, &mut out).expect("writing to memory does not fail");
@@ -443,7 +444,8 @@ pub fn write_to(
     mut sink: impl std::io::Write,
 ) -> std::io::Result<()> {
     let (w, h) = (universe.width(), universe.height());
-    writeln!(sink, "x = {w}, y = {h}, rule = {rule}:T{w},{h}")?;
+    let edges = universe.topology().letter();
+    writeln!(sink, "x = {w}, y = {h}, rule = {rule}:{edges}{w},{h}")?;
     let mut line = Vec::with_capacity(LINE_LIMIT + 1);
     // Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
     let mut push = |n: u64, tag: &[u8], line: &mut Vec<u8>| -> std::io::Result<()> {
@@ -842,7 +844,7 @@ mod tests {
                 .all(|l| l.len() <= LINE_LIMIT || l.starts_with("x ="))
         );
         let p = parse(&text).unwrap();
-        assert_eq!(p.rule.unwrap().torus, Some((150, 40)));
+        assert_eq!(p.rule.unwrap().size, Some((150, 40)));
         assert_eq!(to_universe(&p).unwrap(), u);
     }
 }

@@ -22,7 +22,11 @@ pub(crate) struct DeviceUniverse {
     current: usize,
     /// 32-bit words a row holds cells in.
     pub words: u32,
+    /// Rows the kernels run over: the universe's, with `ghost_rows` before and after them.
     pub rows: u32,
+    /// Dead rows above and below a bounded plane's (none on a torus), cleared before each
+    /// launch: a kernel reads them in place of the rows past the edges.
+    pub ghost_rows: u32,
     /// 32-bit words from one row to the next: the row's words with `ghost` words of padding
     /// before them and at least as many after (`lifegen_gen::emit::ptx_edges`).
     pub stride: u32,
@@ -47,18 +51,22 @@ fn copy_threads() -> usize {
 impl DeviceUniverse {
     /// Checks the free memory (two copies), then copies `universe` to the GPU, its rows padded
     /// with `ghost` words of cells either side (at least the halo of every kernel that will run
-    /// on it, in words).
+    /// on it, in words); a bounded plane ([`Universe::is_plane`]) also gets `ghost_rows` dead
+    /// rows above and below it (at least the rows a kernel reads above and below a cell).
     pub fn new(
         ctx: &Arc<CudaContext>,
         universe: Universe,
         ghost: u32,
-        plane: bool,
+        ghost_rows: u32,
     ) -> Result<Self, GpuError> {
         let (width, height) = (universe.width() as u64, universe.height() as u64);
+        let plane = universe.is_plane();
+        let ghost_rows = if plane { ghost_rows } else { 0 };
         let words = width.div_ceil(32) as u32;
-        let rows = height as u32;
+        // Sides are at most 2^31 (`crate::universe::MAX_SIDE`).
+        let rows = height as u32 + 2 * ghost_rows;
         let stride = words + 2 * ghost;
-        let bytes = u64::from(stride) * 4 * height * universe.planes() as u64;
+        let bytes = u64::from(stride) * 4 * u64::from(rows) * universe.planes() as u64;
         let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
         // Leave room for the modules and the driver's own allocations.
         if 2 * bytes + (256 << 20) > free as u64 {
@@ -92,6 +100,7 @@ impl DeviceUniverse {
             current: 0,
             words,
             rows,
+            ghost_rows,
             stride,
             ghost,
             plane,
@@ -149,7 +158,7 @@ impl DeviceUniverse {
         host_row: usize,
     ) -> Result<(), GpuError> {
         let [stride, ghost, n, chunk_rows] = self.shape();
-        let at = plane * self.plane_words() + y * stride;
+        let at = plane * self.plane_words() + (self.ghost_rows as usize + y) * stride;
         let first = self.word_ptr(at);
         let rows = words.len() / host_row;
         self.staging
@@ -190,7 +199,7 @@ impl DeviceUniverse {
         mask: u64,
     ) -> Result<(), GpuError> {
         let [stride, ghost, n, chunk_rows] = self.shape();
-        let at = plane * self.plane_words() + y * stride;
+        let at = plane * self.plane_words() + (self.ghost_rows as usize + y) * stride;
         let first = self.word_ptr(at);
         let rows = out.len() / host_row;
         let from = |c: usize| {
@@ -257,6 +266,12 @@ impl DeviceUniverse {
     /// Overwrites rows from `y` with `words`, whole host rows.
     pub fn write_rows(&mut self, y: usize, words: &[u64]) -> Result<(), GpuError> {
         self.upload(y, Some(words))
+    }
+
+    /// The universe's width in cells.
+    pub fn host_width(&self) -> u32 {
+        // Sides are at most 2^31 (`crate::universe::MAX_SIDE`).
+        self.host.width() as u32
     }
 
     /// The device address of row `y` of the alive plane now (the copy the next kernel reads),
@@ -334,6 +349,21 @@ impl DeviceUniverse {
             // SAFETY: the arguments match the parameters `ptx_edges::edges_ptx` declares; the
             // buffer holds `stride * rows` words (every plane's).
             unsafe { edges.launch(config) }.map_err(driver("launch the edge kernel"))?;
+            // A plane's rows past its edges: dead again (the last launch wrote them).
+            if self.ghost_rows > 0 {
+                let (band, plane_words) = (
+                    (self.ghost_rows * stride) as usize,
+                    (self.rows * stride) as usize,
+                );
+                for p in 0..self.host.planes() {
+                    for at in [p * plane_words, (p + 1) * plane_words - band] {
+                        let mut rows = src.slice_mut(at..at + band);
+                        self.stream
+                            .memset_zeros(&mut rows)
+                            .map_err(driver("clear the rows past the edges"))?;
+                    }
+                }
+            }
             launch(step, &self.stream, src, dst)?;
             self.current ^= 1;
         }

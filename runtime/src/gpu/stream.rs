@@ -77,7 +77,9 @@ impl StreamGpuSimulator {
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
-    /// remainder of fewer generations).
+    /// remainder of fewer generations). On a bounded plane the generations are chained from
+    /// `chain(1)` with the plane's edges masked between them and checked
+    /// ([`lifegen_gen::kernel::eval::bounded_and_checked`]).
     /// `shifts` and `k` words a lane set the kernel's shape.
     pub fn chained(
         chain: ChainMaker,
@@ -86,6 +88,14 @@ impl StreamGpuSimulator {
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
+        let chain: ChainMaker = if universe.is_plane() {
+            Box::new(move |g| {
+                let one = chain(1)?;
+                lifegen_gen::kernel::eval::bounded_and_checked(&one, g)
+            })
+        } else {
+            chain
+        };
         let program = make(&chain, gens, rule)?;
         Self::build(&program, Some((chain, gens)), (shifts, k), rule, universe)
     }
@@ -117,8 +127,10 @@ impl StreamGpuSimulator {
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let kernel = kernel(program, shifts, k, rule)?;
         // The rows' padding covers the main pass's halo, the widest: a remainder chains fewer
-        // generations.
-        let device = DeviceUniverse::new(&ctx, universe, kernel.halo_words, false)?;
+        // generations. A plane's dead rows cover what a cell reads above and below it, no more
+        // than its halo in cells (the neighbourhoods are symmetric) or its lag.
+        let ghost_rows = program.halo_cells().max(program.lag).max(1);
+        let device = DeviceUniverse::new(&ctx, universe, kernel.halo_words, ghost_rows)?;
         let gens = chain.as_ref().map_or(1, |(_, gens)| u64::from(*gens));
         let main = Pass::new(&ctx, &device, kernel, gens)?;
         Ok(StreamGpuSimulator {
@@ -196,6 +208,8 @@ impl StreamGpuSimulator {
             self.device.rows,
             self.device.stride,
             self.device.ghost,
+            self.device.host_width(),
+            self.device.ghost_rows,
         ];
         let launch = |step, stream: &_, src: &_, dst: &mut _| {
             let pass: &Pass = if step < full { main } else { last.unwrap() };
@@ -311,7 +325,7 @@ impl Pass {
         stream: &Arc<cudarc::driver::CudaStream>,
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
-        [words, rows, stride, ghost]: [u32; 4],
+        [words, rows, stride, ghost, width, top]: [u32; 6],
     ) -> Result<(), GpuError> {
         let warps = self.kernel.warps_per_block;
         let config = LaunchConfig {
@@ -330,7 +344,11 @@ impl Pass {
             .arg(&self.segment)
             .arg(&stride)
             .arg(&ghost);
-        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes; both buffers
+        if self.kernel.bounded {
+            launch.arg(&width).arg(&top);
+        }
+        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes (`width` and
+        // `top` for a bounded kernel only); both buffers
         // hold `stride * rows` words and are distinct.
         unsafe { launch.launch(config) }
             .map(drop)
