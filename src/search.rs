@@ -156,7 +156,11 @@ fn search_pair(rule: &MapRule, args: &SearchArgs) -> Result<()> {
                 Some(false) => "unsat",
                 None => "timeout",
             };
-            println!("feature {feature} + finish {finish}: {label:<7} {seconds:.2} s");
+            if finish == 0 {
+                println!("feature {feature}, finish table (two steps): {label:<7} {seconds:.2} s");
+            } else {
+                println!("feature {feature} + finish {finish}: {label:<7} {seconds:.2} s");
+            }
         },
     );
     let Some(found) = found else {

@@ -30,7 +30,7 @@ use crate::network::{LUT3_A, Network, NetworkBuilder, Wire};
 use crate::rule::LifeLike;
 use crate::spec::{Spec, VerifyError, verify};
 use crate::synth::cache::{PairRecord, SearchRecord};
-use crate::synth::pair;
+use crate::synth::pair::{self, PairFeature};
 
 /// Names of the network's inputs: input `k` is bit `k` of the neighbourhood index.
 pub fn input_names() -> Vec<String> {
@@ -148,8 +148,8 @@ impl MapKernel {
             MapLogic::Pair(p) => format!(
                 "{} LUT3 a word: the row-shared kernel of {} (2 + {}, its combine network {}), \
                  a pair feature of {} LUT3 and {} output(s) made once a row and read by two \
-                 cells (SAT, smallest of its shape), and {} LUT3 over (T, centre, the two \
-                 pairs' features)",
+                 cells, and {} LUT3 over (T, centre, the two pairs' features), both from the \
+                 rule's record in kernels_out/pairs (SAT)",
                 p.lut3_per_word(),
                 p.totalistic.rule(),
                 p.totalistic.combine().gates().len(),
@@ -318,12 +318,18 @@ pub struct PairSearch {
     pub smallest: bool,
 }
 
-/// The pair shape of an isotropic Moore rule, searched: the feature and finish with the fewest
-/// gates together (at most [`MAX_PAIR_GATES`], each total's splits from the fewest feature
-/// gates), beside the row-shared kernel of the rule's nearest totalistic rule; `None` when none
-/// is found by `deadline` or the rule is of another kind; a split not decided within `per_size`
-/// is passed over (its total not refuted). `progress` hears each size tried.
-/// Seconds to minutes: `lifegen search --save` runs it and keeps the result in
+/// Most gates of a feature of 1 and of 2 outputs in the two-step search.
+pub const MAX_FEATURE_GATES: [usize; 2] = [6, 4];
+
+/// The pair shape of an isotropic Moore rule, searched, beside the row-shared kernel of the
+/// rule's nearest totalistic rule: first in two steps (the fewest feature gates of 1 and of 2
+/// outputs for which some finish table works, then the smallest LUT3 network of that table;
+/// quick, an upper bound), then jointly (the feature and finish with the fewest gates together,
+/// each total below the bound from 2 up, its splits from the fewest feature gates). `None` when
+/// nothing is found by `deadline` or the rule is of another kind; a joint split not decided
+/// within `per_size` is passed over (its total not refuted). `progress` hears each size tried:
+/// `(feature gates, finish gates or 0 in the first step, answer, seconds)`.
+/// Seconds to many minutes: `lifegen search --save` runs it and keeps the result in
 /// kernels_out/pairs/, where every run reads it.
 pub fn search_pair(
     rule: &MapRule,
@@ -337,14 +343,37 @@ pub fn search_pair(
     let started = Instant::now();
     let life = nearest_totalistic(rule);
     let side = side_bits(life);
+    let answer = |found: bool, stop: Instant| match found {
+        true => Some(true),
+        false if Instant::now() >= stop => None,
+        false => Some(false),
+    };
+    let mut best: Option<PairFeature> = None;
+    for k in 1..=2 {
+        for gates in k..=MAX_FEATURE_GATES[k - 1] {
+            let (t0, stop) = (Instant::now(), deadline.min(Instant::now() + per_size));
+            let found = pair::synthesize_in_two_steps(|i| rule.next(i), &side, k, gates, stop);
+            progress(
+                gates,
+                0,
+                answer(found.is_some(), stop),
+                t0.elapsed().as_secs_f64(),
+            );
+            if let Some(found) = found {
+                if best.as_ref().is_none_or(|b| found.gates() < b.gates()) {
+                    best = Some(found);
+                }
+                break;
+            }
+        }
+    }
+    let bound = best.as_ref().map_or(MAX_PAIR_GATES + 1, PairFeature::gates);
     let mut refuted = Vec::new();
     let mut smallest = true;
-    for total in 2..=MAX_PAIR_GATES {
+    'totals: for total in 2..bound {
         let mut all_refuted = true;
         for feature_gates in 1..total {
-            let t0 = Instant::now();
-            // None: refuted, or stopped at the size's deadline (told apart by the clock).
-            let stop = deadline.min(t0 + per_size);
+            let (t0, stop) = (Instant::now(), deadline.min(Instant::now() + per_size));
             let found = pair::synthesize(
                 |i| rule.next(i),
                 &side,
@@ -352,33 +381,21 @@ pub fn search_pair(
                 total - feature_gates,
                 stop,
             );
-            let answer = match &found {
-                Some(_) => Some(true),
-                None if Instant::now() >= stop => None,
-                None => Some(false),
-            };
+            let answer = answer(found.is_some(), stop);
             progress(
                 feature_gates,
                 total - feature_gates,
                 answer,
                 t0.elapsed().as_secs_f64(),
             );
-            if let Some(found) = found {
-                return Some(PairSearch {
-                    record: PairRecord {
-                        rule: *rule,
-                        totalistic: life,
-                        feature: found.feature,
-                        finish: found.finish,
-                        refuted,
-                        seconds: started.elapsed().as_secs_f64(),
-                    },
-                    smallest,
-                });
+            if found.is_some() {
+                best = found;
+                break 'totals;
             }
             all_refuted &= answer == Some(false);
             if Instant::now() >= deadline {
-                return None;
+                smallest = false;
+                break 'totals;
             }
         }
         if all_refuted {
@@ -387,7 +404,18 @@ pub fn search_pair(
             smallest = false;
         }
     }
-    None
+    let found = best?;
+    Some(PairSearch {
+        record: PairRecord {
+            rule: *rule,
+            totalistic: life,
+            feature: found.feature,
+            finish: found.finish,
+            refuted,
+            seconds: started.elapsed().as_secs_f64(),
+        },
+        smallest,
+    })
 }
 
 /// Whether the pair shape applies: an isotropic Moore rule that is not life-like.

@@ -14,9 +14,12 @@
 
 use std::time::Instant;
 
+use crate::lowering::Basis;
 use crate::map::INDICES;
 use crate::network::{Gate, Network, NetworkBuilder, Wire};
 use crate::sat::{Lit, SatSolver, Varisat};
+use crate::spec::Spec;
+use crate::synth::search::{self, SearchOptions};
 
 /// Patterns of a pair of rows: bits 5, 4, 3 the upper row's west, centre and east cells,
 /// bits 2, 1, 0 the lower row's; the north pair of neighbourhood `i` is `i >> 3`, its south
@@ -60,12 +63,7 @@ impl PairFeature {
     /// The next state of every neighbourhood, bit `i` of word `i / 64`, given each
     /// neighbourhood's side bits (`side[s]`: side bit `s` in the same layout).
     pub fn eval(&self, side: &[[u64; 8]]) -> [u64; 8] {
-        let pattern_bit = |k: usize| {
-            (0..64u64)
-                .filter(|p| p >> k & 1 == 1)
-                .fold(0, |w, p| w | 1 << p)
-        };
-        let inputs: Vec<u64> = (0..6).map(pattern_bit).collect();
+        let inputs: Vec<u64> = (0..6).map(pattern_bits).collect();
         let feature = self.feature.eval(&inputs);
         let mut next = [0u64; 8];
         for (word, out) in next.iter_mut().enumerate() {
@@ -214,6 +212,115 @@ pub fn synthesize(
         let step = wrong.len().div_ceil(COUNTEREXAMPLES_PER_ROUND);
         rows.extend(wrong.iter().step_by(step));
     }
+}
+
+/// The two-step search, for rules where the joint one does not reach: a feature network of
+/// `gates` LUT3 with `k` outputs (its last `k` gates) for which some table `h` over the side
+/// bits and the `2k` feature bits makes the rule (one exact SAT call over all 512
+/// neighbourhoods, `h`'s entries free variables), then the smallest LUT3 network for that `h`
+/// ([`search::search`], the combinations no neighbourhood reaches left free), within `budget`.
+pub fn synthesize_in_two_steps(
+    next: impl Fn(usize) -> bool,
+    side: &[[u64; 8]],
+    k: usize,
+    gates: usize,
+    deadline: Instant,
+) -> Option<PairFeature> {
+    assert!((1..=2).contains(&k) && gates >= k && side.len() <= 3);
+    let sides = side.len();
+    let side_of = |i: usize| {
+        (0..sides).fold(0, |acc, b| {
+            acc | ((side[b][i / 64] >> (i % 64) & 1) as usize) << b
+        })
+    };
+    let mut s = Varisat::default();
+    s.stop_at(deadline);
+    let mut feature: Vec<GateVars> = Vec::new();
+    let mut sim: Vec<Vec<Lit>> = Vec::new();
+    for t in 0..gates {
+        let gate = GateVars::new(&mut s, 6 + t, true);
+        let values: Vec<Lit> = (0..PAIR_PATTERNS).map(|_| s.new_var()).collect();
+        for (pattern, &out) in values.iter().enumerate() {
+            let row: Vec<Value> = (0..6)
+                .map(|b| Value::Known(pattern >> b & 1 == 1))
+                .chain(sim.iter().map(|w| Value::Var(w[pattern])))
+                .collect();
+            gate.constrain(&mut s, &row, out);
+        }
+        feature.push(gate);
+        sim.push(values);
+    }
+    for t in 0..gates - k {
+        s.add_clause(&GateVars::read_by(feature[t + 1..].iter(), 6 + t));
+    }
+    let bit = |pattern: usize, b: usize| sim[gates - k + b][pattern];
+    let finish: Vec<Lit> = (0..1usize << (sides + 2 * k))
+        .map(|_| s.new_var())
+        .collect();
+    for i in 0..INDICES {
+        let (north, south) = (i >> 3, i & 63);
+        for combo in 0..1usize << (2 * k) {
+            let mut clause: Vec<Lit> = Vec::new();
+            let mut tautology = false;
+            for b in 0..k {
+                for (lit, value) in [
+                    (bit(north, b), combo >> b & 1 == 1),
+                    (bit(south, b), combo >> (k + b) & 1 == 1),
+                ] {
+                    let lit = if value { !lit } else { lit };
+                    tautology |= clause.contains(&!lit);
+                    if !clause.contains(&lit) {
+                        clause.push(lit);
+                    }
+                }
+            }
+            if tautology {
+                continue;
+            }
+            let entry = finish[side_of(i) | combo << sides];
+            clause.push(if next(i) { entry } else { !entry });
+            s.add_clause(&clause);
+        }
+    }
+    if !s.solve()? {
+        return None;
+    }
+    let mut b = NetworkBuilder::new(pair_input_names());
+    for gate in &feature {
+        let ([x, y, z], table) = gate.decode(&s);
+        b.lut3(table, x as Wire, y as Wire, z as Wire);
+    }
+    let outputs = (gates - k..gates).map(|t| (6 + t) as Wire).collect();
+    let feature = b.finish(format!("pair-feature-{gates}"), outputs);
+    // h as a spec: the rule's value where some neighbourhood reaches the combination.
+    let values = feature.eval(&(0..6).map(pattern_bits).collect::<Vec<_>>());
+    let of =
+        |pattern: usize| (0..k).fold(0, |acc, b| acc | ((values[b] >> pattern & 1) as usize) << b);
+    let mut want: Vec<Option<bool>> = vec![None; 1 << (sides + 2 * k)];
+    for i in 0..INDICES {
+        let row = side_of(i) | of(i >> 3) << sides | of(i & 63) << (sides + k);
+        want[row] = Some(next(i));
+    }
+    let spec = Spec::from_fn(finish_input_names(sides, k), 1, |row| vec![want[row]]);
+    let mut options = SearchOptions::new(Basis::Lut3);
+    options.budget = deadline.saturating_duration_since(Instant::now());
+    options.max = 12;
+    let found = search::search(&spec, &options, |_| {}).ok()?.best?;
+    let finish = Network::new(
+        format!("pair-finish-{}", found.gates().len()),
+        finish_input_names(sides, k),
+        found.gates().to_vec(),
+        found.outputs().to_vec(),
+    )
+    .ok()?;
+    Some(PairFeature { feature, finish })
+}
+
+/// Bit `p` of the word: the value of pair-pattern bit `k` on pattern `p`.
+fn pattern_bits(k: usize) -> u64 {
+    (0..64u64)
+        .filter(|p| p >> k & 1 == 1)
+        .fold(0, |w, p| w | 1 << p)
 }
 
 /// The solver with `g`'s gates simulated over every pair pattern and `h`'s gates, every gate
