@@ -95,11 +95,7 @@ impl SearchRecord {
             path: path.to_string(),
             message,
         };
-        let field = |key: &str| -> Result<&str, CacheError> {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
-                .ok_or_else(|| fail(format!("no `{key}:` line")))
-        };
+        let field = |key: &str| field(path, text, key);
         let rule = *rule::parse(field("rule")?)
             .map_err(|e| fail(e.to_string()))?
             .rule
@@ -383,11 +379,7 @@ impl PairRecord {
             path: path.to_string(),
             message,
         };
-        let field = |key: &str| -> Result<&str, CacheError> {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
-                .ok_or_else(|| fail(format!("no `{key}:` line")))
-        };
+        let field = |key: &str| field(path, text, key);
         let rule = match rule::parse(field("rule")?)
             .map_err(|e| fail(e.to_string()))?
             .rule
@@ -464,6 +456,16 @@ impl PairRecord {
             })
             .collect()
     }
+}
+
+/// The value of a record's `key: value` line.
+fn field<'t>(path: &str, text: &'t str, key: &str) -> Result<&'t str, CacheError> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+        .ok_or_else(|| CacheError {
+            path: path.to_string(),
+            message: format!("no `{key}:` line"),
+        })
 }
 
 /// Sizes as ranges: `1..=5, 9`, or `none`.

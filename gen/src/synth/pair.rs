@@ -235,21 +235,7 @@ pub fn synthesize_in_two_steps(
     };
     let mut s = Varisat::default();
     s.stop_at(deadline);
-    let mut feature: Vec<GateVars> = Vec::new();
-    let mut sim: Vec<Vec<Lit>> = Vec::new();
-    for t in 0..gates {
-        let gate = GateVars::new(&mut s, 6 + t, true);
-        let values: Vec<Lit> = (0..PAIR_PATTERNS).map(|_| s.new_var()).collect();
-        for (pattern, &out) in values.iter().enumerate() {
-            let row: Vec<Value> = (0..6)
-                .map(|b| Value::Known(pattern >> b & 1 == 1))
-                .chain(sim.iter().map(|w| Value::Var(w[pattern])))
-                .collect();
-            gate.constrain(&mut s, &row, out);
-        }
-        feature.push(gate);
-        sim.push(values);
-    }
+    let (feature, sim) = feature_encoding(&mut s, gates);
     for t in 0..gates - k {
         s.add_clause(&GateVars::read_by(feature[t + 1..].iter(), 6 + t));
     }
@@ -323,6 +309,27 @@ fn pattern_bits(k: usize) -> u64 {
         .fold(0, |w, p| w | 1 << p)
 }
 
+/// `gates` normal feature gates, each simulated over all 64 pair patterns: the gates, and
+/// each gate's value on each pattern.
+fn feature_encoding(s: &mut Varisat, gates: usize) -> (Vec<GateVars>, Vec<Vec<Lit>>) {
+    let mut feature: Vec<GateVars> = Vec::new();
+    let mut sim: Vec<Vec<Lit>> = Vec::new();
+    for t in 0..gates {
+        let gate = GateVars::new(s, 6 + t, true);
+        let values: Vec<Lit> = (0..PAIR_PATTERNS).map(|_| s.new_var()).collect();
+        for (pattern, &out) in values.iter().enumerate() {
+            let row: Vec<Value> = (0..6)
+                .map(|b| Value::Known(pattern >> b & 1 == 1))
+                .chain(sim.iter().map(|w| Value::Var(w[pattern])))
+                .collect();
+            gate.constrain(s, &row, out);
+        }
+        feature.push(gate);
+        sim.push(values);
+    }
+    (feature, sim)
+}
+
 /// The solver with `g`'s gates simulated over every pair pattern and `h`'s gates, every gate
 /// read; neighbourhoods are added with [`Encoding::add_row`].
 struct Encoding {
@@ -337,21 +344,7 @@ impl Encoding {
     fn new(sides: usize, g: usize, finish_gates: usize, deadline: Instant) -> Encoding {
         let mut s = Varisat::default();
         s.stop_at(deadline);
-        let mut feature: Vec<GateVars> = Vec::new();
-        let mut sim: Vec<Vec<Lit>> = Vec::new();
-        for t in 0..g {
-            let gate = GateVars::new(&mut s, 6 + t, true);
-            let values: Vec<Lit> = (0..PAIR_PATTERNS).map(|_| s.new_var()).collect();
-            for (pattern, &out) in values.iter().enumerate() {
-                let row: Vec<Value> = (0..6)
-                    .map(|k| Value::Known(pattern >> k & 1 == 1))
-                    .chain(sim.iter().map(|w| Value::Var(w[pattern])))
-                    .collect();
-                gate.constrain(&mut s, &row, out);
-            }
-            feature.push(gate);
-            sim.push(values);
-        }
+        let (feature, sim) = feature_encoding(&mut s, g);
         // h's wires: the side bits, g's wires on the north pair, on the south pair, h's gates.
         let first_finish = sides + 2 * g;
         let finish: Vec<GateVars> = (0..finish_gates)
