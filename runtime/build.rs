@@ -1,7 +1,7 @@
 //! Embeds what `lifegen regen` wrote: every CPU kernel module in kernels_out/rust/ and
-//! kernels_out/rust_ltl/, and the search records in
-//! kernels_out/networks/ they were generated from (so `count` measures the kernels this build
-//! runs wherever it is started). Set LIFEGEN_NO_GENERATED=1 to build
+//! kernels_out/rust_ltl/, the search records in kernels_out/networks/ they were generated
+//! from, and the table rules' pair-shape records in kernels_out/pairs/ (so `count` measures
+//! the kernels this build runs wherever it is started). Set LIFEGEN_NO_GENERATED=1 to build
 //! without the CPU modules (to run `lifegen regen` when one no longer compiles).
 use std::path::{Path, PathBuf};
 
@@ -88,6 +88,15 @@ fn main() {
     for file in &records {
         println!("cargo:rerun-if-changed={}", file.display());
         let relative = file.strip_prefix(repository).unwrap_or(file);
+        table.push_str(&format!(
+            "    ({:?}, include_str!({:?})),\n",
+            relative.display().to_string(),
+            file.display().to_string()
+        ));
+    }
+    table.push_str("];\npub const PAIRS: &[(&str, &str)] = &[\n");
+    for file in files(&root.join("pairs"), "txt") {
+        let relative = file.strip_prefix(repository).unwrap_or(&file);
         table.push_str(&format!(
             "    ({:?}, include_str!({:?})),\n",
             relative.display().to_string(),

@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines pair" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -59,6 +59,20 @@ for part in ${PARTS:-tests rates}; do
     done
     for n in M '*' G; do
       rule="R16,C3,M0,S20..40,B20..30,N$n"; step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
+  pair)
+    # The pair shape searched jointly and read from kernels_out/pairs/: the GPU tests (table
+    # rules among them), memcheck on pair-shape kernels, and the goal rules' rates beside
+    # B3/S23 in the same call.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "tests/gpu (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 $G/test-gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -12
+    step "compute-sanitizer memcheck"
+    for rule in B2-a/S12 B3/S23-a B3/S2-i34q; do
+      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1056x300 --gens 5 2>&1 | tail -1
+    done
+    for rule in B3/S23 B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B3/S23-a B2ce3-cq/S23-a B3/S23; do
+      step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use lifegen_gen::cache::{NETWORKS_DIR, SearchRecord};
+use lifegen_gen::cache::{NETWORKS_DIR, PairRecord, SearchRecord};
 use lifegen_gen::count::{self, Counted, Technique};
 use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::kernel::ir::Program;
@@ -64,18 +64,22 @@ pub fn count(args: CountArgs) -> Result<()> {
             let history = gpu_history(&ltl, ptx_stream::DEFAULT_WORDS_PER_LANE);
             let program =
                 LtlKernel::with_history(ltl.radius, ltl.neighbourhood, history).for_rule(&ltl);
-            return count_stream(&program, counted.rows(&[]), &args);
+            return count_stream(&program, counted.rows(&[], &[]), &args);
         }
         Counted::Map(map) => {
-            let kernel = MapKernel::new(map)?;
+            // The records the runtime runs a table rule with: those built in (or `--root`'s).
+            let (records, pairs) = match args.root.as_deref() {
+                Some(root) => (load_records(root)?, PairRecord::load_all(root)?),
+                None => (
+                    lifegen_runtime::records::embedded()?,
+                    lifegen_runtime::records::embedded_pairs()?,
+                ),
+            };
+            let kernel = MapKernel::with_records(map, &records, &pairs)?;
             if !(args.json || args.markdown) {
-                println!(
-                    "network: {} LUT3, the rule's 512-entry table lowered by Shannon decomposition \
-                     (not searched, not proven optimal)\n",
-                    kernel.network().gates().len()
-                );
+                println!("network: {}\n", kernel.describe());
             }
-            return count_stream(&kernel.program(), counted.rows(&[]), &args);
+            return count_stream(&kernel.program(), counted.rows(&records, &pairs), &args);
         }
         Counted::Generations(rule) => {
             // The kernel the backends run: the alive rule's searched network where it has one.
@@ -92,7 +96,7 @@ pub fn count(args: CountArgs) -> Result<()> {
             (records, Some(choice.describe()))
         }
     };
-    let mut rows = counted.rows(&records);
+    let mut rows = counted.rows(&records, &[]);
     if args.sass {
         measure(&life, &records, &mut rows)?;
     }

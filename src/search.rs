@@ -4,12 +4,16 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use lifegen_gen::cache::SearchRecord;
+use lifegen_gen::cache::{PairRecord, SearchRecord};
+use lifegen_gen::kernel::map;
+use lifegen_gen::map::MapRule;
+use lifegen_gen::rule::{self, Rule};
 use lifegen_gen::synth::request;
 
 #[derive(Args, Debug)]
 pub struct SearchArgs {
-    /// A life-like rule: B3/S23, b3s23, 23/3.
+    /// A life-like rule (B3/S23, b3s23, 23/3), or an isotropic non-totalistic one (B2-a/S12),
+    /// whose pair shape is searched (--shape, --basis, --min, --max and --solver do not apply).
     #[arg(long, default_value = "B3/S23")]
     rule: String,
     /// monolithic (9 inputs), blog (6 adder LUTs fixed), or row-shared (7 inputs).
@@ -30,6 +34,10 @@ pub struct SearchArgs {
     /// Wall-clock budget in seconds for the whole search.
     #[arg(long, default_value_t = 600.0, allow_negative_numbers = true)]
     timeout: f64,
+    /// A table rule's pair shape: seconds for each split of a total between the feature and
+    /// the finish, after which the split is passed over.
+    #[arg(long, default_value_t = 60.0)]
+    size_timeout: f64,
     /// Keep the result in kernels_out/networks/ (unless the record there is as good or better).
     #[arg(long)]
     save: bool,
@@ -41,6 +49,9 @@ pub struct SearchArgs {
 }
 
 pub fn search(args: SearchArgs) -> Result<()> {
+    if let Rule::Map(map) = rule::parse(&args.rule)?.rule {
+        return search_pair(&map, &args);
+    }
     let rule = request::life_like(&args.rule)?;
     // --save writes into the repository, so it must be found; a plain search only reads the
     // stored records when they are there.
@@ -117,5 +128,72 @@ fn save(root: &std::path::Path, record: &SearchRecord) -> Result<()> {
     std::fs::write(&path, record.render())
         .with_context(|| format!("cannot write {}", path.display()))?;
     println!("saved {}", path.display());
+    Ok(())
+}
+
+/// The pair shape of a table rule ([`map::search_pair`]), kept in kernels_out/pairs/ with
+/// --save, where every run reads it.
+fn search_pair(rule: &MapRule, args: &SearchArgs) -> Result<()> {
+    let root = if args.save {
+        Some(crate::regen::find_root(args.root.clone())?)
+    } else {
+        None
+    };
+    println!(
+        "rule {rule}: pair shape, beside {}",
+        map::nearest_totalistic(rule)
+    );
+    let deadline =
+        std::time::Instant::now() + std::time::Duration::from_secs_f64(args.timeout.max(0.0));
+    let per_size = std::time::Duration::from_secs_f64(args.size_timeout.max(0.0));
+    let found = map::search_pair(
+        rule,
+        deadline,
+        per_size,
+        |feature, finish, answer, seconds| {
+            let label = match answer {
+                Some(true) => "sat",
+                Some(false) => "unsat",
+                None => "timeout",
+            };
+            if finish == 0 {
+                println!("feature {feature}, finish table (two steps): {label:<7} {seconds:.2} s");
+            } else {
+                println!("feature {feature} + finish {finish}: {label:<7} {seconds:.2} s");
+            }
+        },
+    );
+    let Some(found) = found else {
+        println!("result: none within budget (or not an isotropic Moore rule)");
+        return Ok(());
+    };
+    let record = found.record;
+    println!("{}\n{}", record.feature, record.finish);
+    let proof = if found.smallest {
+        "smallest total of its shape"
+    } else {
+        "smaller totals not all refuted"
+    };
+    println!(
+        "result: {} gates ({} + {}), {proof}",
+        record.gates(),
+        record.feature.gates().len(),
+        record.finish.gates().len()
+    );
+    if let Some(root) = root {
+        let path = PairRecord::path(&root, rule);
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let old = PairRecord::parse(&path.display().to_string(), &text)?;
+            if !record.improves_on(&old) {
+                println!("kept {}: it holds {} gates", path.display(), old.gates());
+                return Ok(());
+            }
+        }
+        let dir = path.parent().expect("records live in a folder");
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::write(&path, record.render())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        println!("saved {}", path.display());
+    }
     Ok(())
 }

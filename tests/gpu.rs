@@ -226,6 +226,8 @@ fn map_rules_match() {
         "B2-a/S12",
         "B3/S2-i34q",
         "B2ce3aeiknrjy/S23-a",
+        "B3/S23-a",
+        "B2ce3-cq/S23-a",
         "B2/S34H",
         "B13/S012V",
         "B0/S2-a3",

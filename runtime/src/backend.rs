@@ -495,7 +495,7 @@ fn generations_kernel_with(
 ) -> Result<GenerationsKernel, BackendError> {
     let alive = match rule.alive.rule() {
         Rule::LifeLike(life) => life_logic(&life).program(),
-        Rule::Map(map) => MapKernel::new(map)
+        Rule::Map(map) => map_kernel(&map)
             .map_err(|e| {
                 ChainError(format!(
                     "the lowered network of {map} failed its check: {e}"
@@ -668,7 +668,7 @@ fn map_chain(rule: &MapRule, gens: u32) -> Result<Program, String> {
     if let Some(program) = made.lock().expect("not poisoned").get(&(*rule, gens)) {
         return program.clone();
     }
-    let program = MapKernel::new(*rule)
+    let program = map_kernel(rule)
         .map_err(|e| format!("the lowered network of {rule} failed its check: {e}"))
         .and_then(|kernel| kernel.stream_program(gens));
     made.lock()
@@ -824,4 +824,12 @@ pub fn check_universe(
         )
     };
     memory::check(&what, each.saturating_mul(copies))
+}
+
+/// A table rule's kernel as every backend runs it: with the search records built in (the
+/// pair shape and its totalistic part), so that `lifegen count` counts what runs.
+fn map_kernel(rule: &MapRule) -> Result<MapKernel, lifegen_gen::VerifyError> {
+    let records = crate::records::embedded().unwrap_or_default();
+    let pairs = crate::records::embedded_pairs().unwrap_or_default();
+    MapKernel::with_records(*rule, &records, &pairs)
 }

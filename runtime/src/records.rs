@@ -8,11 +8,19 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lifegen_gen::LifeLike;
-use lifegen_gen::cache::{CacheError, SearchRecord, UserCache};
+use lifegen_gen::cache::{CacheError, PairRecord, SearchRecord, UserCache};
 use lifegen_gen::on_demand::{self, Chosen};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/embedded_records.rs"));
+}
+
+/// Every embedded pair-shape record (kernels_out/pairs/), parsed and checked.
+pub fn embedded_pairs() -> Result<Vec<PairRecord>, CacheError> {
+    embedded::PAIRS
+        .iter()
+        .map(|(path, text)| PairRecord::parse(path, text))
+        .collect()
 }
 
 /// Every embedded record, parsed.

@@ -3,7 +3,7 @@
 //! records of every shape and basis, and the kernels lifegen generates (GPU and CPU).
 //! `lifegen count` prints these rows and adds SASS and machine-code figures where it can.
 
-use crate::cache::SearchRecord;
+use crate::cache::{PairRecord, SearchRecord};
 use crate::kernel::row_shared::RowSharedKernel;
 use crate::network::{Gate, Network};
 use crate::plan::GpuPlan;
@@ -418,14 +418,15 @@ impl Counted {
     }
 
     /// Every row of `lifegen count`, SASS figures left empty: [`techniques`] with `records` for
-    /// a life-like rule, [`ltl_techniques`] at the GPU's default words a lane otherwise.
-    pub fn rows(&self, records: &[SearchRecord]) -> Vec<Technique> {
+    /// a life-like rule, [`map_techniques`] with `records` and `pairs` for a table rule,
+    /// [`ltl_techniques`] at the GPU's default words a lane otherwise.
+    pub fn rows(&self, records: &[SearchRecord], pairs: &[PairRecord]) -> Vec<Technique> {
         match self {
             Counted::LifeLike(life) => techniques(life, records),
             Counted::LargerThanLife(ltl) => {
                 ltl_techniques(ltl, crate::emit::ptx_stream::DEFAULT_WORDS_PER_LANE)
             }
-            Counted::Map(map) => map_techniques(map),
+            Counted::Map(map) => map_techniques(map, records, pairs),
             Counted::Generations(rule) => {
                 let kernel = crate::kernel::generations::GenerationsKernel::lowered(*rule)
                     .expect("the ageing network verifies");
@@ -538,18 +539,26 @@ pub fn ltl_techniques(rule: &crate::rule::LargerThanLife, words_per_lane: u32) -
     ]
 }
 
-/// The rows of a rule given by its 3x3 table: its lowered network in the stream kernel.
-pub fn map_techniques(rule: &crate::map::MapRule) -> Vec<Technique> {
-    let kernel = crate::kernel::map::MapKernel::new(*rule).expect("lowering is exact");
+/// The rows of a rule given by its 3x3 table: its stream kernel ([`crate::kernel::map`]; the
+/// pair shape from its record in `pairs`, its totalistic part from `records` where they hold a
+/// better one).
+pub fn map_techniques(
+    rule: &crate::map::MapRule,
+    records: &[SearchRecord],
+    pairs: &[PairRecord],
+) -> Vec<Technique> {
+    use crate::kernel::map::{MapKernel, MapLogic};
+    let kernel = MapKernel::with_records(*rule, records, pairs).expect("lowering is exact");
+    let shape = match kernel.logic() {
+        MapLogic::Cells => "the table lowered by Shannon decomposition",
+        MapLogic::Pair(_) => "a row-shared totalistic kernel and a pair feature",
+    };
     let counts = kernel.program().counts();
     vec![Technique {
         lop3_per_word: counts.lut3 as f64,
         shifts_per_word: counts.shift as f64,
         ..row(
-            format!(
-                "lifegen stream kernel ({}: the table lowered by Shannon decomposition)",
-                kernel.program().name
-            ),
+            format!("lifegen stream kernel ({}: {shape})", kernel.program().name),
             "lut3",
             32,
         )

@@ -6,10 +6,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::lowering::Basis;
+use crate::map::{INDICES, MapRule};
 use crate::network::Network;
-use crate::rule::{self, LifeLike};
+use crate::rule::{self, LifeLike, Rule};
 use crate::shapes::Shape;
 use crate::spec::verify;
+use crate::synth::pair::{self, PairFeature};
 
 /// Where the records live, below the repository root.
 pub const NETWORKS_DIR: &str = "kernels_out/networks";
@@ -93,11 +95,7 @@ impl SearchRecord {
             path: path.to_string(),
             message,
         };
-        let field = |key: &str| -> Result<&str, CacheError> {
-            text.lines()
-                .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
-                .ok_or_else(|| fail(format!("no `{key}:` line")))
-        };
+        let field = |key: &str| field(path, text, key);
         let rule = *rule::parse(field("rule")?)
             .map_err(|e| fail(e.to_string()))?
             .rule
@@ -315,6 +313,159 @@ impl UserCache {
         })?;
         Ok(path)
     }
+}
+
+/// Where the pair shape's records live, below the repository root.
+pub const PAIRS_DIR: &str = "kernels_out/pairs";
+
+/// A table rule's pair shape as found by `lifegen search --save` (see
+/// [`crate::kernel::map`]): the totalistic rule whose row-shared kernel it runs beside, the
+/// pair feature `g` and the finish `h` over (T, centre, the north pair's features, the south
+/// pair's). Kept because the joint search of `g` and `h` takes seconds to minutes, too long for
+/// every process that runs the rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairRecord {
+    pub rule: MapRule,
+    pub totalistic: LifeLike,
+    pub feature: Network,
+    pub finish: Network,
+    /// Totals of feature and finish gates shown impossible (every split refuted).
+    pub refuted: Vec<usize>,
+    /// Wall-clock seconds of the search that produced this record.
+    pub seconds: f64,
+}
+
+impl PairRecord {
+    /// The file of a rule's record below `root`.
+    pub fn path(root: &Path, rule: &MapRule) -> PathBuf {
+        root.join(PAIRS_DIR).join(format!(
+            "map_{:016x}.txt",
+            crate::kernel::map::fingerprint(rule)
+        ))
+    }
+
+    /// LUT3 of the feature and the finish together.
+    pub fn gates(&self) -> usize {
+        self.feature.gates().len() + self.finish.gates().len()
+    }
+
+    /// Whether this record should replace `old`: fewer gates, or as many with more totals
+    /// refuted.
+    pub fn improves_on(&self, old: &PairRecord) -> bool {
+        self.gates() < old.gates()
+            || (self.gates() == old.gates() && self.refuted.len() > old.refuted.len())
+    }
+
+    pub fn render(&self) -> String {
+        format!(
+            "# lifegen pair search result: written by `lifegen search --save`, re-verified when read.\n\
+             rule: {}\ntotalistic: {}\nfeature gates: {}\nfinish gates: {}\nrefuted totals: {}\n\
+             seconds: {:.2}\nfeature:\n{}\nfinish:\n{}\n",
+            self.rule,
+            self.totalistic,
+            self.feature.gates().len(),
+            self.finish.gates().len(),
+            render_sizes(&self.refuted),
+            self.seconds,
+            self.feature,
+            self.finish
+        )
+    }
+
+    /// Reads a record and checks it: `h(T, centre, g(N, M), g(M, S))` must be the rule's next
+    /// state on all 512 neighbourhoods.
+    pub fn parse(path: &str, text: &str) -> Result<PairRecord, CacheError> {
+        let fail = |message: String| CacheError {
+            path: path.to_string(),
+            message,
+        };
+        let field = |key: &str| field(path, text, key);
+        let rule = match rule::parse(field("rule")?)
+            .map_err(|e| fail(e.to_string()))?
+            .rule
+        {
+            Rule::Map(map) => map,
+            other => return Err(fail(format!("{other} is not a table rule"))),
+        };
+        let totalistic = *rule::parse(field("totalistic")?)
+            .map_err(|e| fail(e.to_string()))?
+            .rule
+            .as_life_like()
+            .ok_or_else(|| fail("the totalistic rule is not life-like".into()))?;
+        let refuted = parse_sizes(field("refuted totals")?)
+            .ok_or_else(|| fail("bad `refuted totals:` line".into()))?;
+        let seconds = field("seconds")?
+            .parse()
+            .map_err(|_| fail("bad `seconds:` line".into()))?;
+        let (_, listings) = text
+            .split_once("\nfeature:\n")
+            .ok_or_else(|| fail("no `feature:` listing".into()))?;
+        let (feature_text, finish_text) = listings
+            .split_once("\nfinish:\n")
+            .ok_or_else(|| fail("no `finish:` listing".into()))?;
+        let feature = Network::parse_listing(pair::pair_input_names(), feature_text)
+            .map_err(|e| fail(format!("feature: {e}")))?;
+        let names = pair::finish_input_names(2, feature.outputs().len());
+        let finish =
+            Network::parse_listing(names, finish_text).map_err(|e| fail(format!("finish: {e}")))?;
+        if finish.outputs().len() != 1 {
+            return Err(fail("the finish has more than one output".into()));
+        }
+        let record = PairRecord {
+            rule,
+            totalistic,
+            feature,
+            finish,
+            refuted,
+            seconds,
+        };
+        let found = PairFeature {
+            feature: record.feature.clone(),
+            finish: record.finish.clone(),
+        };
+        let got = found.eval(&crate::kernel::map::side_bits(totalistic));
+        if let Some(i) = (0..INDICES).find(|&i| (got[i / 64] >> (i % 64) & 1 == 1) != rule.next(i))
+        {
+            return Err(fail(format!(
+                "wrong on neighbourhood {i}: the feature and finish do not make the rule"
+            )));
+        }
+        Ok(record)
+    }
+
+    /// Every pair record below `root`, sorted by path.
+    pub fn load_all(root: &Path) -> Result<Vec<PairRecord>, CacheError> {
+        let dir = root.join(PAIRS_DIR);
+        let io = |p: &Path, e: std::io::Error| CacheError {
+            path: p.display().to_string(),
+            message: e.to_string(),
+        };
+        if !dir.exists() {
+            return Ok(Vec::new());
+        }
+        let mut paths = Vec::new();
+        for file in std::fs::read_dir(&dir).map_err(|e| io(&dir, e))? {
+            paths.push(file.map_err(|e| io(&dir, e))?.path());
+        }
+        paths.sort();
+        paths
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).map_err(|e| io(p, e))?;
+                PairRecord::parse(&p.display().to_string(), &text)
+            })
+            .collect()
+    }
+}
+
+/// The value of a record's `key: value` line.
+fn field<'t>(path: &str, text: &'t str, key: &str) -> Result<&'t str, CacheError> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(": "))
+        .ok_or_else(|| CacheError {
+            path: path.to_string(),
+            message: format!("no `{key}:` line"),
+        })
 }
 
 /// Sizes as ranges: `1..=5, 9`, or `none`.

@@ -2,6 +2,7 @@
 //! kernels_out and the per-user cache), and the bounded search a run makes for a rule without one.
 pub mod cache;
 pub mod on_demand;
+pub mod pair;
 pub mod request;
 pub mod sat;
 pub mod search;
