@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# After merging branches: the GPU tests each branch touched, run together on one binary set, and
+# the rates each branch reported, in one call. Expects release binaries in $G (scripts/gpu-build.sh).
+# Writes ${OUT:-.}/gpu-merge-check.log.
+set -u
+G=${G:-.gpu}
+exec > >(tee "${OUT:-.}/gpu-merge-check.log") 2>&1
+step() { echo; echo "=== $* ($(date +%T))"; }
+bench() { local rule=$1 size=$2 gens=$3
+  $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs ${RUNS:-3} 2>&1 | grep -E 'cell updates/s: |error'; }
+step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+$G/lifegen --version 2>&1 | head -1
+for t in "plane gpu_chained_kernels_match_the_reference" "gpu map_rules_match" "gpu generations_rules_match" \
+         "gpu any_width_and_height_matches" "gpu_ltl lines_and_triangles" "gpu_bands"; do
+  set -- $t
+  step "tests/$t (LIFEGEN_REQUIRE_GPU=1)"
+  LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-200} $G/test-$1 ${2:-} --test-threads 16 2>&1 | grep -vE '^test .* ok$' | tail -6
+  echo "exit: ${PIPESTATUS[0]}"
+done
+step "compute-sanitizer memcheck"
+for rule in "B3/S23:P1001,300" "/2/3:P1001,300" "B3/S2-i34q" "R16,C0,M1,S20..40,B20..30,NG"; do
+  compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule "$rule" --size 1001x300 --gens 25 2>&1 | tail -1
+done
+for rule in B3/S23:T65536,65536 B3/S23:P65536,65536 /2/3:T65536,65536 /2/3:P65536,65536 B2-a/S12 B3/S2-i34q B3/S23-a; do
+  step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024
+done
+for n in M '*' '#' G; do
+  rule="R16,C0,M0,S20..40,B20..30,N$n"; step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+done
