@@ -800,15 +800,21 @@ fn count<'py>(py: Python<'py>, rule: &str) -> PyResult<Bound<'py, PyList>> {
     let spec = parse_rule(rule)?;
     let counted = Counted::new(&spec.rule);
     let rows = py.detach(|| -> PyResult<_> {
-        let records = match counted {
-            Counted::LifeLike(life) => {
+        let (records, pairs) = match counted {
+            Counted::LifeLike(life) => (
                 lifegen_runtime::records::for_count(&life)
                     .map_err(runtime_error)?
-                    .0
-            }
-            Counted::LargerThanLife(_) | Counted::Map(_) | Counted::Generations(_) => Vec::new(),
+                    .0,
+                Vec::new(),
+            ),
+            // The records the runtime runs a table rule with, as `lifegen count`.
+            Counted::Map(_) => (
+                lifegen_runtime::records::embedded().map_err(runtime_error)?,
+                lifegen_runtime::records::embedded_pairs().map_err(runtime_error)?,
+            ),
+            Counted::LargerThanLife(_) | Counted::Generations(_) => (Vec::new(), Vec::new()),
         };
-        Ok(counted.rows(&records))
+        Ok(counted.rows(&records, &pairs))
     })?;
     let list = PyList::empty(py);
     for row in &rows {
