@@ -709,7 +709,9 @@ fn run_file<'py>(
                     (Source::File(file), generation, spec)
                 }
                 Err(pattern) => {
-                    let spec = given.or(pattern.rule()).unwrap_or(RuleSpec::plain(Rule::CONWAY));
+                    let spec = given
+                        .or(pattern.rule())
+                        .unwrap_or(RuleSpec::plain(Rule::CONWAY));
                     let cells =
                         py.detach(|| read_pattern(*pattern, None, Some(spec), given.is_some()))?;
                     (Source::Memory(cells), 0, spec)
