@@ -214,28 +214,7 @@ impl MapKernel {
 /// newest rows, both made once a row; `newest` is `[west, cell, east]` of the newest row.
 fn pair_program(b: &mut ProgramBuilder, p: &PairLogic, newest: [Val; 3]) -> Val {
     let [west, cell, east] = newest;
-    let adder = |b: &mut ProgramBuilder, table: u8| {
-        b.push(Instr::Lut3 {
-            table,
-            a: west,
-            b: cell,
-            c: east,
-        })
-    };
-    let (sum, carry) = (
-        adder(b, row_shared::ROW_SUM),
-        adder(b, row_shared::ROW_CARRY),
-    );
-    let middle = [b.delay(west, 1), b.delay(cell, 1), b.delay(east, 1)];
-    let mut combine = [0; 7];
-    combine[row_shared::UPPER_SUM] = b.delay(sum, 2);
-    combine[row_shared::UPPER_CARRY] = b.delay(carry, 2);
-    combine[row_shared::LOWER_SUM] = sum;
-    combine[row_shared::LOWER_CARRY] = carry;
-    combine[row_shared::MIDDLE_WEST] = middle[0];
-    combine[row_shared::MIDDLE_CENTRE] = middle[1];
-    combine[row_shared::MIDDLE_EAST] = middle[2];
-    let totalistic = b.append_network(p.totalistic.combine(), &combine)[0];
+    let (totalistic, middle) = p.totalistic.append_update(b, newest);
     // The pair (middle, newest): pattern bit 5 the upper west cell ... bit 0 the lower east.
     let pair_inputs = [east, cell, west, middle[2], middle[1], middle[0]];
     let south = b.append_network(&p.feature, &pair_inputs);

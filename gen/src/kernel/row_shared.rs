@@ -5,7 +5,7 @@
 
 use crate::cache::SearchRecord;
 use crate::kernel::eval::{self, Torus};
-use crate::kernel::ir::{Instr, Program, ProgramBuilder};
+use crate::kernel::ir::{Instr, Program, ProgramBuilder, Val};
 use crate::life::{CENTRE, cell_input_names, cell_spec};
 use crate::lowering::Basis;
 use crate::network::{Network, NetworkBuilder, Wire, lut3};
@@ -138,32 +138,43 @@ impl RowSharedKernel {
         let mut b = ProgramBuilder::new(format!("life_{}", self.rule.catagolue_name()), vec![]);
         let newest = b.load(0);
         let (west, east) = (b.shift(newest, -1), b.shift(newest, 1));
-        let sum = b.push(Instr::Lut3 {
-            table: ROW_SUM,
-            a: west,
-            b: newest,
-            c: east,
+        let (next, _) = self.append_update(&mut b, [west, newest, east]);
+        b.push(Instr::Store {
+            plane: 0,
+            src: next,
         });
-        let carry = b.push(Instr::Lut3 {
-            table: ROW_CARRY,
-            a: west,
-            b: newest,
-            c: east,
-        });
+        b.finish(2, 1)
+    }
+
+    /// The cell update of the middle row, given the newest row `[west, cell, east]`: its full
+    /// adder made once and delayed two rows for the upper row, the middle row delayed one row.
+    /// Returns the next state and the middle row's `[west, cell, east]`.
+    pub fn append_update(&self, b: &mut ProgramBuilder, newest: [Val; 3]) -> (Val, [Val; 3]) {
+        let [west, cell, east] = newest;
+        let adder = |b: &mut ProgramBuilder, table: u8| {
+            b.push(Instr::Lut3 {
+                table,
+                a: west,
+                b: cell,
+                c: east,
+            })
+        };
+        let (sum, carry) = (adder(b, ROW_SUM), adder(b, ROW_CARRY));
         let mut inputs = [0; 7];
         inputs[UPPER_SUM] = b.delay(sum, 2);
         inputs[UPPER_CARRY] = b.delay(carry, 2);
         inputs[LOWER_SUM] = sum;
         inputs[LOWER_CARRY] = carry;
         inputs[MIDDLE_WEST] = b.delay(west, 1);
-        inputs[MIDDLE_CENTRE] = b.delay(newest, 1);
+        inputs[MIDDLE_CENTRE] = b.delay(cell, 1);
         inputs[MIDDLE_EAST] = b.delay(east, 1);
         let next = b.append_network(&self.combine, &inputs)[0];
-        b.push(Instr::Store {
-            plane: 0,
-            src: next,
-        });
-        b.finish(2, 1)
+        let middle = [
+            inputs[MIDDLE_WEST],
+            inputs[MIDDLE_CENTRE],
+            inputs[MIDDLE_EAST],
+        ];
+        (next, middle)
     }
 
     /// [`Self::program`] chained `gens` times (see [`Program::chain`]), checked against
