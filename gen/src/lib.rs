@@ -15,11 +15,12 @@ pub use emit::{ptx_stream, regen, rust_emit};
 pub use kernel::plan;
 pub use logic::{lowering, named, network};
 pub use measure::{ceilings, count, sass};
-pub use rules::{echo, generations, life, map, rule, spec};
+pub use rules::{echo, generations, life, map, rule, spec, topology};
 pub use synth::{cache, on_demand, sat, shapes};
 
 pub use lowering::Basis;
 pub use map::MapRule;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
 pub use rule::{LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Topology};
+pub use topology::Twisted;
 pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};

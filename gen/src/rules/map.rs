@@ -142,6 +142,16 @@ impl MapRule {
         same.then_some(life)
     }
 
+    /// Whether the rule is the same mirrored across a Klein bottle's `twisted` edges: left and
+    /// right swapped for the top and bottom edges, up and down for the left and right.
+    pub fn is_mirror_symmetric(&self, twisted: crate::topology::Twisted) -> bool {
+        let mirror = |dx: i32, dy: i32| match twisted {
+            crate::topology::Twisted::TopBottom => (-dx, dy),
+            crate::topology::Twisted::LeftRight => (dx, -dy),
+        };
+        (0..INDICES).all(|index| self.next(permute(index, mirror)) == self.next(index))
+    }
+
     /// Whether the rule is the same under the 8 symmetries of the square.
     pub fn is_isotropic(&self) -> bool {
         (0..INDICES).all(|index| {

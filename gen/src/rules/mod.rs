@@ -5,3 +5,4 @@ pub mod life;
 pub mod map;
 pub mod rule;
 pub mod spec;
+pub mod topology;

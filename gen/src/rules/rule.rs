@@ -11,6 +11,7 @@ use std::fmt;
 use crate::echo::{escape_controls, quote};
 use crate::generations::{AliveRule, Generations, generations, parse_bs_generations, parse_states};
 use crate::map::MapRule;
+pub use crate::topology::{Topology, Twisted};
 
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
 pub type CountSet = u16;
@@ -432,6 +433,19 @@ impl Rule {
         }
     }
 
+    /// Whether the rule is the same mirrored across a Klein bottle's `twisted` edges (x reversed
+    /// for the top and bottom, y for the left and right): every totalistic rule is; a table
+    /// when its entries are ([`crate::topology::Topology::chains_for`]).
+    pub fn is_mirror_symmetric(&self, twisted: crate::topology::Twisted) -> bool {
+        match self {
+            Rule::LifeLike(_) => true,
+            Rule::Map(map) => map.is_mirror_symmetric(twisted),
+            Rule::Generations(rule) => rule.alive.rule().is_mirror_symmetric(twisted),
+            // Never run on a Klein bottle (Golly refuses it): not claimed.
+            Rule::LargerThanLife(_) => false,
+        }
+    }
+
     /// The torus Golly makes of a `width` x `height` grid under this rule. A Larger-than-Life
     /// rule raises a side below twice its radius, zero included, to twice the radius
     /// (`ltlalgo::setrule`), so that its window never wraps over itself; a life-like rule
@@ -460,35 +474,9 @@ impl fmt::Display for Rule {
     }
 }
 
-/// What lies past a universe's edges: Golly's `:T` (the opposite edge, a torus) or `:P` (dead
-/// cells at every generation, a bounded plane).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Topology {
-    #[default]
-    Torus,
-    Plane,
-}
-
-impl Topology {
-    /// Golly's suffix letter.
-    pub fn letter(self) -> char {
-        match self {
-            Topology::Torus => 'T',
-            Topology::Plane => 'P',
-        }
-    }
-
-    /// For people: "torus" or "bounded plane".
-    pub fn name(self) -> &'static str {
-        match self {
-            Topology::Torus => "torus",
-            Topology::Plane => "bounded plane",
-        }
-    }
-}
-
-/// A rule with its topology: the grid size given by Golly's `:T<w>,<h>` (torus) or `:P<w>,<h>`
-/// (bounded plane) suffix, if any, and which of the two (a torus when there is no suffix).
+/// A rule with its topology: the grid size given by its Golly suffix (`:T<w>,<h>`, `:P<w>,<h>`,
+/// `:K<w>*,<h>`, `:C<w>,<h>`, `:S<side>`, [`crate::topology`]), if any, and the topology (a torus
+/// when there is no suffix).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct RuleSpec {
     pub rule: Rule,
@@ -508,16 +496,11 @@ impl RuleSpec {
 }
 
 impl fmt::Display for RuleSpec {
-    /// Golly's canonical rule with its suffix, both sizes written (`:P100` is `:P100,100`); a
-    /// plane of no given size keeps `:P` (lifegen then takes the size from elsewhere).
+    /// Golly's canonical rule with its suffix ([`Topology::suffix`]: `:P100` is `:P100,100`); a
+    /// topology of no given size keeps its letter (`:P`; lifegen then takes the size from
+    /// elsewhere).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.rule)?;
-        match (self.size, self.topology) {
-            (Some((w, h)), topology) => write!(f, ":{}{w},{h}", topology.letter())?,
-            (None, Topology::Plane) => write!(f, ":P")?,
-            (None, Topology::Torus) => {}
-        }
-        Ok(())
+        write!(f, "{}{}", self.rule, self.topology.suffix(self.size))
     }
 }
 
@@ -557,8 +540,10 @@ impl std::str::FromStr for Rule {
     }
 }
 
-/// Parses a rule string with an optional `:T<w>,<h>` (torus) or `:P<w>,<h>` (bounded plane)
-/// suffix; `:T<side>` and `:P<side>` are square, `:T` and `:P` alone give no size.
+/// Parses a rule string with an optional topology suffix, read as Golly reads it
+/// ([`crate::topology`]): `:T<w>,<h>` (torus), `:P<w>,<h>` (bounded plane), `:K<w>*,<h>` or
+/// `:K<w>,<h>*` (Klein bottle), `:C<w>,<h>` (cross-surface), `:S<side>` (sphere); one side is a
+/// square, the letter alone gives no size.
 ///
 /// Larger-than-Life rules are read as Golly's `ltlalgo::setrule` reads them: case-insensitive,
 /// in any of its three notations (LtL `R5,C0,M1,S34..58,B34..45,NM`, Kellie Evans'
@@ -578,7 +563,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         Some((body, suffix)) => (body.trim(), Some(suffix.trim())),
         None => (text, None),
     };
-    let (topology, size) = match suffix.map(parse_topology).transpose().map_err(fail)? {
+    let (topology, size) = match suffix.map(crate::topology::parse_suffix).transpose().map_err(fail)? {
         Some((topology, size)) => (topology, size),
         None => (Topology::Torus, None),
     };
@@ -611,10 +596,19 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     } else {
         crate::map::parse_bs(body).map_err(fail)?
     };
+    let ltl = matches!(rule, Rule::LargerThanLife(_))
+        || matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_)));
+    if ltl && !matches!(topology, Topology::Torus | Topology::Plane) {
+        // ltlalgo::setrule reads `:T` and `:P` only.
+        return Err(fail(format!(
+            "Golly refuses a {} for Larger than Life: \"bad topology in suffix (must be torus or \
+             plane)\"; use :T<w>,<h> or :P<w>,<h>",
+            topology.name()
+        )));
+    }
     let size = match (rule, size) {
         (_, None) => None,
-        (Rule::LifeLike(_) | Rule::Map(_) | Rule::Generations(_), Some((w, h))) if !matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_))) =>
-        {
+        (_, Some((w, h))) if !ltl => {
             if w == 0 || h == 0 {
                 return Err(fail(format!(
                     "{} has a zero side; lifegen needs a finite {}, both sides at least 1",
@@ -633,57 +627,6 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         size,
         topology,
     })
-}
-
-/// The topology and sides of a `:T<w>,<h>`, `:P<w>,<h>`, `:T<side>` or `:P<side>` suffix,
-/// zero allowed (the caller decides); no sides after the letter, no size.
-fn parse_topology(suffix: &str) -> Result<(Topology, Option<(u64, u64)>), String> {
-    let mut chars = suffix.chars();
-    let kind = chars.next().map(|c| c.to_ascii_uppercase());
-    let rest = chars.as_str();
-    let topology = match kind {
-        Some('T') => Topology::Torus,
-        Some('P') => Topology::Plane,
-        Some(other @ ('K' | 'C' | 'S')) => {
-            return Err(format!(
-                "the topology :{other} (Klein bottle, cross-surface or sphere) is not supported; use :T<w>,<h> or :P<w>,<h>"
-            ));
-        }
-        _ => {
-            return Err(format!(
-                "unknown topology suffix {}; use :T<w>,<h> or :P<w>,<h>",
-                quote(&format!(":{suffix}"))
-            ));
-        }
-    };
-    let letter = topology.letter();
-    let what = topology.name();
-    let size = |s: &str| -> Result<u64, String> {
-        let s = s.trim();
-        s.parse().map_err(|_| {
-            let hint = if s.starts_with(['+', '-']) || s.contains(['+', '-', '*']) {
-                " (lifegen joins edges without shifts or twists)"
-            } else {
-                ""
-            };
-            format!(
-                "{what} size {} in {} is not a number{hint}",
-                quote(s),
-                quote(&format!(":{letter}{rest}"))
-            )
-        })
-    };
-    if rest.trim().is_empty() {
-        return Ok((topology, None));
-    }
-    let sides = match rest.split_once(',') {
-        Some((w, h)) => (size(w)?, size(h)?),
-        None => {
-            let side = size(rest)?;
-            (side, side)
-        }
-    };
-    Ok((topology, Some(sides)))
 }
 
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
@@ -1189,6 +1132,21 @@ mod tests {
     }
 
     #[test]
+    fn klein_cross_and_sphere_suffixes() {
+        let spec = parse("B3/S23:K40*,20").unwrap();
+        assert_eq!(spec.size, Some((40, 20)));
+        assert_eq!(spec.to_string(), "B3/S23:K40*,20");
+        assert_eq!(parse("b3s23:k40,20").unwrap().to_string(), "B3/S23:K40,20*");
+        assert_eq!(parse("23/3/3:C7,9").unwrap().to_string(), "23/3/3:C7,9");
+        assert_eq!(parse("B3/S23:S20").unwrap().size, Some((20, 20)));
+        assert_eq!(parse("B3/S23:S").unwrap().to_string(), "B3/S23:S");
+        let zero = parse("B3/S23:K10,0").unwrap_err().to_string();
+        assert!(zero.contains("infinite height"), "{zero}");
+        let square = parse("B3/S23:S20,20").unwrap_err().to_string();
+        assert!(square.contains("a sphere is square"), "{square}");
+    }
+
+    #[test]
     fn plane_suffix() {
         let spec = parse("B3/S23:P100,80").unwrap();
         assert_eq!(
@@ -1210,16 +1168,8 @@ mod tests {
         assert!("B3/S23:P10".parse::<Rule>().is_err());
         let zero = parse("B3/S23:P0,10").unwrap_err().to_string();
         assert!(zero.contains("bounded plane"), "{zero}");
-        for other in ["B3/S23:K10,10", "B3/S23:C10,10", "B3/S23:S10"] {
-            assert!(
-                parse(other)
-                    .unwrap_err()
-                    .to_string()
-                    .contains("not supported")
-            );
-        }
         let shifted = parse("B3/S23:T10+1,10").unwrap_err().to_string();
-        assert!(shifted.contains("without shifts"), "{shifted}");
+        assert!(shifted.contains("lifegen runs unshifted tori"), "{shifted}");
     }
 
     fn ltl(s: &str) -> LargerThanLife {
@@ -1480,7 +1430,7 @@ mod tests {
                 "zero side; lifegen needs a finite bounded plane",
             ),
             ("B3/S23:T0,5", "zero side"),
-            ("B3/S23:Tx,5", "not a number"),
+            ("B3/S23:Tx,5", "Unexpected stuff after grid width"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C2,M0,S34..580,B34..45,NM", "exceeds the 120 cells"),
@@ -1517,6 +1467,7 @@ mod tests {
             ("R5,S34..58", "missing C<states>"),
             ("5,34,45,34", "five whole numbers"),
             ("R5,C0,M1,S34..58,B34..45,NM:K10,10", "Klein bottle"),
+            ("R2,C3,M1,S2..4,B3..3,NM:S10", "must be torus or plane"),
             // Golly 5's neighbourhoods: digits, suffixes, limits.
             ("R2,C0,S1,B1,N@89189", "exactly 6 hex digits"),
             ("R2,C0,S1,B1,N@8918911", "exactly 6 hex digits"),

@@ -1,0 +1,494 @@
+//! What lies past a universe's edges: Golly's topology suffixes (`:T`, `:P`, `:K`, `:C`, `:S`),
+//! read and written back as Golly's `lifealgo::setgridsize` and `canonicalsuffix` do, and the
+//! cell a simulator reads past an edge ([`Topology::source`]), the one definition every
+//! simulator follows.
+//!
+//! Golly (the algorithms built on `lifealgo`) steps a bounded grid one generation at a time: it
+//! copies the grid's edges into a border one cell wide (`CreateBorderCells`, drawn in the
+//! comments of `JoinEdges`, `JoinTwistedEdges`, `JoinTwistedAndShiftedEdges`,
+//! `JoinAdjacentEdges`), steps, and clears everything outside the grid. [`Topology::source`]
+//! is that border: which grid cell a cell one step past an edge is.
+
+use crate::echo::quote;
+use crate::rule::Rule;
+
+/// Which pair of a Klein bottle's edges is joined with a twist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Twisted {
+    /// `:K<w>*,<h>`: the top and bottom edges, x reversed across them (Golly's `htwist`).
+    TopBottom,
+    /// `:K<w>,<h>*` (and `:K<w>,<h>`): the left and right edges, y reversed (Golly's `vtwist`).
+    LeftRight,
+}
+
+/// What lies past a universe's edges.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Topology {
+    /// `:T<w>,<h>`: the opposite edge.
+    #[default]
+    Torus,
+    /// `:P<w>,<h>`: dead cells at every generation.
+    Plane,
+    /// `:K`: a Klein bottle, one pair of edges joined with a twist and the other plainly;
+    /// `shifted`: Golly's shift by one cell along the twisted edges (`:K<w>*+1,<h>`), kept only
+    /// when those edges have an even number of cells.
+    Klein { twisted: Twisted, shifted: bool },
+    /// `:C<w>,<h>`: a cross-surface, both pairs of edges joined with a twist.
+    Cross,
+    /// `:S<side>`: a sphere, square; the top edge joined to the left edge and the bottom edge
+    /// to the right edge (cell `(i, 0)` meets `(0, i)`).
+    Sphere,
+}
+
+impl Topology {
+    /// Golly's suffix letter.
+    pub fn letter(self) -> char {
+        match self {
+            Topology::Torus => 'T',
+            Topology::Plane => 'P',
+            Topology::Klein { .. } => 'K',
+            Topology::Cross => 'C',
+            Topology::Sphere => 'S',
+        }
+    }
+
+    /// For people: "torus", "bounded plane", "Klein bottle", "cross-surface" or "sphere".
+    pub fn name(self) -> &'static str {
+        match self {
+            Topology::Torus => "torus",
+            Topology::Plane => "bounded plane",
+            Topology::Klein { .. } => "Klein bottle",
+            Topology::Cross => "cross-surface",
+            Topology::Sphere => "sphere",
+        }
+    }
+
+    /// Golly's canonical suffix (`lifealgo::canonicalsuffix`) for a grid of `size`: both sides
+    /// written but for a sphere's one (`:S20`), a Klein bottle's twist marked by `*`. With no
+    /// size, the letter alone (lifegen then takes the size from elsewhere), nothing for a torus.
+    pub fn suffix(self, size: Option<(u64, u64)>) -> String {
+        let Some((w, h)) = size else {
+            return match self {
+                Topology::Torus => String::new(),
+                other => format!(":{}", other.letter()),
+            };
+        };
+        match self {
+            Topology::Torus => format!(":T{w},{h}"),
+            Topology::Plane => format!(":P{w},{h}"),
+            Topology::Sphere => format!(":S{w}"),
+            Topology::Cross => format!(":C{w},{h}"),
+            Topology::Klein { twisted, shifted } => {
+                let shift = if shifted { "+1" } else { "" };
+                match twisted {
+                    Twisted::TopBottom => format!(":K{w}*{shift},{h}"),
+                    Twisted::LeftRight => format!(":K{w},{h}*{shift}"),
+                }
+            }
+        }
+    }
+
+    /// The same edges on the universe mirrored in its main diagonal (x and y swapped): a Klein
+    /// bottle's twisted pair changes; the others stay what they are.
+    pub fn transposed(self) -> Topology {
+        match self {
+            Topology::Klein { twisted, shifted } => Topology::Klein {
+                twisted: match twisted {
+                    Twisted::TopBottom => Twisted::LeftRight,
+                    Twisted::LeftRight => Twisted::TopBottom,
+                },
+                shifted,
+            },
+            other => other,
+        }
+    }
+
+    /// The grid cell that the cell `(x, y)` (any integers) of a `w x h` grid is, or `None` where
+    /// it is dead (past a bounded plane's edges). Inside the grid, the cell itself; one cell past
+    /// an edge, Golly's border (`lifealgo::CreateBorderCells`), corners included: a cross-surface
+    /// and a sphere copy each grid corner to the same corner of the border. Farther out, a torus
+    /// and a Klein bottle go on as the surface does (the plane tiled by reflected copies of the
+    /// grid); a cross-surface and a sphere repeat their one-cell border's rule, which is what
+    /// Golly's semantics defines (they run one generation a pass: [`Topology::chains_for`]).
+    /// A sphere's grid is square (`w == h`).
+    pub fn source(self, x: i64, y: i64, (w, h): (i64, i64)) -> Option<(i64, i64)> {
+        let (x_in, y_in) = ((0..w).contains(&x), (0..h).contains(&y));
+        Some(match self {
+            Topology::Torus => (x.rem_euclid(w), y.rem_euclid(h)),
+            Topology::Plane if x_in && y_in => (x, y),
+            Topology::Plane => return None,
+            Topology::Klein { twisted, shifted } => {
+                // Crossing the twisted edges reverses the other coordinate: c -> n - 1 - c, or
+                // n - 2 - c with Golly's shift by one (`JoinTwistedAndShiftedEdges`).
+                let reflect = |c: i64, n: i64| if shifted { n - 2 - c } else { n - 1 - c };
+                match twisted {
+                    Twisted::TopBottom => {
+                        let x = if y.div_euclid(h) % 2 != 0 {
+                            reflect(x, w)
+                        } else {
+                            x
+                        };
+                        (x.rem_euclid(w), y.rem_euclid(h))
+                    }
+                    Twisted::LeftRight => {
+                        let y = if x.div_euclid(w) % 2 != 0 {
+                            reflect(y, h)
+                        } else {
+                            y
+                        };
+                        (x.rem_euclid(w), y.rem_euclid(h))
+                    }
+                }
+            }
+            Topology::Cross => match (x_in, y_in) {
+                (true, true) => (x, y),
+                (false, true) => (x.rem_euclid(w), h - 1 - y),
+                (true, false) => (w - 1 - x, y.rem_euclid(h)),
+                (false, false) => (x.clamp(0, w - 1), y.clamp(0, h - 1)),
+            },
+            Topology::Sphere => match (x_in, y_in) {
+                (true, true) => (x, y),
+                // The left edge meets the top row, the right edge the bottom row.
+                (false, true) if x < 0 => (y, 0),
+                (false, true) => (y, h - 1),
+                // The top edge meets the left column, the bottom edge the right column.
+                (true, false) if y < 0 => (0, x),
+                (true, false) => (w - 1, x),
+                (false, false) => (x.clamp(0, w - 1), y.clamp(0, h - 1)),
+            },
+        })
+    }
+
+    /// Whether cells past the edges filled once from the grid by [`Topology::source`], to any
+    /// depth, stay right over several generations of `rule` (a pass may chain generations):
+    /// on a torus always; on a Klein bottle when `rule` is the same mirrored across the twist
+    /// (Golly's border copies cells, it does not mirror the neighbourhood: an asymmetric table
+    /// sees a different rule in a reflected copy of the grid); never on a plane (cells past its
+    /// edges are dead at every generation), a cross-surface or a sphere (their corners are no
+    /// copies of any surface's cells).
+    pub fn chains_for(self, rule: &Rule) -> bool {
+        match self {
+            Topology::Torus => true,
+            Topology::Klein { twisted, .. } => rule.is_mirror_symmetric(twisted),
+            Topology::Plane | Topology::Cross | Topology::Sphere => false,
+        }
+    }
+}
+
+/// The topology and sides of a rule's suffix, the text after `:`, read as Golly's
+/// `lifealgo::setgridsize` reads it (letters in either case): `:` alone, `:T` or `:P` (and
+/// lifegen's `:K`, `:C`, `:S`) alone give no size; one side means a square; a Klein bottle's
+/// twist is marked by `*` after the side whose edges it joins (`:K<w>,<h>` is `:K<w>,<h>*`);
+/// shifts are read as Golly reads them (on a Klein bottle kept as a shift by one when the
+/// twisted edges have an even number of cells). Zero sides are returned (the caller refuses
+/// them); Golly's errors come back with its message.
+pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>), String> {
+    let whole = quote(&format!(":{suffix}"));
+    let golly = |why: &str| format!("Golly refuses {whole}: {why}");
+    let mut chars = suffix.chars().peekable();
+    let Some(letter) = chars.next() else {
+        return Ok((Topology::Torus, None));
+    };
+    let letter = letter.to_ascii_uppercase();
+    let mut topology = match letter {
+        'T' => Topology::Torus,
+        'P' => Topology::Plane,
+        'K' => Topology::Klein {
+            twisted: Twisted::LeftRight,
+            shifted: false,
+        },
+        'C' => Topology::Cross,
+        'S' => Topology::Sphere,
+        _ => {
+            return Err(format!(
+                "unknown topology suffix {whole}; use :T<w>,<h> (torus), :P<w>,<h> (bounded \
+                 plane), :K<w>*,<h> or :K<w>,<h>* (Klein bottle), :C<w>,<h> (cross-surface) or \
+                 :S<side> (sphere)"
+            ));
+        }
+    };
+    if chars.peek().is_none() {
+        return Ok((topology, None));
+    }
+    // Golly's digits: past 200,000,000 a side becomes 2,000,000,000 (its editing limit).
+    let digits = |chars: &mut std::iter::Peekable<std::str::Chars>| {
+        let mut n: u64 = 0;
+        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+            n = if n >= 200_000_000 {
+                2_000_000_000
+            } else {
+                10 * n + u64::from(d)
+            };
+            chars.next();
+        }
+        n
+    };
+    let (mut htwist, mut vtwist) = (false, false);
+    let (mut hshift, mut vshift) = (0u64, 0u64);
+    let width = digits(&mut chars);
+    if chars.next_if_eq(&'*').is_some() {
+        if letter != 'K' {
+            return Err(golly("Only specify a twist for a Klein bottle."));
+        }
+        htwist = true;
+    }
+    if let Some(sign) = chars.next_if(|&c| c == '+' || c == '-') {
+        match letter {
+            'P' => return Err(golly("Plane can't have a shift.")),
+            'S' => return Err(golly("Sphere can't have a shift.")),
+            'C' => return Err(golly("Cross-surface can't have a shift.")),
+            'K' if !htwist => return Err(golly("Shift must be on twisted edges.")),
+            _ if width == 0 => return Err(golly("Can't shift infinite width.")),
+            _ => {}
+        }
+        hshift = digits(&mut chars) % width;
+        let _ = sign;
+    }
+    if letter != 'S' && chars.next_if_eq(&',').is_some() {
+    } else if chars.peek().is_some() {
+        let hint = if letter == 'S' {
+            " (a sphere is square: :S<side>)"
+        } else {
+            ""
+        };
+        return Err(golly(&format!("Unexpected stuff after grid width.{hint}")));
+    }
+    if matches!(letter, 'K' | 'C' | 'S') && width == 0 {
+        return Err(golly("Given topology can't have an infinite width."));
+    }
+    let height = if chars.peek().is_none() {
+        width
+    } else {
+        let height = digits(&mut chars);
+        if chars.next_if_eq(&'*').is_some() {
+            if letter != 'K' {
+                return Err(golly("Only specify a twist for a Klein bottle."));
+            }
+            if htwist {
+                return Err(golly(
+                    "Klein bottle can't have both horizontal and vertical twists.",
+                ));
+            }
+            vtwist = true;
+        }
+        if chars.next_if(|&c| c == '+' || c == '-').is_some() {
+            match letter {
+                'P' => return Err(golly("Plane can't have a shift.")),
+                'C' => return Err(golly("Cross-surface can't have a shift.")),
+                'K' if !vtwist => return Err(golly("Shift must be on twisted edges.")),
+                _ if hshift != 0 => {
+                    return Err(golly("Can't have both horizontal and vertical shifts."));
+                }
+                _ if height == 0 => return Err(golly("Can't shift infinite height.")),
+                _ => {}
+            }
+            vshift = digits(&mut chars) % height;
+        }
+        if chars.peek().is_some() {
+            return Err(golly("Unexpected stuff after grid height."));
+        }
+        height
+    };
+    if matches!(letter, 'K' | 'C') && height == 0 {
+        return Err(golly(
+            "Klein bottle or cross-surface can't have an infinite height.",
+        ));
+    }
+    if (hshift != 0 || vshift != 0) && (width == 0 || height == 0) {
+        return Err(golly(
+            "Shifting is not allowed if either grid dimension is unbounded.",
+        ));
+    }
+    if letter == 'K' {
+        // `canonicalsuffix`: a shift on a Klein bottle is by one, kept when the twisted edges
+        // have an even number of cells (`CreateBorderCells` ignores it otherwise).
+        topology = if htwist {
+            Topology::Klein {
+                twisted: Twisted::TopBottom,
+                shifted: hshift != 0 && width % 2 == 0,
+            }
+        } else {
+            Topology::Klein {
+                twisted: Twisted::LeftRight,
+                shifted: vshift != 0 && height % 2 == 0,
+            }
+        };
+    } else if hshift != 0 || vshift != 0 {
+        return Err(format!(
+            "{whole} is a torus whose edges are joined with a shift; lifegen runs unshifted tori \
+             (:T<w>,<h>), Klein bottles (shifted by one too), cross-surfaces and spheres"
+        ));
+    }
+    Ok((topology, Some((width, height))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(suffix: &str) -> String {
+        match parse_suffix(suffix) {
+            Ok((topology, size)) => topology.suffix(size),
+            Err(why) => format!("error: {why}"),
+        }
+    }
+
+    /// Golly's canonical suffixes (`canonicalsuffix`), every spelling `setgridsize` accepts.
+    #[test]
+    fn suffixes_read_and_write_back_as_golly_does() {
+        for (given, canonical) in [
+            ("", ""),
+            ("T", ""),
+            ("t64,64", ":T64,64"),
+            ("T64", ":T64,64"),
+            ("T64,", ":T64,64"),
+            ("p100,80", ":P100,80"),
+            ("K20,10", ":K20,10*"),
+            ("k20,10*", ":K20,10*"),
+            ("K20*,10", ":K20*,10"),
+            ("K20", ":K20,20*"),
+            ("K20*", ":K20*,20"),
+            ("K20*+1,10", ":K20*+1,10"),
+            ("K20*-3,10", ":K20*+1,10"),
+            ("K20*+20,10", ":K20*,10"),
+            ("K21*+1,10", ":K21*,10"),
+            ("K10,20*+1", ":K10,20*+1"),
+            ("K10,21*-1", ":K10,21*"),
+            ("C20,10", ":C20,10"),
+            ("c7", ":C7,7"),
+            ("S20", ":S20"),
+            ("s3", ":S3"),
+            ("K", ":K"),
+            ("C", ":C"),
+            ("S", ":S"),
+            ("P", ":P"),
+        ] {
+            assert_eq!(read(given), canonical, ":{given}");
+        }
+    }
+
+    #[test]
+    fn golly_refusals_keep_its_reason() {
+        for (given, why) in [
+            ("S20,20", "Unexpected stuff after grid width"),
+            ("S20,", "Unexpected stuff after grid width"),
+            ("C20*,10", "Only specify a twist for a Klein bottle"),
+            ("T20*,10", "Only specify a twist for a Klein bottle"),
+            ("K20*,10*", "both horizontal and vertical twists"),
+            ("K20+1,10", "Shift must be on twisted edges"),
+            ("K20,10+1", "Shift must be on twisted edges"),
+            ("C20+1,10", "Cross-surface can't have a shift"),
+            ("S20+1", "Sphere can't have a shift"),
+            ("P20+1,10", "Plane can't have a shift"),
+            ("K*", "can't have an infinite width"),
+            ("S0", "can't have an infinite width"),
+            ("K20,0", "can't have an infinite height"),
+            ("T+1,10", "Can't shift infinite width"),
+            ("T10+1,0", "unbounded"),
+            ("T10,10+1x", "Unexpected stuff after grid height"),
+            ("Q10", "unknown topology suffix"),
+            ("T10+1,10", "shift; lifegen runs unshifted tori"),
+            ("T10,10-2", "shift; lifegen runs unshifted tori"),
+        ] {
+            let got = read(given);
+            assert!(got.starts_with("error: ") && got.contains(why), ":{given}: {got}");
+        }
+        // Shifts of a whole turn are no shift at all.
+        assert_eq!(read("T10+10,7"), ":T10,7");
+    }
+
+    /// One cell past each edge, Golly's border as its source comments draw it: `:K4*,3`,
+    /// `:K4,3*`, `:C4,3`, `:S3`; `:K4*+1,3` and `:K3,4*+1` as its code makes them (the comments
+    /// in `JoinTwistedAndShiftedEdges` draw the shift the other way). Cells are letters row by
+    /// row (`A` the top-left); each picture is the grid with its border.
+    #[test]
+    fn borders_are_the_ones_golly_draws() {
+        let klein = |twisted, shifted| Topology::Klein { twisted, shifted };
+        let cases = [
+            (
+                klein(Twisted::TopBottom, false),
+                (4, 3),
+                ["ILKJIL", "DABCDA", "HEFGHE", "LIJKLI", "ADCBAD"],
+            ),
+            (
+                klein(Twisted::LeftRight, false),
+                (4, 3),
+                ["DIJKLA", "LABCDI", "HEFGHE", "DIJKLA", "LABCDI"],
+            ),
+            (
+                klein(Twisted::TopBottom, true),
+                (4, 3),
+                ["LKJILK", "DABCDA", "HEFGHE", "LIJKLI", "DCBADC"],
+            ),
+            (
+                Topology::Cross,
+                (4, 3),
+                ["ALKJID", "LABCDI", "HEFGHE", "DIJKLA", "IDCBAL"],
+            ),
+            (
+                Topology::Sphere,
+                (3, 3),
+                ["AADGC", "AABCG", "BDEFH", "CGHII", "GCFII"],
+            ),
+        ];
+        for (topology, (w, h), picture) in cases {
+            for (row, line) in picture.iter().enumerate() {
+                let got: String = (0..w + 2)
+                    .map(|col| {
+                        let (x, y) = topology
+                            .source(col - 1, row as i64 - 1, (w, h))
+                            .expect("a cell");
+                        char::from(b'A' + (y * w + x) as u8)
+                    })
+                    .collect();
+                assert_eq!(got, *line, "{topology:?} row {row}");
+            }
+        }
+        // `:K3,4*+1`.
+        let picture = ["LJKLJ", "IABCG", "FDEFD", "CGHIA", "LJKLJ", "IABCG"];
+        for (row, line) in picture.iter().enumerate() {
+            let got: String = (0..5)
+                .map(|col| {
+                    let (x, y) = klein(Twisted::LeftRight, true)
+                        .source(col - 1, row as i64 - 1, (3, 4))
+                        .expect("a cell");
+                    char::from(b'A' + (y * 3 + x) as u8)
+                })
+                .collect();
+            assert_eq!(got, *line, "K3,4*+1 row {row}");
+        }
+    }
+
+    /// A torus's and a Klein bottle's cells past the edges, to any depth, are those of the
+    /// surface: moving one cell from any cell reaches the cell Golly's border gives.
+    #[test]
+    fn klein_bottles_are_surfaces_to_any_depth() {
+        for shifted in [false, true] {
+            for twisted in [Twisted::TopBottom, Twisted::LeftRight] {
+                let topology = Topology::Klein { twisted, shifted };
+                let (w, h) = (6, 5);
+                for y in -13..13 {
+                    for x in -13..13 {
+                        let (sx, sy) = topology.source(x, y, (w, h)).unwrap();
+                        for (dx, dy) in [(1, 0), (0, 1), (1, 1), (-1, 1)] {
+                            let far = topology.source(x + dx, y + dy, (w, h)).unwrap();
+                            // The step taken from the grid cell, in the reflected frame when
+                            // the cell lies in a reflected copy.
+                            let flipped = match twisted {
+                                Twisted::TopBottom => y.div_euclid(h) % 2 != 0,
+                                Twisted::LeftRight => x.div_euclid(w) % 2 != 0,
+                            };
+                            let (dx, dy) = match (flipped, twisted) {
+                                (false, _) => (dx, dy),
+                                (true, Twisted::TopBottom) => (-dx, dy),
+                                (true, Twisted::LeftRight) => (dx, -dy),
+                            };
+                            let near = topology.source(sx + dx, sy + dy, (w, h)).unwrap();
+                            assert_eq!(far, near, "{topology:?} at ({x}, {y}) + ({dx}, {dy})");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
