@@ -200,10 +200,11 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let raised = raised_note(asked, (width, height), &rule_spec.rule);
     let topology = rule_spec.topology;
     if args.output.as_deref().is_some_and(is_universe_file) {
-        if topology == Topology::Plane {
+        if topology != Topology::Torus {
+            let (name, letter) = (topology.name(), topology.letter());
             bail!(
-                "a run into a universe file runs on a torus; {rule_spec} is a bounded plane (:P): \
-                 run it in memory (--output FILE.rle) or drop the :P"
+                "a run into a universe file runs on a torus; {rule_spec} is a {name} (:{letter}): \
+                 run it in memory (--output FILE.rle) or drop the :{letter}"
             );
         }
         return run_into_file(args, pattern, rule_spec.rule, (width, height), &raised);

@@ -727,10 +727,11 @@ fn run_file<'py>(
     let target_generation = start_generation
         .checked_add(gens)
         .ok_or_else(|| PyValueError::new_err("gens takes the generation past 2^64"))?;
-    if spec.topology == Topology::Plane {
+    if spec.topology != Topology::Torus {
+        let (name, letter) = (spec.topology.name(), spec.topology.letter());
         return Err(PyValueError::new_err(format!(
-            "a run into a universe file runs on a torus; {spec} is a bounded plane (:P): run it \
-             in memory (lifegen.run) or drop the :P"
+            "a run into a universe file runs on a torus; {spec} is a {name} (:{letter}): run it \
+             in memory (lifegen.run) or drop the :{letter}"
         )));
     }
     let pool = worker_pool(threads)?;

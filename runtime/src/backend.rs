@@ -9,7 +9,7 @@ use lifegen_gen::kernel::map::MapKernel;
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::map::MapRule;
 use lifegen_gen::plan::GpuPlan;
-use lifegen_gen::{LargerThanLife, LifeLike, Rule};
+use lifegen_gen::{LargerThanLife, LifeLike, Rule, Topology};
 
 use crate::cpu::stream::StreamStepper;
 use crate::cpu::stream_compiled::CompiledStepper;
@@ -294,6 +294,28 @@ pub fn create(
     create_with_plan(kind, rule, universe, GpuPlan::default_plan())
 }
 
+/// Refuses what Golly refuses: a Klein bottle, cross-surface or sphere under a Larger-than-Life
+/// rule (`ltlalgo::setrule` reads `:T` and `:P` only), and a sphere that is not square.
+fn check_topology(rule: &Rule, universe: &Universe) -> Result<(), BackendError> {
+    let topology = universe.topology();
+    let (w, h) = (universe.width(), universe.height());
+    let ltl = matches!(rule, Rule::LargerThanLife(_))
+        || matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_)));
+    if ltl && !matches!(topology, Topology::Torus | Topology::Plane) {
+        return Err(BackendError::Topology(format!(
+            "{rule} is a Larger-than-Life rule, which Golly runs on a torus or a bounded plane \
+             only; this {w}x{h} universe is a {}",
+            topology.name()
+        )));
+    }
+    if topology == Topology::Sphere && w != h {
+        return Err(BackendError::Topology(format!(
+            "a sphere (:S) is square; this universe is {w}x{h}: give a square size"
+        )));
+    }
+    Ok(())
+}
+
 /// The backend a run will use, `auto` resolved: the GPU when there is one, else the CPU.
 pub fn resolve(backend: BackendKind, _width: u64) -> BackendKind {
     match backend {
@@ -351,8 +373,8 @@ pub fn create_on_gpus(
         return create(kind, rule, universe);
     }
     let devices = gpu_devices(gpus)?;
-    // Bands run tori: a bounded plane not spread over GPUs on purpose runs on one.
-    if devices.len() == 1 || universe.is_plane() && gpus.is_none() {
+    // Bands run tori: another topology not spread over GPUs on purpose runs on one.
+    if devices.len() == 1 || !universe.is_torus() && gpus.is_none() {
         return create(BackendKind::Gpu, rule, universe);
     }
     Ok(Box::new(BandedSimulator::new(
@@ -413,6 +435,7 @@ pub fn create_with_plan(
     {
         return create_with_plan(kind, &Rule::LifeLike(life), universe, plan);
     }
+    check_topology(rule, &universe)?;
     let universe = if universe.states() == rule.states() {
         universe
     } else {
@@ -526,7 +549,7 @@ fn generations_gpu(
     }
     chained_gpu(
         Box::new(move |gens| kernel.stream_program(gens)),
-        plan,
+        (plan, &Rule::Generations(*rule)),
         &name,
         universe,
     )
@@ -536,13 +559,17 @@ fn generations_gpu(
 /// `plan.gens_per_launch` generations a launch.
 fn chained_gpu(
     chain: ChainFn,
-    plan: GpuPlan,
+    (plan, rule): (GpuPlan, &Rule),
     name: &str,
     universe: Universe,
 ) -> Result<Box<dyn Simulator>, BackendError> {
+    // A bounded plane chains with its edges masked (`StreamGpuSimulator::chained`); a topology
+    // whose padding is right for one generation only runs one a launch.
+    let chains = universe.is_plane() || universe.topology().chains_for(rule);
+    let gens = if chains { plan.gens_per_launch } else { 1 };
     Ok(Box::new(StreamGpuSimulator::chained(
         chain,
-        plan.gens_per_launch,
+        gens,
         (plan.shifts, plan.words_per_lane),
         name,
         universe,
@@ -556,7 +583,8 @@ fn generations_cpu(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let kernel = generations_kernel_with(rule, History::Delay)?;
     if kernel.chains() {
-        return chained_cpu(Box::new(move |g| kernel.stream_program(g)), universe);
+        let alive = Rule::Generations(*rule);
+        return chained_cpu(Box::new(move |g| kernel.stream_program(g)), &alive, universe);
     }
     let program = kernel.stream_program(1).map_err(ChainError)?;
     single_cpu(program, universe)
@@ -592,7 +620,7 @@ fn life_like_gpu(
     let logic = life_logic(life);
     chained_gpu(
         Box::new(move |gens| logic.stream_program(gens)),
-        plan,
+        (plan, &Rule::LifeLike(*life)),
         &name,
         universe,
     )
@@ -613,17 +641,32 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
         return Ok(resident(tiles, universe));
     }
     let life = *life;
-    chained_cpu(Box::new(move |g| life_like_chain(&life, g)), universe)
+    chained_cpu(
+        Box::new(move |g| life_like_chain(&life, g)),
+        &Rule::LifeLike(life),
+        universe,
+    )
 }
 
 /// A program chained over generations (`chain(g)`: `g` of them a pass) on the CPU: machine code
 /// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`. A bounded plane
 /// runs one generation a pass: the padded rows of a pass are dead past the edges only for its
-/// first generation (a chained level would let births there leak back in).
-fn chained_cpu(chain: ChainFn, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
+/// first generation (a chained level would let births there leak back in); so does a
+/// topology whose padded rows are right for one generation only
+/// ([`lifegen_gen::Topology::chains_for`]: a cross-surface, a sphere, a Klein bottle under a
+/// table that is not the same mirrored).
+fn chained_cpu(
+    chain: ChainFn,
+    rule: &Rule,
+    universe: Universe,
+) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let setting = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-    let gens = if universe.is_plane() { 1 } else { setting };
+    let gens = if universe.topology().chains_for(rule) {
+        setting
+    } else {
+        1
+    };
     let spare = spare_for(&universe)?;
     #[cfg(all(target_arch = "x86_64", unix))]
     if cpu_code()? != CpuCode::Compiled {
@@ -688,7 +731,7 @@ fn map_gpu(
     let name = rule.to_string();
     chained_gpu(
         Box::new(move |gens| map_chain(&rule, gens)),
-        plan,
+        (plan, &Rule::Map(rule)),
         &name,
         universe,
     )
@@ -697,7 +740,11 @@ fn map_gpu(
 /// A rule given by its 3x3 table on the CPU ([`chained_cpu`]).
 fn map_cpu(rule: &MapRule, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let rule = *rule;
-    chained_cpu(Box::new(move |g| map_chain(&rule, g)), universe)
+    chained_cpu(
+        Box::new(move |g| map_chain(&rule, g)),
+        &Rule::Map(rule),
+        universe,
+    )
 }
 
 /// Radii up to this have their program checked against the reference on small tori each time

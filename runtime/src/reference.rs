@@ -9,6 +9,8 @@
 //! once, at its place modulo the side.
 //!
 //! On a bounded plane (Golly's `:P`, [`Universe::is_plane`]) every cell past the edges reads dead,
+//! at every generation; on a Klein bottle, a cross-surface or a sphere (`:K`, `:C`, `:S`) a cell
+//! past an edge is the grid cell Golly's border copies there ([`lifegen_gen::Topology::source`]),
 //! at every generation.
 
 use lifegen_gen::generations::Generations;
@@ -35,14 +37,14 @@ fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
     list
 }
 
-/// The cell at `(x, y)` (any integers): wrapped round a torus, dead past a plane's edges.
+/// The cell at `(x, y)` (any integers): the grid cell its topology makes it
+/// ([`lifegen_gen::Topology::source`]), dead past a plane's edges.
 fn cell(universe: &Universe, x: i64, y: i64) -> bool {
     let (w, h) = (universe.width() as i64, universe.height() as i64);
-    if universe.is_plane() {
-        (0..w).contains(&x) && (0..h).contains(&y) && universe.get(x as usize, y as usize)
-    } else {
-        universe.get(x.rem_euclid(w) as usize, y.rem_euclid(h) as usize)
-    }
+    universe
+        .topology()
+        .source(x, y, (w, h))
+        .is_some_and(|(x, y)| universe.get(x as usize, y as usize))
 }
 
 /// One generation.

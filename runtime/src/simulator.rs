@@ -18,6 +18,10 @@ pub enum BackendError {
     Chain(#[from] ChainError),
     #[error("{0}")]
     Bands(String),
+    /// A universe whose topology the rule cannot run on (Golly's refusal) or of a shape it
+    /// cannot have (a sphere is square).
+    #[error("{0}")]
+    Topology(String),
     #[cfg(all(target_arch = "x86_64", unix))]
     #[error(transparent)]
     Native(#[from] crate::cpu::jit::JitError),

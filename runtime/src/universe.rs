@@ -38,8 +38,9 @@ pub enum UniverseError {
 /// A torus of cells, bit-packed. A rule of more than two states ([`lifegen_gen::generations`])
 /// keeps the alive plane in `words`, as a two-state universe does, and the dying cells' ages in
 /// further planes of the same shape, one after another in `ages`. Its `topology` says what lies
-/// past its edges: the opposite edge (a torus, the default) or dead cells (a bounded plane,
-/// Golly's `:P`); every simulator reads it there.
+/// past its edges: the opposite edge (a torus, the default), dead cells (a bounded plane,
+/// Golly's `:P`) or Golly's border of a Klein bottle, a cross-surface or a sphere
+/// ([`Topology::source`]); every simulator reads it there.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Universe {
     width: usize,
@@ -153,6 +154,11 @@ impl Universe {
     /// Whether the cells past the edges are dead (Golly's `:P`).
     pub fn is_plane(&self) -> bool {
         self.topology == Topology::Plane
+    }
+
+    /// Whether the cells past the edges are the opposite edge's, unshifted and untwisted.
+    pub fn is_torus(&self) -> bool {
+        self.topology == Topology::Torus
     }
 
     /// An empty universe of this one's size, states and topology.
@@ -309,7 +315,7 @@ impl Universe {
         let (w, h) = (self.width(), self.height());
         let mut out = Universe::new(h as u64, w as u64)
             .expect("the same cells, the other way")
-            .with_topology(self.topology);
+            .with_topology(self.topology.transposed());
         if self.states > 2 {
             let mut out = out.with_states(self.states).expect("the same cells");
             for y in 0..h {

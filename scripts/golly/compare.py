@@ -7,7 +7,9 @@ reads both results back as sets of live cells on the torus, and reports IDENTICA
 differing cells. The exit status is 1 when any case differs or fails, 0 otherwise. With
 `--topology P` the same runs on bounded planes (`:P<w>,<h>`: cells past the edges dead at every
 generation; the soup is written at the grid's full size, so both programs put it at the grid's
-top-left corner).
+top-left corner), and with `--topology K*`, `K`, `K*+1`, `K+1`, `C` or `S` on Klein bottles
+(`:Kw*,h`, `:Kw,h*`, `:Kw*+1,h`, `:Kw,h*+1`), cross-surfaces (`:Cw,h`) and spheres (`:Sw`, square
+sizes only), written the same way.
 
     scripts/golly/build-bgolly.sh /work/.mirror/jimblandy+golly/repo   # -> target/golly/bgolly
     cargo build --release                                              # -> target/release/lifegen
@@ -15,6 +17,7 @@ top-left corner).
     scripts/golly/compare.py --rules 'B36/S23;R2,C0,M1,S3..5,B3..4,NN' --sizes 64x64,67x45 \
         --gens 1,7,64 --seeds 1,2 --backends reference,cpu[,gpu]
     scripts/golly/compare.py --topology P                               # bounded planes
+    scripts/golly/compare.py --topology 'K*' --sizes 64x40,67x45       # a Klein bottle
 
 Rules in --rules are separated by ';' (LtL rules contain commas). See docs/GOLLY.md.
 
@@ -304,12 +307,29 @@ def parse_rle(text):
     return info, cells
 
 
+TOPOLOGIES = ["T", "P", "K*", "K", "K*+1", "K+1", "C", "S"]
+
+
+def suffix_for(topology, w, h):
+    """Golly's canonical suffix of a w x h grid of `topology` (one of TOPOLOGIES: `K*` twists
+    the top and bottom edges, `K` the left and right ones, `+1` shifts the twisted edges)."""
+    if topology == "S":
+        return ":S%d" % w
+    if topology.startswith("K"):
+        shift = "+1" if topology.endswith("+1") else ""
+        if topology.startswith("K*"):
+            return ":K%d*%s,%d" % (w, shift, h)
+        return ":K%d,%d*%s" % (w, h, shift)
+    return ":%s%d,%d" % (topology, w, h)
+
+
 def grid_of(rule, topology):
-    """The sides of the rule's `:T<w>,<h>` (topology "T") or `:P<w>,<h>` ("P") suffix."""
-    m = re.search(r":%s(\d+),(\d+)" % topology, rule)
-    if not m:
+    """The sides of the rule's suffix, which must be of `topology` (see suffix_for)."""
+    m = re.search(r":([A-Z])(\d+)\*?(?:\+1)?(?:,(\d+)\*?(?:\+1)?)?$", rule)
+    if not m or m.group(1) != topology[0]:
         raise CaseError("no :%s suffix in rule %r" % (topology, rule))
-    return int(m.group(1)), int(m.group(2))
+    w = int(m.group(2))
+    return w, int(m.group(3)) if m.group(3) else w
 
 
 def soup_cells(rule, w, h, seed, density):
@@ -342,8 +362,9 @@ def state_letters(state, states):
 
 
 def write_rle(path, rule, w, h, cells, topology="T"):
-    """An RLE of size w x h whose rule carries `:Tw,h` (or `:Pw,h`); runs within rows, lines
-    <= 70. `cells` is a dict of states or, for two states, a set of live cells."""
+    """An RLE of size w x h whose rule carries the suffix of a w x h grid of `topology`
+    (suffix_for); runs within rows, lines <= 70. `cells` is a dict of states or, for two
+    states, a set of live cells."""
     if isinstance(cells, set):
         cells = {c: 1 for c in cells}
     states = rule_states(rule)
@@ -376,8 +397,8 @@ def write_rle(path, rule, w, h, cells, topology="T"):
         line += t
     out.append(line)
     with open(path, "w") as f:
-        f.write("x = %d, y = %d, rule = %s:%s%d,%d\n"
-                % (w, h, strip_suffix(rule), topology, w, h))
+        f.write("x = %d, y = %d, rule = %s%s\n"
+                % (w, h, strip_suffix(rule), suffix_for(topology, w, h)))
         f.write("\n".join(out) + "\n")
 
 
@@ -521,10 +542,12 @@ def main():
                     help="how Golly gets a Larger than Life M1 rule with B0: m0 (default: its "
                          "equivalent M0 form, working round Golly's M1 B0 emulation bug) or "
                          "as-is (shows the bug)")
-    ap.add_argument("--topology", choices=["T", "P"], default="T",
+    ap.add_argument("--topology", choices=TOPOLOGIES, default="T",
                     help="T: tori (default); P: bounded planes (`:Pw,h`, cells past the edges "
                          "dead; B0 rules are skipped: Golly's B0 emulation keeps the edges dead "
-                         "in its complemented frame, alive in the rule's own)")
+                         "in its complemented frame, alive in the rule's own); K*, K, K*+1, "
+                         "K+1: Klein bottles (`:Kw*,h`, `:Kw,h*`, `:Kw*+1,h`, `:Kw,h*+1`); C: "
+                         "cross-surfaces; S: spheres (square sizes only)")
     ap.add_argument("--lifegen-arg", action="append", default=[],
                     help="an extra argument for `lifegen run` (repeatable)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per command")
@@ -551,8 +574,14 @@ def main():
         commit = open(cpath).read().strip()
     topology = args.topology
     plane = topology == "P"
+    # Every grid but a torus gets the soup at its full size (where a pattern lies matters).
+    bounded = topology != "T"
+    if topology == "S" and any(w != h for (w, h) in sizes):
+        sys.exit("error: a sphere (:S) is square; give square --sizes")
     print("bgolly: %s (Golly commit %s)" % (args.bgolly, commit))
-    print("topology: %s" % ("bounded planes (:P)" if plane else "tori (:T)"))
+    names = {"T": "tori", "P": "bounded planes", "C": "cross-surfaces", "S": "spheres"}
+    print("topology: %s (%s for a 40x20 grid)" % (names.get(topology, "Klein bottles"),
+                                                 suffix_for(topology, 40, 20)))
     print("lifegen: %s" % args.lifegen)
     print("%-34s %-8s %4s %-9s %-16s %s" % ("rule", "size", "gens", "backend", "golly algo",
                                              "result"))
@@ -614,10 +643,10 @@ def main():
                 W, H = torus_for(rule, w, h)
                 live0 = soup_cells(rule, w, h, seed, args.density)
                 try:
-                    if plane:
-                        # Where a pattern lies in a plane matters: both get the whole W x H
-                        # grid (Larger than Life raises sides below 2r), so that Golly centres
-                        # the grid where lifegen has it, from (0, 0).
+                    if bounded:
+                        # Where a pattern lies in a plane (a Klein bottle, ...) matters: both
+                        # get the whole W x H grid (Larger than Life raises sides below 2r), so
+                        # that Golly centres the grid where lifegen has it, from (0, 0).
                         write_rle(soup, rule, W, H, live0, topology)
                     else:
                         write_rle(soup, rule, w, h, live0)
@@ -626,8 +655,8 @@ def main():
                         # starting universe (W x H: the soup at (0, 0), dead cells elsewhere)
                         gw, gh = W, H
                         everything = {(x, y) for y in range(H) for x in range(W)}
-                        write_rle(gsoup, grule, W, H, everything - set(live0))
-                    elif plane:
+                        write_rle(gsoup, grule, W, H, everything - set(live0), topology)
+                    elif bounded:
                         gw, gh = W, H
                         write_rle(gsoup, grule, W, H, live0, topology)
                     else:
@@ -664,9 +693,9 @@ def main():
                                   for (x, y), v in gstates.items()}
                         if len(expect) != len(gstates):
                             raise CaseError("Golly cells outside its torus")
-                        if plane and any(not (0 <= x + ox < W and 0 <= y + oy < H)
-                                         for (x, y) in gstates):
-                            raise CaseError("Golly cells outside its plane")
+                        if bounded and any(not (0 <= x + ox < W and 0 <= y + oy < H)
+                                           for (x, y) in gstates):
+                            raise CaseError("Golly cells outside its grid")
                         if scheme == "dual" or (scheme == "alternate" and g % 2 == 1):
                             expect = {(x, y): 1 for y in range(H) for x in range(W)
                                       if (x, y) not in expect}

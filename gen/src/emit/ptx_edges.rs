@@ -143,6 +143,92 @@ DONE:
     )
 }
 
+/// The gather kernel's entry name.
+pub const GATHER_ENTRY: &str = "lifegen_gather";
+
+/// Threads a block of the gather kernel (a multiple of 32: a warp writes one word).
+pub const GATHER_THREADS: u32 = 256;
+
+/// The gather kernel's PTX: the padding of a universe whose cells past the edges come from
+/// anywhere in it (a Klein bottle, a cross-surface, a sphere: `lifegen_gen::Topology::source`),
+/// read through a table made on the host. Warp `w` writes padded word `dests[w]` (a word
+/// index from the start of a bit-plane's rows); its lane `i` reads bit `i` of it from bit
+/// `sources[32 w + i]` (a bit index, `32 word + bit`, from the same start) and the warp joins
+/// the 32 bits with a ballot. Every source lies in the universe's own cells; a word written
+/// that holds cells of the universe too (a partial last word) has them as its own sources, so
+/// they stay as they are.
+///
+/// Parameters, in order: `buf` (`u64` device pointer), `sources` (`u64` pointer to `u64`),
+/// `dests` (`u64` pointer to `u64`), `count` (words written, `u32`), `plane_words` (`u64`, words
+/// from one bit-plane to the next). Launch `ceil(32 count / GATHER_THREADS)` x `planes` blocks
+/// of [`GATHER_THREADS`] threads.
+pub fn gather_ptx() -> String {
+    let body = r#"
+.visible .entry lifegen_gather(
+	.param .u64 p_buf,
+	.param .u64 p_sources,
+	.param .u64 p_dests,
+	.param .u32 p_count,
+	.param .u64 p_plane_words
+)
+{
+	.reg .pred %p<4>;
+	.reg .b32 %r<16>;
+	.reg .b64 %rd<16>;
+	ld.param.u64 %rd1, [p_buf];
+	ld.param.u64 %rd2, [p_sources];
+	ld.param.u64 %rd3, [p_dests];
+	ld.param.u32 %r1, [p_count];
+	ld.param.u64 %rd4, [p_plane_words];
+	cvta.to.global.u64 %rd1, %rd1;
+	cvta.to.global.u64 %rd2, %rd2;
+	cvta.to.global.u64 %rd3, %rd3;
+	mov.u32 %r2, %ctaid.x;
+	mov.u32 %r3, %ntid.x;
+	mov.u32 %r4, %tid.x;
+	mad.lo.u32 %r5, %r2, %r3, %r4;
+	// %r6: the word this thread's warp writes; whole warps leave together.
+	shr.u32 %r6, %r5, 5;
+	setp.ge.u32 %p1, %r6, %r1;
+	@%p1 bra DONE;
+	// %rd5: the plane's first word, as an address.
+	mov.u32 %r7, %ctaid.y;
+	cvt.u64.u32 %rd5, %r7;
+	mul.lo.u64 %rd5, %rd5, %rd4;
+	shl.b64 %rd5, %rd5, 2;
+	add.s64 %rd5, %rd1, %rd5;
+	// The source bit.
+	mul.wide.u32 %rd6, %r5, 8;
+	add.s64 %rd6, %rd2, %rd6;
+	ld.global.nc.u64 %rd7, [%rd6];
+	shr.u64 %rd8, %rd7, 5;
+	shl.b64 %rd8, %rd8, 2;
+	add.s64 %rd8, %rd5, %rd8;
+	ld.global.b32 %r8, [%rd8];
+	cvt.u32.u64 %r9, %rd7;
+	and.b32 %r9, %r9, 31;
+	shr.u32 %r8, %r8, %r9;
+	and.b32 %r8, %r8, 1;
+	setp.ne.u32 %p2, %r8, 0;
+	vote.sync.ballot.b32 %r10, %p2, 0xffffffff;
+	and.b32 %r11, %r4, 31;
+	setp.ne.u32 %p3, %r11, 0;
+	@%p3 bra DONE;
+	mul.wide.u32 %rd9, %r6, 8;
+	add.s64 %rd9, %rd3, %rd9;
+	ld.global.nc.u64 %rd10, [%rd9];
+	shl.b64 %rd10, %rd10, 2;
+	add.s64 %rd10, %rd5, %rd10;
+	st.global.b32 [%rd10], %r10;
+DONE:
+	ret;
+}
+"#;
+    format!(
+        "// the padding gathered through a table (lifegen_gen::emit::ptx_edges)\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,5 +238,8 @@ mod tests {
         let ptx = edges_ptx();
         assert!(ptx.contains(&format!(".entry {EDGE_ENTRY}(")));
         assert_eq!(ptx.matches('{').count(), ptx.matches('}').count());
+        let gather = gather_ptx();
+        assert!(gather.contains(&format!(".entry {GATHER_ENTRY}(")));
+        assert_eq!(gather.matches('{').count(), gather.matches('}').count());
     }
 }

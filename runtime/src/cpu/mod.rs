@@ -153,10 +153,36 @@ fn fill_padded_plane(row: &[u64], pad: usize, out: &mut [u64]) {
     }
 }
 
+/// Writes row `y` (any integer) of bit-plane `plane` padded, as [`fill_rows`] does, each cell
+/// taken where `src`'s topology puts it: the row's own words copied where they lie inside the
+/// universe, every other cell gathered one by one.
+fn fill_padded_gathered(src: &Universe, plane: usize, y: i64, pad: usize, out: &mut [u64]) {
+    let (w, h) = (src.width() as i64, src.height() as i64);
+    let topology = src.topology();
+    let inside = (0..h).contains(&y);
+    for (j, word) in out.iter_mut().enumerate() {
+        let first = 64 * (j as i64 - pad as i64);
+        if inside && first >= 0 && first + 64 <= w {
+            *word = src.plane_row(plane, y as usize)[first as usize / 64];
+            continue;
+        }
+        *word = (0..64).fold(0, |word, bit| {
+            let alive = topology
+                .source(first + bit, y, (w, h))
+                .is_some_and(|(x, y)| {
+                    src.plane_row(plane, y as usize)[x as usize / 64] >> (x % 64) & 1 == 1
+                });
+            word | u64::from(alive) << bit
+        });
+    }
+}
+
 /// The input rows of a band of bit-plane `plane`, as every CPU back end reads them: `out`,
 /// `stride` words a row, gets the rows `first`, `first + 1`, ... (any integers), word `j` of
 /// each holding cells `64 (j - pad) ..` of its row: on a torus wrapped round it (rows and
-/// cells alike); on a bounded plane ([`Universe::is_plane`]) dead past its edges.
+/// cells alike); on a bounded plane ([`Universe::is_plane`]) dead past its edges; on a Klein
+/// bottle, a cross-surface or a sphere the cells [`lifegen_gen::Topology::source`] names, cell
+/// by cell past the edges.
 pub(crate) fn fill_rows(
     src: &Universe,
     plane: usize,
@@ -168,7 +194,9 @@ pub(crate) fn fill_rows(
     let height = src.height() as i64;
     for (t, row) in out.chunks_mut(stride).enumerate() {
         let y = first + t as i64;
-        if src.is_plane() {
+        if !src.is_torus() && !src.is_plane() {
+            fill_padded_gathered(src, plane, y, pad, row);
+        } else if src.is_plane() {
             if (0..height).contains(&y) {
                 fill_padded_plane(src.plane_row(plane, y as usize), pad, row);
             } else {
@@ -296,6 +324,43 @@ mod tests {
                             row[j / 64] >> (j % 64) & 1 == 1,
                             want,
                             "width {width}, pad {pad}, row {t}, bit {j}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn padded_rows_of_twisted_surfaces_are_their_sources() {
+        use lifegen_gen::{Topology, Twisted};
+        let klein = |twisted| Topology::Klein {
+            twisted,
+            shifted: true,
+        };
+        for topology in [
+            klein(Twisted::TopBottom),
+            klein(Twisted::LeftRight),
+            Topology::Cross,
+            Topology::Sphere,
+        ] {
+            for side in [1usize, 5, 64, 67, 130] {
+                let u = Universe::random(side as u64, side as u64, 0.5, side as u64)
+                    .unwrap()
+                    .with_topology(topology);
+                let pad = 1;
+                let stride = side.div_ceil(64) + 2 * pad + 1;
+                let mut out = vec![0u64; (side + 4) * stride];
+                fill_rows(&u, 0, -2, pad, stride, &mut out);
+                for (t, row) in out.chunks(stride).enumerate() {
+                    let y = t as i64 - 2;
+                    for j in 0..stride * 64 {
+                        let x = j as i64 - 64;
+                        let (sx, sy) = topology.source(x, y, (side as i64, side as i64)).unwrap();
+                        assert_eq!(
+                            row[j / 64] >> (j % 64) & 1 == 1,
+                            u.get(sx as usize, sy as usize),
+                            "{topology:?} side {side}, row {y}, cell {x}"
                         );
                     }
                 }

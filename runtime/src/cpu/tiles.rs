@@ -99,9 +99,9 @@ impl TileStepper {
     pub fn new(rule: &lifegen_gen::LifeLike, isa: Isa, spare: Universe) -> Option<TileStepper> {
         let name = rule.catagolue_name();
         let kernel = GENERATED.iter().find(|k| k.rule == name)?;
-        // The tile kernels read the torus round the tile; a bounded plane runs the rule's
-        // kernel-IR program, which reads dead cells past its edges.
-        if !spare.width().is_multiple_of(64) || spare.is_plane() {
+        // The tile kernels read the torus round the tile; other topologies run the rule's
+        // kernel-IR program, which reads past the edges what the topology puts there.
+        if !spare.width().is_multiple_of(64) || !spare.is_torus() {
             return None;
         }
         let gens_per_pass = gens_per_pass_setting().unwrap_or(DEFAULT_GENS_PER_PASS);

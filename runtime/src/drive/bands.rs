@@ -101,12 +101,14 @@ impl BandedSimulator {
                 rule.states()
             )));
         }
-        if universe.is_plane() {
+        if !universe.is_torus() {
             return Err(BackendError::Bands(format!(
                 "bands (several GPUs, LIFEGEN_BANDS_PER_GPU) run tori; this {}x{} universe is a \
-                 bounded plane (:P): run it on one GPU",
+                 {} (:{}): run it on one GPU",
                 universe.width(),
-                universe.height()
+                universe.height(),
+                universe.topology().name(),
+                universe.topology().letter()
             )));
         }
         let height = universe.height();

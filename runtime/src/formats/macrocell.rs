@@ -623,7 +623,8 @@ pub fn write_to(
 ) -> std::io::Result<()> {
     let (w, h) = (universe.width() as u64, universe.height() as u64);
     writeln!(sink, "[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))?;
-    writeln!(sink, "#R {rule}:{}{w},{h}", universe.topology().letter())?;
+    let edges = universe.topology().suffix(Some((w, h)));
+    writeln!(sink, "#R {rule}{edges}")?;
     // The smallest root, no leaf, that holds the grid: w / 2 columns left of Golly's x = 0 and
     // w - w / 2 from it on; h / 2 rows above Golly's y = 0 and h - h / 2 from it on, where
     // the row of y = 0 is the last of the north half.

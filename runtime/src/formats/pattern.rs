@@ -68,13 +68,11 @@ pub enum ReadError {
 pub enum SizeError {
     /// A size given beside a rule with a different `:T` torus or `:P` plane.
     #[error(
-        "--size {}x{} disagrees with the rule's {} :{}{},{}; give one of them",
+        "--size {}x{} disagrees with the rule's {} {}; give one of them",
         size.0,
         size.1,
         topology.name(),
-        topology.letter(),
-        torus.0,
-        torus.1
+        topology.suffix(Some(*torus))
     )]
     Disagrees {
         size: (u64, u64),

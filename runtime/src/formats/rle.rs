@@ -428,7 +428,7 @@ impl Body {
 const LINE_LIMIT: usize = 70;
 
 /// Writes the whole universe as RLE; the header carries the rule with its topology suffix
-/// (`:T<w>,<h>` for a torus, `:P<w>,<h>` for a bounded plane).
+/// (`:T<w>,<h>` for a torus, `:P<w>,<h>` for a bounded plane, ...: [`lifegen_gen::Topology::suffix`]).
 pub fn write(universe: &Universe, rule: &lifegen_gen::Rule) -> String {
     let mut out = Vec::new();
     write_to(universe, rule, &mut out).expect("writing to memory does not fail");
@@ -444,8 +444,8 @@ pub fn write_to(
     mut sink: impl std::io::Write,
 ) -> std::io::Result<()> {
     let (w, h) = (universe.width(), universe.height());
-    let edges = universe.topology().letter();
-    writeln!(sink, "x = {w}, y = {h}, rule = {rule}:{edges}{w},{h}")?;
+    let edges = universe.topology().suffix(Some((w as u64, h as u64)));
+    writeln!(sink, "x = {w}, y = {h}, rule = {rule}{edges}")?;
     let mut line = Vec::with_capacity(LINE_LIMIT + 1);
     // Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
     let mut push = |n: u64, tag: &[u8], line: &mut Vec<u8>| -> std::io::Result<()> {

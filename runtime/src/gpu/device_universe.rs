@@ -24,8 +24,9 @@ pub(crate) struct DeviceUniverse {
     pub words: u32,
     /// Rows the kernels run over: the universe's, with `ghost_rows` before and after them.
     pub rows: u32,
-    /// Dead rows above and below a bounded plane's (none on a torus), cleared before each
-    /// launch: a kernel reads them in place of the rows past the edges.
+    /// Rows above and below the universe's (none on a torus), which a kernel reads in place of
+    /// the rows past the edges: dead on a bounded plane, cleared before each launch; gathered
+    /// from the cells before each launch on a Klein bottle, cross-surface or sphere.
     pub ghost_rows: u32,
     /// 32-bit words from one row to the next: the row's words with `ghost` words of padding
     /// before them and at least as many after (`lifegen_gen::emit::ptx_edges`).
@@ -34,8 +35,51 @@ pub(crate) struct DeviceUniverse {
     /// Whether the cells past the edges are dead (a bounded plane) rather than wrapped.
     pub plane: bool,
     edges: CudaFunction,
+    /// A Klein bottle's, cross-surface's or sphere's padding: its ghost rows and words are
+    /// gathered from the cells before each launch, in place of `edges`.
+    gather: Option<Gather>,
     staging: Staging,
     host: Universe,
+}
+
+/// The table of a universe's padding gathered from its cells ([`ptx_edges::gather_ptx`]).
+struct Gather {
+    function: CudaFunction,
+    sources: CudaSlice<u64>,
+    dests: CudaSlice<u64>,
+    count: u32,
+}
+
+/// The gather kernel's table for a universe of `universe`'s size and topology laid out as on the
+/// device (`ghost` words before each row, `stride` words a row, `ghost_rows` rows above and
+/// below): every padded word of a row (and every word of a ghost row) that is not wholly the
+/// row's own cells, and for each of its 32 cells the bit of the cell
+/// [`lifegen_gen::Topology::source`] puts there (cells of the word inside the universe are
+/// their own sources).
+fn gather_table(universe: &Universe, ghost: u32, stride: u32, ghost_rows: u32) -> [Vec<u64>; 2] {
+    let (w, h) = (universe.width() as i64, universe.height() as i64);
+    let topology = universe.topology();
+    let (ghost, stride, top) = (i64::from(ghost), i64::from(stride), i64::from(ghost_rows));
+    let whole = w / 32;
+    let (mut sources, mut dests) = (Vec::new(), Vec::new());
+    for r in 0..h + 2 * top {
+        let y = r - top;
+        for d in 0..stride {
+            let word = d - ghost;
+            if (0..h).contains(&y) && (0..whole).contains(&word) {
+                continue;
+            }
+            dests.push((r * stride + d) as u64);
+            sources.extend((0..32).map(|bit| {
+                let (x, y) = topology
+                    .source(32 * word + bit, y, (w, h))
+                    .expect("a surface has a cell everywhere");
+                let at = (y + top) * stride + ghost + x / 32;
+                (32 * at + x % 32) as u64
+            }));
+        }
+    }
+    [sources, dests]
 }
 
 /// Words of a page-locked buffer rows pass through between host and GPU (two a universe):
@@ -52,7 +96,9 @@ impl DeviceUniverse {
     /// Checks the free memory (two copies), then copies `universe` to the GPU, its rows padded
     /// with `ghost` words of cells either side (at least the halo of every kernel that will run
     /// on it, in words); a bounded plane ([`Universe::is_plane`]) also gets `ghost_rows` dead
-    /// rows above and below it (at least the rows a kernel reads above and below a cell).
+    /// rows above and below it (at least the rows a kernel reads above and below a cell), and
+    /// a Klein bottle, cross-surface or sphere as many rows gathered, with its padding, from
+    /// its cells before each launch ([`gather_table`]).
     pub fn new(
         ctx: &Arc<CudaContext>,
         universe: Universe,
@@ -61,15 +107,20 @@ impl DeviceUniverse {
     ) -> Result<Self, GpuError> {
         let (width, height) = (universe.width() as u64, universe.height() as u64);
         let plane = universe.is_plane();
-        let ghost_rows = if plane { ghost_rows } else { 0 };
+        let gathered = !plane && !universe.is_torus();
+        let ghost_rows = if universe.is_torus() { 0 } else { ghost_rows };
         let words = width.div_ceil(32) as u32;
         // Sides are at most 2^31 (`crate::universe::MAX_SIDE`).
         let rows = height as u32 + 2 * ghost_rows;
         let stride = words + 2 * ghost;
         let bytes = u64::from(stride) * 4 * u64::from(rows) * universe.planes() as u64;
+        let table = gathered.then(|| gather_table(&universe, ghost, stride, ghost_rows));
+        let table_bytes = table
+            .as_ref()
+            .map_or(0, |[s, d]| 8 * (s.len() + d.len()) as u64);
         let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
         // Leave room for the modules and the driver's own allocations.
-        if 2 * bytes + (256 << 20) > free as u64 {
+        if 2 * bytes + table_bytes + (256 << 20) > free as u64 {
             return Err(GpuError::Memory {
                 width,
                 height,
@@ -92,6 +143,24 @@ impl DeviceUniverse {
         let n = stride as usize * rows as usize * universe.planes();
         let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
         let buffers = [alloc(&stream)?, alloc(&stream)?];
+        let gather = match table {
+            None => None,
+            Some([sources, dests]) => {
+                let module = ctx
+                    .load_module(Ptx::from_src(ptx_edges::gather_ptx()))
+                    .map_err(driver("load the gather kernel"))?;
+                let function = module
+                    .load_function(ptx_edges::GATHER_ENTRY)
+                    .map_err(driver("find the gather kernel"))?;
+                let copy = |v: &[u64]| stream.clone_htod(v).map_err(driver("copy the gather table"));
+                Some(Gather {
+                    function,
+                    count: dests.len() as u32,
+                    sources: copy(&sources)?,
+                    dests: copy(&dests)?,
+                })
+            }
+        };
         let chunk_rows = (COPY_WORDS / stride as usize).clamp(1, rows.max(1) as usize);
         let staging = Staging::new(&stream, chunk_rows * stride as usize)?;
         let mut device = DeviceUniverse {
@@ -105,6 +174,7 @@ impl DeviceUniverse {
             ghost,
             plane,
             edges,
+            gather,
             staging,
             host: universe,
         };
@@ -333,9 +403,34 @@ impl DeviceUniverse {
             block_dim: (ptx_edges::EDGE_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
+        let plane_words = u64::from(self.rows) * u64::from(stride);
         for step in 0..launches {
             let [a, b] = &mut self.buffers;
             let (src, dst) = if self.current == 0 { (a, b) } else { (b, a) };
+            if let Some(gather) = &self.gather {
+                // The padding and ghost rows, gathered from the cells now.
+                let config = LaunchConfig {
+                    grid_dim: (
+                        (32 * gather.count).div_ceil(ptx_edges::GATHER_THREADS),
+                        self.host.planes() as u32,
+                        1,
+                    ),
+                    block_dim: (ptx_edges::GATHER_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let mut run = self.stream.launch_builder(&gather.function);
+                run.arg(&mut *src)
+                    .arg(&gather.sources)
+                    .arg(&gather.dests)
+                    .arg(&gather.count)
+                    .arg(&plane_words);
+                // SAFETY: the arguments match the parameters `ptx_edges::gather_ptx` declares;
+                // every source and destination lies in a plane of `stride * rows` words.
+                unsafe { run.launch(config) }.map_err(driver("launch the gather kernel"))?;
+                launch(step, &self.stream, src, dst)?;
+                self.current ^= 1;
+                continue;
+            }
             // The padding of the rows the kernel reads, from their cells now.
             let mut edges = self.stream.launch_builder(&self.edges);
             edges
