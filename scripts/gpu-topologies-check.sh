@@ -20,10 +20,10 @@ bench() {
   done
   step "scripts/golly/compare.py --backends gpu"
   for t in 'K*' K C; do
-    python3 scripts/golly/compare.py --topology "$t" --backends gpu --bgolly $G/bgolly --lifegen $G/lifegen \
+    python3 ${COMPARE:-scripts/golly/compare.py} --topology "$t" --backends gpu --bgolly $G/bgolly --lifegen $G/lifegen \
       --rules 'B3/S23;/2/3;B2-a/S12' --sizes 4133x97 --gens 23 --seeds 1 --quiet 2>&1 | tail -1
   done
-  python3 scripts/golly/compare.py --topology S --backends gpu --bgolly $G/bgolly --lifegen $G/lifegen \
+  python3 ${COMPARE:-scripts/golly/compare.py} --topology S --backends gpu --bgolly $G/bgolly --lifegen $G/lifegen \
     --rules 'B3/S23;/2/3' --sizes 2100x2100 --gens 9 --seeds 1 --quiet 2>&1 | tail -1
   for rule in 'B3/S23:T65536,65536' 'B3/S23:K65536*,65536' 'B3/S23:C65536,65536' 'B3/S23:S65536'; do
     step "$rule (65536^2 x ${GENS:-1024})"; bench "$rule"

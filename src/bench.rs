@@ -18,8 +18,9 @@ pub struct BenchArgs {
     backend: BackendKind,
     #[arg(long, default_value = "B3/S23")]
     rule: String,
-    /// The universe size, WxH (or one number for a square). Default: the rule's :T or :P size,
-    /// else 16384x16384. A rule with `:P` runs a bounded plane, any other a torus.
+    /// The universe size, WxH (or one number for a square). Default: the rule's suffix's size,
+    /// else 16384x16384. A rule with `:P`, `:K`, `:C` or `:S` runs that topology, any other a
+    /// torus.
     #[arg(long, value_name = "WxH")]
     size: Option<String>,
     #[arg(long, default_value_t = 1024)]

@@ -48,11 +48,23 @@ fn universe(topology: Topology, (w, h): (u64, u64), states: u16, seed: u64) -> U
 /// (Golly keeps the shift there only).
 fn sizes(topology: Topology) -> Vec<(u64, u64, u64)> {
     match topology {
-        Topology::Sphere => vec![(1, 1, 3), (5, 5, 7), (63, 63, 9), (67, 67, 13), (130, 130, 6)],
+        Topology::Sphere => vec![
+            (1, 1, 3),
+            (5, 5, 7),
+            (63, 63, 9),
+            (67, 67, 13),
+            (130, 130, 6),
+        ],
         Topology::Klein { shifted: true, .. } => {
             vec![(2, 2, 3), (64, 38, 9), (66, 70, 13), (130, 42, 7)]
         }
-        _ => vec![(1, 1, 3), (3, 50, 7), (63, 2, 5), (65, 33, 17), (130, 71, 21)],
+        _ => vec![
+            (1, 1, 3),
+            (3, 50, 7),
+            (63, 2, 5),
+            (65, 33, 17),
+            (130, 71, 21),
+        ],
     }
 }
 

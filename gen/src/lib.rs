@@ -22,5 +22,5 @@ pub use lowering::Basis;
 pub use map::MapRule;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
 pub use rule::{LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Topology};
-pub use topology::Twisted;
 pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};
+pub use topology::Twisted;

@@ -584,7 +584,11 @@ fn generations_cpu(
     let kernel = generations_kernel_with(rule, History::Delay)?;
     if kernel.chains() {
         let alive = Rule::Generations(*rule);
-        return chained_cpu(Box::new(move |g| kernel.stream_program(g)), &alive, universe);
+        return chained_cpu(
+            Box::new(move |g| kernel.stream_program(g)),
+            &alive,
+            universe,
+        );
     }
     let program = kernel.stream_program(1).map_err(ChainError)?;
     single_cpu(program, universe)

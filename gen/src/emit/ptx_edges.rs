@@ -138,8 +138,13 @@ DONE:
 	ret;
 }
 "#;
+    module("the padding of each row", body)
+}
+
+/// A PTX module of one kernel: the header, then `body`; `what` names it in its first line.
+fn module(what: &str, body: &str) -> String {
     format!(
-        "// the padding of each row (lifegen_gen::emit::ptx_edges)\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
+        "// {what} (lifegen_gen::emit::ptx_edges)\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
     )
 }
 
@@ -224,9 +229,7 @@ DONE:
 	ret;
 }
 "#;
-    format!(
-        "// the padding gathered through a table (lifegen_gen::emit::ptx_edges)\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
-    )
+    module("the padding gathered through a table", body)
 }
 
 #[cfg(test)]

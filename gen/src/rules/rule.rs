@@ -563,7 +563,11 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
         Some((body, suffix)) => (body.trim(), Some(suffix.trim())),
         None => (text, None),
     };
-    let (topology, size) = match suffix.map(crate::topology::parse_suffix).transpose().map_err(fail)? {
+    let (topology, size) = match suffix
+        .map(crate::topology::parse_suffix)
+        .transpose()
+        .map_err(fail)?
+    {
         Some((topology, size)) => (topology, size),
         None => (Topology::Torus, None),
     };

@@ -232,7 +232,8 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
         }
         htwist = true;
     }
-    if let Some(sign) = chars.next_if(|&c| c == '+' || c == '-') {
+    // The sign does not matter: a Klein bottle's shift is by one, and shifted tori are refused.
+    if chars.next_if(|&c| c == '+' || c == '-').is_some() {
         match letter {
             'P' => return Err(golly("Plane can't have a shift.")),
             'S' => return Err(golly("Sphere can't have a shift.")),
@@ -242,10 +243,9 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
             _ => {}
         }
         hshift = digits(&mut chars) % width;
-        let _ = sign;
     }
-    if letter != 'S' && chars.next_if_eq(&',').is_some() {
-    } else if chars.peek().is_some() {
+    let comma = letter != 'S' && chars.next_if_eq(&',').is_some();
+    if !comma && chars.peek().is_some() {
         let hint = if letter == 'S' {
             " (a sphere is square: :S<side>)"
         } else {
@@ -391,7 +391,10 @@ mod tests {
             ("T10,10-2", "shift; lifegen runs unshifted tori"),
         ] {
             let got = read(given);
-            assert!(got.starts_with("error: ") && got.contains(why), ":{given}: {got}");
+            assert!(
+                got.starts_with("error: ") && got.contains(why),
+                ":{given}: {got}"
+            );
         }
         // Shifts of a whole turn are no shift at all.
         assert_eq!(read("T10+10,7"), ":T10,7");

@@ -82,6 +82,16 @@ fn gather_table(universe: &Universe, ghost: u32, stride: u32, ghost_rows: u32) -
     [sources, dests]
 }
 
+/// The kernel `entry` of the PTX module `ptx`, loaded in `ctx`.
+fn load(ctx: &Arc<CudaContext>, ptx: String, entry: &str) -> Result<CudaFunction, GpuError> {
+    let module = ctx
+        .load_module(Ptx::from_src(ptx))
+        .map_err(driver("load a padding kernel"))?;
+    module
+        .load_function(entry)
+        .map_err(driver("find a padding kernel"))
+}
+
 /// Words of a page-locked buffer rows pass through between host and GPU (two a universe):
 /// 32 MiB, long enough to keep the link busy, short enough that two universes on a GPU pin
 /// little of the host's memory.
@@ -128,12 +138,7 @@ impl DeviceUniverse {
                 free: free as u64,
             });
         }
-        let module = ctx
-            .load_module(Ptx::from_src(ptx_edges::edges_ptx()))
-            .map_err(driver("load the edge kernel"))?;
-        let edges = module
-            .load_function(ptx_edges::EDGE_ENTRY)
-            .map_err(driver("find the edge kernel"))?;
+        let edges = load(ctx, ptx_edges::edges_ptx(), ptx_edges::EDGE_ENTRY)?;
         // Ordering is explicit (one stream, and the exchange's events), so cudarc's per-buffer
         // events would only add work to every launch.
         // SAFETY: set before anything is allocated in this context object; every buffer made
@@ -146,13 +151,12 @@ impl DeviceUniverse {
         let gather = match table {
             None => None,
             Some([sources, dests]) => {
-                let module = ctx
-                    .load_module(Ptx::from_src(ptx_edges::gather_ptx()))
-                    .map_err(driver("load the gather kernel"))?;
-                let function = module
-                    .load_function(ptx_edges::GATHER_ENTRY)
-                    .map_err(driver("find the gather kernel"))?;
-                let copy = |v: &[u64]| stream.clone_htod(v).map_err(driver("copy the gather table"));
+                let function = load(ctx, ptx_edges::gather_ptx(), ptx_edges::GATHER_ENTRY)?;
+                let copy = |v: &[u64]| {
+                    stream
+                        .clone_htod(v)
+                        .map_err(driver("copy the gather table"))
+                };
                 Some(Gather {
                     function,
                     count: dests.len() as u32,
