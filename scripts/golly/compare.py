@@ -580,8 +580,8 @@ def main():
         sys.exit("error: a sphere (:S) is square; give square --sizes")
     print("bgolly: %s (Golly commit %s)" % (args.bgolly, commit))
     names = {"T": "tori", "P": "bounded planes", "C": "cross-surfaces", "S": "spheres"}
-    print("topology: %s (%s for a 40x20 grid)" % (names.get(topology, "Klein bottles"),
-                                                 suffix_for(topology, 40, 20)))
+    print("topology: %s (%s, for example)" % (names.get(topology, "Klein bottles"),
+                                                 suffix_for(topology, 40, 40 if topology == "S" else 20)))
     print("lifegen: %s" % args.lifegen)
     print("%-34s %-8s %4s %-9s %-16s %s" % ("rule", "size", "gens", "backend", "golly algo",
                                              "result"))

@@ -154,17 +154,39 @@ fn fill_padded_plane(row: &[u64], pad: usize, out: &mut [u64]) {
 }
 
 /// Writes row `y` (any integer) of bit-plane `plane` padded, as [`fill_rows`] does, each cell
-/// taken where `src`'s topology puts it: the row's own words copied where they lie inside the
-/// universe, every other cell gathered one by one.
+/// taken where `src`'s topology puts it: a word whose 64 cells are a run of one row, forwards
+/// or backwards (their first and last cells' sources 63 cells apart in one row), read as a run;
+/// every other cell gathered one by one.
 fn fill_padded_gathered(src: &Universe, plane: usize, y: i64, pad: usize, out: &mut [u64]) {
     let (w, h) = (src.width() as i64, src.height() as i64);
     let topology = src.topology();
-    let inside = (0..h).contains(&y);
+    // The 64 cells of row `r` from cell `s` (`0 <= s`, `s + 64 <= w`).
+    let run = |r: i64, s: i64| {
+        let row = src.plane_row(plane, r as usize);
+        let (k, shift) = (s as usize / 64, s as u32 % 64);
+        if shift == 0 {
+            row[k]
+        } else {
+            row[k] >> shift | row[k + 1] << (64 - shift)
+        }
+    };
     for (j, word) in out.iter_mut().enumerate() {
         let first = 64 * (j as i64 - pad as i64);
-        if inside && first >= 0 && first + 64 <= w {
-            *word = src.plane_row(plane, y as usize)[first as usize / 64];
-            continue;
+        let ends = (
+            topology.source(first, y, (w, h)),
+            topology.source(first + 63, y, (w, h)),
+        );
+        if let (Some((a, r)), Some((b, q))) = ends
+            && r == q
+        {
+            if b == a + 63 {
+                *word = run(r, a);
+                continue;
+            }
+            if a == b + 63 {
+                *word = run(r, b).reverse_bits();
+                continue;
+            }
         }
         *word = (0..64).fold(0, |word, bit| {
             let alive = topology
