@@ -156,7 +156,8 @@ fn fill_padded_plane(row: &[u64], pad: usize, out: &mut [u64]) {
 /// Writes row `y` (any integer) of bit-plane `plane` padded, as [`fill_rows`] does, each cell
 /// taken where `src`'s topology puts it: a word whose 64 cells are a run of one row, forwards
 /// or backwards (their first and last cells' sources 63 cells apart in one row), read as a run;
-/// every other cell gathered one by one.
+/// past a sphere's left or right edge, its one cell repeated; every other cell gathered one by
+/// one.
 fn fill_padded_gathered(src: &Universe, plane: usize, y: i64, pad: usize, out: &mut [u64]) {
     let (w, h) = (src.width() as i64, src.height() as i64);
     let topology = src.topology();
@@ -170,8 +171,18 @@ fn fill_padded_gathered(src: &Universe, plane: usize, y: i64, pad: usize, out: &
             row[k] >> shift | row[k + 1] << (64 - shift)
         }
     };
+    let cell = |x: i64, r: i64| src.plane_row(plane, r as usize)[x as usize / 64] >> (x % 64) & 1;
     for (j, word) in out.iter_mut().enumerate() {
         let first = 64 * (j as i64 - pad as i64);
+        if topology == lifegen_gen::Topology::Sphere
+            && (0..h).contains(&y)
+            && (first + 63 < 0 || first >= w)
+        {
+            // Past a sphere's left or right edge a row reads one cell, (y, 0) or (y, h - 1).
+            let (x, r) = topology.source(first, y, (w, h)).expect("a cell");
+            *word = 0u64.wrapping_sub(cell(x, r));
+            continue;
+        }
         let ends = (
             topology.source(first, y, (w, h)),
             topology.source(first + 63, y, (w, h)),
@@ -191,9 +202,7 @@ fn fill_padded_gathered(src: &Universe, plane: usize, y: i64, pad: usize, out: &
         *word = (0..64).fold(0, |word, bit| {
             let alive = topology
                 .source(first + bit, y, (w, h))
-                .is_some_and(|(x, y)| {
-                    src.plane_row(plane, y as usize)[x as usize / 64] >> (x % 64) & 1 == 1
-                });
+                .is_some_and(|(x, y)| cell(x, y) == 1);
             word | u64::from(alive) << bit
         });
     }
