@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines pair" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -36,6 +36,27 @@ for part in ${PARTS:-tests rates}; do
     LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu_ltl --test-threads 2 2>&1 | grep -vE '^test .* ok$' | tail -12
     for n in M X '*' '#' H B D A 3 G "@$(printf 'A5%.0s' $(seq 136))" "W$(printf '12345678F%.0s' $(seq 121))"; do
       rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
+  ltl-masks)
+    # N@ and NW masks whose rows repeat, counted by columns carried from a period of rows up:
+    # their GPU test (every radius 1 to 16, two states and decay), memcheck on the new kernels,
+    # then the benchmark masks' rates at r = 16 beside NM's in the same call (issue 19: within
+    # 2x of NM's). Each step under a limit, so that the call fits a device budget of 300 s;
+    # the masks at GENS generations (the rate of a generation a launch does not depend on it:
+    # NM runs at both).
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "tests/gpu_ltl periodic_masks (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-80} $G/test-gpu_ltl periodic_masks 2>&1 | grep -vE '^test .* ok$' | tail -12
+    a5="@$(printf 'A5%.0s' $(seq 136))"; w="W$(printf '12345678F%.0s' $(seq 121))"
+    step "compute-sanitizer memcheck"
+    for rule in "R16,C0,M0,S20..40,B20..30,N$a5" "R16,C0,M1,S20..40,B20..30,N$w" \
+                "R8,C3,M0,S20..40,B20..30,N@$(printf 'A5%.0s' $(seq 72))"; do
+      echo "${rule:0:40}"; timeout 60 compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule "$rule" --size 1056x300 --gens 5 2>&1 | tail -1
+    done
+    rule=R16,C0,M0,S20..40,B20..30,NM
+    step "$rule 60416^2 x 100"; bench "$rule" 60416 100
+    for n in M "$a5" "$w"; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x ${GENS:-10}"; bench "$rule" 60416 ${GENS:-10}
     done ;;
   suite)
     # Every GPU test binary after a merge (LIFEGEN_REQUIRE_GPU=1), each under a limit.
