@@ -41,9 +41,7 @@ for part in ${PARTS:-tests rates}; do
     # N@ and NW masks whose rows repeat, counted by columns carried from a period of rows up:
     # their GPU test (every radius 1 to 16, two states and decay), memcheck on the new kernels,
     # then the benchmark masks' rates at r = 16 beside NM's in the same call (issue 19: within
-    # 2x of NM's). Each step under a limit, so that the call fits a device budget of 300 s;
-    # the masks at GENS generations (the rate of a generation a launch does not depend on it:
-    # NM runs at both).
+    # 2x of NM's). Each step under a limit, so that the call fits a device budget of 300 s.
     step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
     step "tests/gpu_ltl periodic_masks (LIFEGEN_REQUIRE_GPU=1)"
     LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-80} $G/test-gpu_ltl periodic_masks 2>&1 | grep -vE '^test .* ok$' | tail -12
@@ -53,10 +51,11 @@ for part in ${PARTS:-tests rates}; do
                 "R8,C3,M0,S20..40,B20..30,N@$(printf 'A5%.0s' $(seq 72))"; do
       echo "${rule:0:40}"; timeout 60 compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule "$rule" --size 1056x300 --gens 5 2>&1 | tail -1
     done
-    rule=R16,C0,M0,S20..40,B20..30,NM
-    step "$rule 60416^2 x 100"; bench "$rule" 60416 100
     for n in M "$a5" "$w"; do
-      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x ${GENS:-10}"; bench "$rule" 60416 ${GENS:-10}
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
+    done
+    for n in M "$a5" "$w"; do
+      rule="R16,C3,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
   suite)
     # Every GPU test binary after a merge (LIFEGEN_REQUIRE_GPU=1), each under a limit.
