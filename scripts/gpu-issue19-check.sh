@@ -48,7 +48,7 @@ for part in ${PARTS:-tests rates}; do
     a5="@$(printf 'A5%.0s' $(seq 136))"; w="W$(printf '12345678F%.0s' $(seq 121))"
     step "compute-sanitizer memcheck"
     for rule in "R16,C0,M0,S20..40,B20..30,N$a5" "R16,C0,M1,S20..40,B20..30,N$w" \
-                "R8,C3,M0,S20..40,B20..30,N@$(printf 'A5%.0s' $(seq 72))"; do
+                "R8,C3,M0,S50..90,B60..80,N@$(printf 'A5%.0s' $(seq 36))"; do
       echo "${rule:0:40}"; timeout 60 compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule "$rule" --size 1056x300 --gens 5 2>&1 | tail -1
     done
     for n in M "$a5" "$w"; do

@@ -13,6 +13,9 @@
 //! - `Columns` (any shape, weights and all): the count carried from row to row, each column
 //!   changing by its cells where its weight steps (a run of cells gains its entering cell and
 //!   loses its leaving one), the steps up and the steps down each counted by carry-save adders;
+//!   or, for a mask whose rows repeat every `P` rows, carried from the row `P` up (the `P`
+//!   counts between in registers that rotate), so that only the `P` rows entering and the `P`
+//!   leaving change it ([`best_period`] picks `P`);
 //! - `Cells` (any shape, weights and all): every cell by carry-save adders, nothing carried;
 //! - `Checkers` (`NB`, `ND`): two running sums that trade places every row, fed by ladders
 //!   along every other cell;
@@ -33,8 +36,21 @@
 //! `NH`); `NG` by triangles (293 against 5774 by columns); `N+`, `N*`, `N#`, `NA`, `N3` by
 //! lines (`N*` 278 against 362 by cells, `N#` 192 against 392, `NA` 183 against 264, `N3` 116
 //! against 135, `N+` 84 against 168); `NX` by cells (200 against 416); `NB`, `ND` by checkers
-//! (197 and 176 against 1626 by cells and 3256 by columns); `N@` and `NW` by their digits
-//! (the r = 16 masks of BENCHMARKS.md: cells). At r = 5 `N+`, `N*`, `NA` by lines (50, 114,
+//! (197 and 176 against 1626 by cells and 3256 by columns); `N@` and `NW` by their digits:
+//! the r = 16 masks of BENCHMARKS.md, whose rows repeat every 3 rows, by columns of period 3
+//! (`N@` of `A5` 1135 against 1627 by cells, `NW` of `12345678F` 783 against 4590), a random
+//! mask mostly by cells.
+//!
+//! A weight is taken as its binary digits or, where fewer, its non-adjacent form (7 = 8 - 1,
+//! -7 = -8 + 1: [`signed_digits`]); each digit is a cell a carry-save count takes, about two
+//! LUT3s and a shift. That is the floor of a mask with no structure: a random `N@` at r = 16
+//! (about 545 cells) takes some 1090 LUT3 and 528 shifts a word, which ran at 11.6x NM's time
+//! (the `A5` mask by cells, BENCHMARKS.md); random `NW` digits (1 to 7 and -1 to -7, about
+//! 1850 digits) some 3040 + 930. Rows that repeat
+//! (above) cut it to the rows entering and leaving; a mask constant along diagonals (the `A5`
+//! mask: its weight is a function of `dx + dy` mod 8) would change by its edges alone (90
+//! digits) if the count were carried from the cell up and to the right, but a strip stream
+//! cannot carry a count sideways: each row would widen the halo of a strip by a cell. At r = 5 `N+`, `N*`, `NA` by lines (50, 114,
 //! 79 against 53, 115, 79 by cells), `N#` and `N3` by cells (123 against 139, 47 against 55),
 //! `NG` by triangles (148 against 544 by columns), `NB` by checkers (116 against 176 by
 //! cells); at r <= 2 most shapes by cells but `NC` and `NH` at r = 2 and `NG` at r = 2 (86 by
