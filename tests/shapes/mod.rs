@@ -35,11 +35,20 @@ pub fn golly_5_neighbourhoods(r: u32, rng: &mut SplitMix64) -> Vec<String> {
         })
         .collect();
     shapes.push(format!("W{two}"));
+    shapes.extend(repeating_masks(r));
+    shapes
+}
+
+/// An `N@` mask and `NW` weights of radius `r` whose digits repeat (BENCHMARKS.md's r = 16
+/// masks, `A5` and `12345678F`, at any radius), so that their rows repeat.
+pub fn repeating_masks(r: u32) -> [String; 2] {
+    let cells = ((2 * r + 1) * (2 * r + 1)) as usize;
     let repeat =
         |unit: &str, digits: usize| -> String { unit.chars().cycle().take(digits).collect() };
-    shapes.push(format!("@{}", repeat("A5", (cells - 1) / 4)));
-    shapes.push(format!("W{}", repeat("12345678F", cells)));
-    shapes
+    [
+        format!("@{}", repeat("A5", (cells - 1) / 4)),
+        format!("W{}", repeat("12345678F", cells)),
+    ]
 }
 
 /// An LtL rule of radius `r`, neighbourhood `n` (the text after `N`), `M{m}` and `C{states}`
