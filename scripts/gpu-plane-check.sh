@@ -72,6 +72,22 @@ run_part() {
         step "$rule plane, $v"; (export $v; bench $G/lifegen "$rule:P65536,65536")
       done
     done ;;
+  grid)
+    # Where the time of a plane goes beyond its work: the interior's segment (the model's, or
+    # the torus's) against when the edges start and their segments; the torus first and last.
+    for rule in B3/S23 /2/3; do
+      step "$rule torus (same-call baseline)"; bench $G/lifegen "$rule:T65536,65536"
+      for seg in auto 529; do
+        for v in "LIFEGEN_GPU_PLANE_EDGES=first LIFEGEN_GPU_PLANE_EDGE_ROWS=512" \
+                 "LIFEGEN_GPU_PLANE_EDGES=first LIFEGEN_GPU_PLANE_EDGE_ROWS=128" \
+                 "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=256" \
+                 "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=64"; do
+          [ $seg != auto ] && v="$v LIFEGEN_GPU_STREAM_SEGMENT_ROWS=$seg"
+          step "$rule plane, $v"; (export $v; bench $G/lifegen "$rule:P65536,65536")
+        done
+      done
+      step "$rule torus (again)"; bench $G/lifegen "$rule:T65536,65536"
+    done ;;
   esac
 }
 for part in ${PARTS:-tests ncu rates}; do

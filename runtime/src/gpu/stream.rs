@@ -16,9 +16,9 @@ use crate::universe::Universe;
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
 
 /// Environment variable for experiments: when a bounded plane's edge kernels start beside its
-/// interior's, `first` (the default: on streams of the highest priority, launched before the
-/// interior's kernel) or `last` (launched after it, filling the GPU as the interior's last warps
-/// finish).
+/// interior's, `first` (on streams of the highest priority, launched before the interior's
+/// kernel) or `last` (the default: launched after it, filling the GPU as the interior's last
+/// warps finish).
 pub const PLANE_EDGES_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGES";
 
 /// Environment variable for experiments: the rows of a segment of a bounded plane's edge strips.
@@ -31,11 +31,6 @@ pub const PLANE_EDGE_WORDS_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGE_WORDS";
 /// A plane's edge columns are a halo wide (a word, usually): a strip of one word a lane computes
 /// 32 words for them, half what the torus kernel's two would, in fewer registers.
 pub const DEFAULT_PLANE_EDGE_WORDS: u32 = 1;
-
-/// What a warp-iteration of a bounded plane's masked kernel costs against the torus kernel's:
-/// Nsight Compute counted 322 instructions a warp and iteration against 246 (B3/S23, ten
-/// generations a launch, two words a lane, H100).
-const MASKED_COST: (u64, u64) = (13, 10);
 
 /// Environment variable for experiments: warps a block (1 to 32), in place of the emitter's
 /// choice.
@@ -566,13 +561,14 @@ impl Pass {
     }
 }
 
-/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first (the default, with
-/// [`DEFAULT_EDGE_ROWS`]: on the H100 at 65536^2 B3/S23 ran 3.83e13 so against 3.76e13 started
-/// last in segments of four warm-ups, /2/3 2.74e13 against 2.75e13; BENCHMARKS.md).
+/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first or last (the default,
+/// with [`DEFAULT_EDGE_ROWS`] and the interior in the torus's segments: on the H100 at 65536^2
+/// B3/S23 ran 3.91e13 so against 3.87e13 started first in segments of 128 rows, /2/3 2.90e13
+/// against 2.84e13; BENCHMARKS.md).
 fn edges_first(rule: &str) -> Result<bool, GpuError> {
     match std::env::var(PLANE_EDGES_VARIABLE).ok().as_deref() {
-        None | Some("") | Some("first") => Ok(true),
-        Some("last") => Ok(false),
+        Some("first") => Ok(true),
+        None | Some("") | Some("last") => Ok(false),
         Some(other) => Err(GpuError::Rule {
             rule: rule.to_string(),
             why: format!("{PLANE_EDGES_VARIABLE}={other:?}: use first or last"),
@@ -592,10 +588,10 @@ fn plane_edge_words(rule: &str) -> Result<u32, GpuError> {
     }
 }
 
-/// Rows of a segment of a bounded plane's edge strips unless [`PLANE_EDGE_ROWS_VARIABLE`] says
-/// otherwise: long enough to amortise the warm-up, started first beside the interior (on the
-/// H100 at 65536^2, B3/S23: 512 rows 3.83e13; started last, 64 rows 3.72e13, 256 rows 3.69e13).
-const DEFAULT_EDGE_ROWS: u32 = 512;
+/// Rows of a segment of a bounded plane's edge columns unless [`PLANE_EDGE_ROWS_VARIABLE`] says
+/// otherwise: short, so that started last they fill the tail of the interior's waves (on the
+/// H100 at 65536^2, B3/S23: 64 rows 3.91e13, 256 rows 3.80e13).
+const DEFAULT_EDGE_ROWS: u32 = 64;
 
 /// [`PLANE_EDGE_ROWS_VARIABLE`], or [`DEFAULT_EDGE_ROWS`].
 fn edge_rows() -> u32 {
@@ -637,23 +633,10 @@ fn split(
         return None;
     }
     let (left, right) = (halo, halo + inner * out);
-    // The edges' work in the torus kernel's warp-iterations: the edge columns' and the bands'.
+    // The interior in the torus's segments, balanced in waves over the GPU, the edges filling
+    // the last wave's tail.
     let edge_rows = edge_rows.clamp(1, rows);
-    let iterations = |rows: u32| {
-        let (warmup, unroll) = (masked.warmup, masked.unroll);
-        u64::from((warmup + rows).div_ceil(unroll) * unroll)
-    };
-    let masked_strips = |from: u32, to: u32| u64::from((to - from).div_ceil(masked.output_words));
-    let edge_work = ((masked_strips(0, left) + masked_strips(right, words))
-        * u64::from(rows.div_ceil(edge_rows))
-        * iterations(edge_rows)
-        + 2 * masked_strips(left, right) * iterations(2 * top))
-        * MASKED_COST.0
-        * u64::from(masked.words_per_lane)
-        / (MASKED_COST.1 * u64::from(ptx.words_per_lane));
-    // The interior's rows: 2 top .. 2 top + segments * segment, whole segments only, so that
-    // no segment is cut at the universe's last row.
-    let wanted = choose_segment_beside(ptx, inner, clear, resident, edge_work);
+    let wanted = choose_segment(ptx, words.div_ceil(out), rows, resident);
     let segments = clear.div_ceil(wanted);
     let segment = clear / segments;
     let (row0, below) = (2 * top, 2 * top + segments * segment);
@@ -688,18 +671,6 @@ fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuE
 /// 1, 2 and 4 waves; B3/S23 at 65536^2 best in 3 waves of 705 rows. Short universes still fill
 /// the GPU; long segments amortise the warm-up. `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
 fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u64) -> u32 {
-    choose_segment_beside(kernel, strips, rows, resident_warps, 0)
-}
-
-/// [`choose_segment`] with `beside` warp-iterations of other work on the GPU at the same time
-/// (a bounded plane's edges), filling its waves.
-fn choose_segment_beside(
-    kernel: &StreamPtx,
-    strips: u32,
-    rows: u32,
-    resident_warps: u64,
-    beside: u64,
-) -> u32 {
     if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
@@ -716,7 +687,7 @@ fn choose_segment_beside(
         .min_by_key(|&segment| {
             let tasks = u64::from(strips) * u64::from(rows.div_ceil(segment));
             let iterations = (warmup + u64::from(segment)).div_ceil(unroll) * unroll;
-            let waves = (tasks * iterations + beside).div_ceil(resident_warps * iterations);
+            let waves = tasks.div_ceil(resident_warps);
             (5 * waves + 1) * iterations
         })
         .unwrap_or(rows)
