@@ -48,7 +48,14 @@ fn main() {
         }
         Rule::Map(rule) => {
             let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
-            lifegen_gen::kernel::map::MapKernel::new(rule)
+            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+            let records: Vec<_> = lifegen_gen::cache::SearchRecord::load_all(&root)
+                .unwrap()
+                .into_iter()
+                .map(|(_, r)| r)
+                .collect();
+            let pairs = lifegen_gen::cache::PairRecord::load_all(&root).unwrap();
+            lifegen_gen::kernel::map::MapKernel::with_records(rule, &records, &pairs)
                 .unwrap()
                 .stream_program(gens)
                 .unwrap()
