@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair plans" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -94,6 +94,18 @@ for part in ${PARTS:-tests rates}; do
     for rule in B3/S23 B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B3/S23-a B2ce3-cq/S23-a B3/S23; do
       step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024
     done ;;
+  plans)
+    # The goal rules' kernels under every layout and shift form (issue 19: is the table
+    # kernels' plan the one that suits them, or does a larger kernel want another?), B3/S23 at
+    # the default plan first and last.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+    for rule in B3/S2-i34q B2-a/S12 B2ce3aeiknrjy/S23-a; do
+      for plan in ${PLANS:-k2-t10-funnel k2-t10-multiply k1-t10-funnel k1-t10-multiply k4-t10-funnel k4-t10-multiply k2-t16-funnel k2-t16-multiply}; do
+        step "$rule 65536^2 x 1024 $plan"; bench "$rule" 65536 1024 --plan $plan
+      done
+    done
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024 ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
   shapes)
