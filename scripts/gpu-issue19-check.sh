@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair plans" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair plans gens" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -106,6 +106,17 @@ for part in ${PARTS:-tests rates}; do
       done
     done
     step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024 ;;
+  gens)
+    # Generations a launch and words a lane for the pair-shape kernels (B3/S2-i34q spills at
+    # k2-t10 and not at t9), B3/S23 at the default plan first.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+    for plan in k2-t10-funnel k2-t9-funnel k2-t8-funnel k2-t6-funnel k1-t10-funnel k1-t16-funnel; do
+      step "B3/S2-i34q 65536^2 x 1024 $plan"; bench B3/S2-i34q 65536 1024 --plan $plan
+    done
+    for plan in k2-t9-funnel k2-t8-funnel k1-t10-funnel; do
+      step "B2-a/S12 65536^2 x 1024 $plan"; bench B2-a/S12 65536 1024 --plan $plan
+    done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;
   shapes)
