@@ -6,7 +6,6 @@
 set -u
 BIN=${1:-target/release/lifegen}
 REPEAT=${REPEAT:-5}
-rate() { "$@" 2>&1 | awk '/^cell updates\/s:/ {print $3}'; }
 echo "# $(date -u) $(git rev-parse --short HEAD) $(lscpu | grep 'Model name' | sed 's/  */ /g')"
 for round in $(seq "$REPEAT"); do
   for rule in B36/S125 345/2/4 /2/3 B3/S23/3; do

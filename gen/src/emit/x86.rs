@@ -22,6 +22,12 @@
 //! it the values live in registers (a linear-scan allocation over the straight-line body), and
 //! every value read through memory (input rows, rings, scratch rows) is an address off a base
 //! pointer that the iteration's prologue computes.
+//!
+//! A bounded plane's chained program ([`Instr::Inside`]) is emitted twice in one function: with
+//! each mask an AND with a mask row that the iteration picks ([`TileArgs::mask`] or
+//! [`TileArgs::zeros`], by the row the mask stands for), and plain, the masks left out; both
+//! copies keep their values in the same rings and scratch rows, and the caller names the
+//! iterations that may run the plain one ([`TileArgs::plain_from`]).
 
 use std::collections::HashMap;
 
@@ -337,6 +343,20 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
         ring_len = 2;
     }
     let table_cache: &mut HashMap<u8, crate::network::Network> = &mut HashMap::new();
+    // The node that phase `phase` reads for IR value `v` ([`operand`]).
+    macro_rules! read {
+        ($v:expr, $phase:expr) => {
+            operand(
+                &lowered[$v as usize],
+                $v as usize,
+                $phase,
+                &mut b,
+                &mut scratch_of,
+                &mut scratch_rows,
+                &ring_of,
+            )
+        };
+    }
     for instr in &program.instrs {
         let current = phases.len() - 1;
         let low = match *instr {
@@ -346,15 +366,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
             }),
             Instr::Param { .. } => return Err(X86Error::Params(program.name.clone())),
             Instr::Inside { src, lag } => {
-                let op = operand(
-                    &lowered[src as usize],
-                    src as usize,
-                    current,
-                    &mut b,
-                    &mut scratch_of,
-                    &mut scratch_rows,
-                    &ring_of,
-                );
+                let op = read!(src, current);
                 Lowering::Computed {
                     node: b.push(Node::Mask { src: op, lag }),
                     phase: current,
@@ -424,17 +436,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 lowered[source as usize]
             }
             Instr::Lut3 { table, a, b: bb, c } => {
-                let ops = [a, bb, c].map(|v| {
-                    operand(
-                        &lowered[v as usize],
-                        v as usize,
-                        current,
-                        &mut b,
-                        &mut scratch_of,
-                        &mut scratch_rows,
-                        &ring_of,
-                    )
-                });
+                let ops = [a, bb, c].map(|v| read!(v, current));
                 let node = match isa {
                     CpuIsa::Avx512 => b.push(Node::Lut3 {
                         table,
@@ -459,15 +461,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 Lowering::Nothing
             }
             Instr::Store { plane, src } => {
-                let node = operand(
-                    &lowered[src as usize],
-                    src as usize,
-                    current,
-                    &mut b,
-                    &mut scratch_of,
-                    &mut scratch_rows,
-                    &ring_of,
-                );
+                let node = read!(src, current);
                 phases[current].push(Step::Store {
                     node,
                     row: RowRef::Output { plane },
@@ -486,15 +480,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
     // Carries write the slot's ring at the end of the iteration's last phase.
     let last = phases.len() - 1;
     for (slot, src) in carries {
-        let node = operand(
-            &lowered[src as usize],
-            src as usize,
-            last,
-            &mut b,
-            &mut scratch_of,
-            &mut scratch_rows,
-            &ring_of,
-        );
+        let node = read!(src, last);
         phases[last].push(Step::Store {
             node,
             row: RowRef::Ring {
