@@ -617,13 +617,17 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 }
 
 /// A program chained over generations (`chain(g)`: `g` of them a pass) on the CPU: machine code
-/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`. A bounded plane
-/// runs one generation a pass: the padded rows of a pass are dead past the edges only for its
-/// first generation (a chained level would let births there leak back in).
+/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`. On a bounded
+/// plane the chained generations mask its edges between them ([`crate::cpu::plane_chain`]):
+/// the padded rows of a pass are dead past the edges only for its first generation.
 fn chained_cpu(chain: ChainFn, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
-    let setting = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-    let gens = if universe.is_plane() { 1 } else { setting };
+    let gens = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
+    let chain = if universe.is_plane() {
+        crate::cpu::plane_chain(chain)
+    } else {
+        chain
+    };
     let spare = spare_for(&universe)?;
     #[cfg(all(target_arch = "x86_64", unix))]
     if cpu_code()? != CpuCode::Compiled {
