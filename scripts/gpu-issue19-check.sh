@@ -2,7 +2,7 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines pair" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair plans gens" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -36,6 +36,26 @@ for part in ${PARTS:-tests rates}; do
     LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu_ltl --test-threads 2 2>&1 | grep -vE '^test .* ok$' | tail -12
     for n in M X '*' '#' H B D A 3 G "@$(printf 'A5%.0s' $(seq 136))" "W$(printf '12345678F%.0s' $(seq 121))"; do
       rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
+    done ;;
+  ltl-masks)
+    # N@ and NW masks whose rows repeat, counted by columns carried from a period of rows up:
+    # their GPU test (every radius 1 to 16, two states and decay), memcheck on the new kernels,
+    # then the benchmark masks' rates at r = 16 beside NM's in the same call (issue 19: within
+    # 2x of NM's). Each step under a limit, so that the call fits a device budget of 300 s.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "tests/gpu_ltl periodic_masks (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-80} $G/test-gpu_ltl periodic_masks 2>&1 | grep -vE '^test .* ok$' | tail -12
+    a5="@$(printf 'A5%.0s' $(seq 136))"; w="W$(printf '12345678F%.0s' $(seq 121))"
+    step "compute-sanitizer memcheck"
+    for rule in "R16,C0,M0,S20..40,B20..30,N$a5" "R16,C0,M1,S20..40,B20..30,N$w" \
+                "R8,C3,M0,S50..90,B60..80,N@$(printf 'A5%.0s' $(seq 36))"; do
+      echo "${rule:0:40}"; timeout 60 compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule "$rule" --size 1056x300 --gens 5 2>&1 | tail -1
+    done
+    for n in M "$a5" "$w"; do
+      rule="R16,C0,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
+    done
+    for n in M "$a5" "$w"; do
+      rule="R16,C3,M0,S20..40,B20..30,N$n"; step "${rule:0:40} 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
   suite)
     # Every GPU test binary after a merge (LIFEGEN_REQUIRE_GPU=1), each under a limit.
@@ -73,6 +93,29 @@ for part in ${PARTS:-tests rates}; do
     done
     for rule in B3/S23 B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B3/S23-a B2ce3-cq/S23-a B3/S23; do
       step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024
+    done ;;
+  plans)
+    # The goal rules' kernels under every layout and shift form (issue 19: is the table
+    # kernels' plan the one that suits them, or does a larger kernel want another?), B3/S23 at
+    # the default plan first and last.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+    for rule in B3/S2-i34q B2-a/S12 B2ce3aeiknrjy/S23-a; do
+      for plan in ${PLANS:-k2-t10-funnel k2-t10-multiply k1-t10-funnel k1-t10-multiply k4-t10-funnel k4-t10-multiply k2-t16-funnel k2-t16-multiply}; do
+        step "$rule 65536^2 x 1024 $plan"; bench "$rule" 65536 1024 --plan $plan
+      done
+    done
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024 ;;
+  gens)
+    # Generations a launch and words a lane for the pair-shape kernels (B3/S2-i34q spills at
+    # k2-t10 and not at t9), B3/S23 at the default plan first.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+    for plan in k2-t10-funnel k2-t9-funnel k2-t8-funnel k2-t6-funnel k1-t10-funnel k1-t16-funnel; do
+      step "B3/S2-i34q 65536^2 x 1024 $plan"; bench B3/S2-i34q 65536 1024 --plan $plan
+    done
+    for plan in k2-t9-funnel k2-t8-funnel k1-t10-funnel; do
+      step "B2-a/S12 65536^2 x 1024 $plan"; bench B2-a/S12 65536 1024 --plan $plan
     done ;;
   rates)
     for rule in $RULES; do step "$rule 65536^2 x 1024"; bench "$rule" 65536 1024; done ;;

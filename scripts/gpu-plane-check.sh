@@ -4,8 +4,8 @@
 # GPU on planes (scripts/golly/compare.py), Nsight Compute on the torus and plane kernels, and
 # the torus/plane rate pairs back to back. Expects in $G: lifegen, test-plane, test-gpu, bgolly
 # (target/golly/bgolly) and, for the figures before, lifegen-old (a build of the commit before).
-# Writes ${OUT:-.}/gpu-plane-<part>.log. Usage: PARTS="tests ncu rates variants" TESTS="plane gpu"
-# scripts/gpu-plane-check.sh
+# Writes ${OUT:-.}/gpu-plane-<part>.log. Usage: PARTS="tests ncu rates variants edges" TESTS="plane gpu"
+# [TEST_FILTER="name ..."] scripts/gpu-plane-check.sh
 set -u
 G=$(realpath ${G:-.gpu})
 step() { echo; echo "=== $* ($(date +%T))"; }
@@ -19,7 +19,7 @@ run_part() {
     step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
     for t in ${TESTS:-plane}; do
       step "tests/$t (LIFEGEN_REQUIRE_GPU=1)"
-      LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-200} $G/test-$t --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -12
+      LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-200} $G/test-$t --test-threads 4 ${TEST_FILTER:-} 2>&1 | grep -vE '^test .* ok$' | tail -12
     done
     step "compute-sanitizer memcheck (planes with an interior and edges; a remainder pass)"
     for rule in B3/S23 /2/3 B2-a/S12 B3/S23/3; do
@@ -49,7 +49,7 @@ run_part() {
       step "$rule: torus, plane, plane before (65536^2 x 1024)"
       bench $G/lifegen "$rule:T65536,65536"
       bench $G/lifegen "$rule:P65536,65536"
-      [ "$rule" != $LTL ] && bench $G/lifegen-old "$rule:P65536,65536"
+      [ "$rule" != $LTL ] && [ -x $G/lifegen-old ] && bench $G/lifegen-old "$rule:P65536,65536"
     done ;;
   variants)
     # Where a plane's edge kernels start beside the interior's, and their segments.
@@ -60,6 +60,33 @@ run_part() {
                "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=256"; do
         step "$rule plane, $v"; (export $v; bench $G/lifegen "$rule:P65536,65536")
       done
+    done ;;
+  edges)
+    # The masked kernel's words a lane (the edge columns are a word wide) and its segments.
+    for rule in B3/S23 /2/3; do
+      step "$rule torus (same-call baseline)"; bench $G/lifegen "$rule:T65536,65536"
+      for v in "LIFEGEN_GPU_PLANE_EDGE_WORDS=1" "LIFEGEN_GPU_PLANE_EDGE_WORDS=2" \
+               "LIFEGEN_GPU_PLANE_EDGE_WORDS=1 LIFEGEN_GPU_PLANE_EDGE_ROWS=256" \
+               "LIFEGEN_GPU_PLANE_EDGE_WORDS=1 LIFEGEN_GPU_PLANE_EDGE_ROWS=1024" \
+               "LIFEGEN_GPU_PLANE_EDGE_WORDS=1 LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=256"; do
+        step "$rule plane, $v"; (export $v; bench $G/lifegen "$rule:P65536,65536")
+      done
+    done ;;
+  grid)
+    # Where the time of a plane goes beyond its work: the interior's segment (the model's, or
+    # the torus's) against when the edges start and their segments; the torus first and last.
+    for rule in B3/S23 /2/3; do
+      step "$rule torus (same-call baseline)"; bench $G/lifegen "$rule:T65536,65536"
+      for seg in auto 529; do
+        for v in "LIFEGEN_GPU_PLANE_EDGES=first LIFEGEN_GPU_PLANE_EDGE_ROWS=512" \
+                 "LIFEGEN_GPU_PLANE_EDGES=first LIFEGEN_GPU_PLANE_EDGE_ROWS=128" \
+                 "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=256" \
+                 "LIFEGEN_GPU_PLANE_EDGES=last LIFEGEN_GPU_PLANE_EDGE_ROWS=64"; do
+          [ $seg != auto ] && v="$v LIFEGEN_GPU_STREAM_SEGMENT_ROWS=$seg"
+          step "$rule plane, $v"; (export $v; bench $G/lifegen "$rule:P65536,65536")
+        done
+      done
+      step "$rule torus (again)"; bench $G/lifegen "$rule:T65536,65536"
     done ;;
   esac
 }

@@ -228,15 +228,51 @@ fn lines_and_triangles_on_the_gpu() {
                     at(36),
                     at(42)
                 );
-                let rule = ltl(&text);
-                let span = 2 * u64::from(r) + 1;
-                cases.push((rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3));
-                cases.push((rule, 32, span + 3, 0.4, 5, 2));
-                cases.push((rule, 97, span, 0.4, 6, 2));
+                cases.push((ltl(&text), r));
             }
         }
+    }
+    check_three_widths(&cases);
+}
+
+/// Each rule of radius `r` on widths of 12 words, 1 word and 97 cells, all on the host's cores.
+fn check_three_widths(rules: &[(Rule, u32)]) {
+    let mut cases = Vec::new();
+    for &(rule, r) in rules {
+        let span = 2 * u64::from(r) + 1;
+        cases.push((rule, 32 * 12, 2 * span + 40, 0.4, u64::from(r), 3));
+        cases.push((rule, 32, span + 3, 0.4, 5, 2));
+        cases.push((rule, 97, span, 0.4, 6, 2));
     }
     cases
         .par_iter()
         .for_each(|&(rule, w, h, density, seed, gens)| check(&rule, w, h, density, seed, gens));
+}
+
+/// Masks whose rows repeat (`N@` of `A5` repeated, `NW` of `12345678F` repeated: BENCHMARKS.md's
+/// r = 16 masks at every radius), counted by columns carried from the row a period up
+/// (gen/src/kernel/ltl.rs, `Columns { period }`) where that is cheapest: every radius 1 to 16,
+/// two states (M0 and M1) and with decay, widths of 12 words, 1 word and an odd count of cells.
+#[test]
+fn periodic_masks_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    let mut rng = SplitMix64::new(19);
+    let mut cases = Vec::new();
+    for r in 1..=16u32 {
+        for (k, n) in shapes::repeating_masks(r).iter().enumerate() {
+            let m = (r + k as u32) % 2;
+            let Rule::LargerThanLife(probe) = ltl(&format!("R{r},C0,M{m},S{m}..{m},B1..1,N{n}"))
+            else {
+                unreachable!("an LtL rule string")
+            };
+            let max = probe.neighbourhood_size();
+            for states in [0, 3 + ((r + k as u32) % 6) as u16] {
+                let rule = ltl(&shapes::random_rule_text(r, n, m, states, max, &mut rng));
+                cases.push((rule, r));
+            }
+        }
+    }
+    check_three_widths(&cases);
 }

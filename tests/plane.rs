@@ -5,13 +5,12 @@
 
 mod checks;
 
-use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::plan::{GpuPlan, ShiftForm};
 use lifegen_gen::rule::{self, Topology};
 use lifegen_gen::{LifeLike, Rule};
-use lifegen_runtime::backend::life_like_chain;
-use lifegen_runtime::cpu::Isa;
+use lifegen_runtime::backend::{generations_kernel, life_like_chain};
 use lifegen_runtime::cpu::stream::StreamStepper;
+use lifegen_runtime::cpu::{ChainFn, Isa, plane_chain};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::{BackendKind, Universe, reference};
 
@@ -49,13 +48,16 @@ fn check(text: &str, sizes: &[(u64, u64, u64)]) {
     assert!(mattered, "{text}: the edges never mattered");
 }
 
-const SIZES: [(u64, u64, u64); 6] = [
+/// Odd sizes, and one wide enough that the machine code's tiles in the middle lie wholly
+/// inside the plane (they run without the masks between the first rows and the last).
+const SIZES: [(u64, u64, u64); 7] = [
     (1, 1, 3),
     (3, 50, 7),
     (63, 2, 5),
     (65, 33, 17),
     (130, 71, 21),
     (200, 64, 9),
+    (2000, 40, 35),
 ];
 
 #[test]
@@ -109,33 +111,87 @@ fn generations_match_the_reference() {
     }
 }
 
-/// The interpreter and the machine code on every instruction set, one generation a pass.
+/// The interpreter and the machine code on every instruction set (the ones this CPU has: the
+/// AVX-512 code runs where there is AVX-512), several generations a pass with the plane's edges
+/// masked between them ([`plane_chain`]), and one a pass: a life-like rule, Brian's Brain (two
+/// bit-planes) and a table rule. The widest plane leaves the machine code tiles wholly inside
+/// (which run the program without its masks between the first rows and the last) and the two
+/// slices a remainder pass.
 #[test]
 fn interpreter_and_native_code_on_every_isa() {
-    let rule = Rule::CONWAY;
-    let life = LifeLike::CONWAY;
-    for isa in Isa::available() {
-        for &(w, h, gens) in &SIZES {
-            let start = plane(w, h, 2, w ^ h);
-            let want = reference::run(&start, &rule, gens);
-            let chain = Box::new(move |g| life_like_chain(&life, g));
-            let mut stepper =
-                StreamStepper::chained(chain, 1, isa, start.empty_like().unwrap()).unwrap();
-            let mut got = start.clone();
-            stepper.advance(&mut got, gens).unwrap();
-            assert!(got == want, "interpreter {isa:?} {w}x{h}");
-            #[cfg(all(target_arch = "x86_64", unix))]
-            {
-                let program: Program = life_like_chain(&life, 1).unwrap();
-                let spare = start.empty_like().unwrap();
-                let mut stepper =
-                    lifegen_runtime::cpu::jit::JitStepper::single(&program, isa, spare).unwrap();
-                let mut got = start.clone();
-                stepper.advance(&mut got, gens).unwrap();
-                assert!(got == want, "native {isa:?} {w}x{h}");
+    let sizes = [
+        (1, 1, 3),
+        (63, 2, 5),
+        (65, 33, 17),
+        (130, 71, 21),
+        (2000, 70, 37),
+    ];
+    for text in ["B3/S23", "/2/3", "B2-a/S12"] {
+        let rule = rule::parse(text).unwrap().rule;
+        let chain = move || -> ChainFn {
+            match rule {
+                Rule::LifeLike(life) => Box::new(move |g| life_like_chain(&life, g)),
+                Rule::Generations(generations) => {
+                    let kernel = generations_kernel(&generations, 2).unwrap();
+                    Box::new(move |g| kernel.stream_program(g))
+                }
+                Rule::Map(map) => {
+                    let kernel = lifegen_gen::kernel::map::MapKernel::new(map).unwrap();
+                    Box::new(move |g| kernel.stream_program(g))
+                }
+                _ => unreachable!(),
+            }
+        };
+        for isa in Isa::available() {
+            for (k, &(w, h, gens)) in sizes.iter().enumerate() {
+                let start = plane(w, h, rule.states(), k as u64 ^ w ^ h);
+                let want = reference::run(&start, &rule, gens);
+                for per_pass in [1, 4, 16] {
+                    let spare = start.empty_like().unwrap();
+                    let mut stepper =
+                        StreamStepper::chained(plane_chain(chain()), per_pass, isa, spare).unwrap();
+                    let mut got = start.clone();
+                    stepper.advance(&mut got, gens / 2).unwrap();
+                    stepper.advance(&mut got, gens - gens / 2).unwrap();
+                    assert!(
+                        got == want,
+                        "{text} interpreter {isa:?} {w}x{h}, {per_pass} a pass"
+                    );
+                    #[cfg(all(target_arch = "x86_64", unix))]
+                    {
+                        let spare = start.empty_like().unwrap();
+                        let mut stepper = lifegen_runtime::cpu::jit::JitStepper::chained(
+                            plane_chain(chain()),
+                            per_pass,
+                            isa,
+                            spare,
+                        )
+                        .unwrap();
+                        let mut got = start.clone();
+                        stepper.advance(&mut got, gens / 2).unwrap();
+                        stepper.advance(&mut got, gens - gens / 2).unwrap();
+                        assert!(
+                            got == want,
+                            "{text} native {isa:?} {w}x{h}, {per_pass} a pass"
+                        );
+                    }
+                }
             }
         }
     }
+}
+
+/// A program that masks a plane's edges refuses a torus (its masks would cut the wrap).
+#[test]
+fn masked_programs_refuse_a_torus() {
+    let life = LifeLike::CONWAY;
+    let torus = Universe::new(100, 20).unwrap();
+    let chain = || -> ChainFn { plane_chain(Box::new(move |g| life_like_chain(&life, g))) };
+    assert!(StreamStepper::chained(chain(), 4, Isa::Portable, torus.clone()).is_err());
+    #[cfg(all(target_arch = "x86_64", unix))]
+    assert!(
+        lifegen_runtime::cpu::jit::JitStepper::chained(chain(), 4, Isa::Portable, torus).is_err()
+    );
 }
 
 /// A blinker lying along the top edge: its vertical phase loses the cell above the edge, and

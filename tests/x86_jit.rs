@@ -45,6 +45,30 @@ fn the_code_for_a_tiny_program_is_as_reviewed() {
     }
 }
 
+/// Two generations of the tiny program on a bounded plane: the function holds the body twice,
+/// with the mask between the generations (an AND with the mask row the iteration picks) and
+/// without it, and picks one each iteration.
+#[test]
+fn the_code_for_a_masked_program_is_as_reviewed() {
+    let program = tiny_program().chain_bounded(2).unwrap();
+    for isa in CpuIsa::ALL {
+        let code = compile(&program, isa, 16).expect("compiles");
+        assert_eq!(code.mask_lags, Some((0, 0)));
+        let text = disassemble(&code.bytes);
+        let and_with_mask = match isa {
+            CpuIsa::Avx512 => "vpandq zmm",
+            CpuIsa::Avx2 => "vpand ymm",
+            CpuIsa::Portable => "and r",
+        };
+        assert!(
+            text.lines()
+                .any(|l| l.contains(and_with_mask) && l.contains('[')),
+            "{isa:?}: no mask in\n{text}"
+        );
+        insta::assert_snapshot!(format!("tiny-masked-{}", isa.name()), text);
+    }
+}
+
 #[test]
 fn native_code_matches_the_built_in_tile_kernels() {
     for kernel in GENERATED {

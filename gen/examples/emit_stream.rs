@@ -3,6 +3,7 @@
 //! the one the GPU backend picks at `K`), or
 //! `-- B3/S23 10` (a life-like rule and its generations a pass); `K=2` words a lane, `WARPS=4` warps a block,
 //! `PLANE=1` a bounded plane's program (the edges masked between the chained generations).
+use lifegen_gen::cache::{PairRecord, SearchRecord};
 use lifegen_gen::emit::ptx_stream::{ShiftForm, emit, emit_in_blocks};
 use lifegen_gen::kernel::ir::Program;
 use lifegen_gen::kernel::ltl::{History, LtlKernel, gpu_history};
@@ -16,6 +17,17 @@ fn chained(gens: u32, chain: impl Fn(u32) -> Result<Program, String>) -> Program
         return lifegen_gen::kernel::eval::bounded_and_checked(&one, gens).unwrap();
     }
     chain(gens).unwrap()
+}
+
+/// The records in kernels_out/ (networks and pairs), which every backend builds its kernels with.
+fn stored() -> (Vec<SearchRecord>, Vec<PairRecord>) {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let records = SearchRecord::load_all(&root)
+        .unwrap()
+        .into_iter()
+        .map(|(_, r)| r)
+        .collect();
+    (records, PairRecord::load_all(&root).unwrap())
 }
 
 fn main() {
@@ -37,18 +49,13 @@ fn main() {
         }
         Rule::LifeLike(rule) => {
             let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
-            let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-            let records: Vec<_> = lifegen_gen::cache::SearchRecord::load_all(&root)
-                .unwrap()
-                .into_iter()
-                .map(|(_, r)| r)
-                .collect();
-            let kernel = RowSharedKernel::best(rule, &records);
+            let kernel = RowSharedKernel::best(rule, &stored().0);
             chained(gens, |g| kernel.stream_program(g))
         }
         Rule::Map(rule) => {
             let gens = option.and_then(|g| g.parse().ok()).unwrap_or(1);
-            lifegen_gen::kernel::map::MapKernel::new(rule)
+            let (records, pairs) = stored();
+            lifegen_gen::kernel::map::MapKernel::with_records(rule, &records, &pairs)
                 .unwrap()
                 .stream_program(gens)
                 .unwrap()

@@ -653,12 +653,12 @@ fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulato
 }
 
 /// A program chained over generations (`chain(g)`: `g` of them a pass) on the CPU: machine code
-/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`. A bounded plane
-/// runs one generation a pass: the padded rows of a pass are dead past the edges only for its
-/// first generation (a chained level would let births there leak back in); so does a
-/// topology whose padded rows are right for one generation only
-/// ([`lifegen_gen::Topology::chains_for`]: a cross-surface, a sphere, a Klein bottle under a
-/// table that is not the same mirrored).
+/// on x86-64, the IR interpreter elsewhere or with `LIFEGEN_CPU_CODE=compiled`. On a bounded
+/// plane the chained generations mask its edges between them ([`crate::cpu::plane_chain`]):
+/// the padded rows of a pass are dead past the edges only for its first generation. A topology
+/// whose padded rows are right for one generation only ([`lifegen_gen::Topology::chains_for`]:
+/// a cross-surface, a sphere, a Klein bottle under a table that is not the same mirrored) runs
+/// one generation a pass.
 fn chained_cpu(
     chain: ChainFn,
     rule: &Rule,
@@ -666,10 +666,12 @@ fn chained_cpu(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let setting = crate::cpu::tiles::gens_per_pass_setting().map_err(BackendError::Bands)? as u32;
-    let gens = if universe.topology().chains_for(rule) {
-        setting
+    let (chain, gens) = if universe.is_plane() {
+        (crate::cpu::plane_chain(chain), setting)
+    } else if universe.topology().chains_for(rule) {
+        (chain, setting)
     } else {
-        1
+        (chain, 1)
     };
     let spare = spare_for(&universe)?;
     #[cfg(all(target_arch = "x86_64", unix))]

@@ -9,7 +9,8 @@ use lifegen_runtime::universe::SplitMix64;
 
 /// The text after `N` of each of Golly 5's shapes at radius `r` (what lifegen ran before
 /// them, `M N C + 2`, not among them): the letters, a random `N@` mask, random `NW` weights
-/// of one hex digit a cell (negatives among them) and of two.
+/// of one hex digit a cell (negatives among them) and of two, and an `N@` mask and `NW`
+/// weights whose digits repeat (BENCHMARKS.md's `A5` and `12345678F`), whose rows repeat.
 pub fn golly_5_neighbourhoods(r: u32, rng: &mut SplitMix64) -> Vec<String> {
     let mut shapes: Vec<String> = ["X", "*", "#", "H", "B", "D", "A", "3"]
         .map(String::from)
@@ -34,7 +35,20 @@ pub fn golly_5_neighbourhoods(r: u32, rng: &mut SplitMix64) -> Vec<String> {
         })
         .collect();
     shapes.push(format!("W{two}"));
+    shapes.extend(repeating_masks(r));
     shapes
+}
+
+/// An `N@` mask and `NW` weights of radius `r` whose digits repeat (BENCHMARKS.md's r = 16
+/// masks, `A5` and `12345678F`, at any radius), so that their rows repeat.
+pub fn repeating_masks(r: u32) -> [String; 2] {
+    let cells = ((2 * r + 1) * (2 * r + 1)) as usize;
+    let repeat =
+        |unit: &str, digits: usize| -> String { unit.chars().cycle().take(digits).collect() };
+    [
+        format!("@{}", repeat("A5", (cells - 1) / 4)),
+        format!("W{}", repeat("12345678F", cells)),
+    ]
 }
 
 /// An LtL rule of radius `r`, neighbourhood `n` (the text after `N`), `M{m}` and `C{states}`

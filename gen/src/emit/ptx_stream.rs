@@ -17,11 +17,12 @@
 //! each row is loaded once into a shared-memory ring kept twice over (see `InputRing`), which
 //! every `Load` reads with one cursor; otherwise every `Load` reads the source (`ld.global.nc`).
 //!
-//! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `words` per row,
-//! `rows`, `strips` (`ceil(words / output_words)`), `tasks` (`strips * segments`), `segment`
-//! rows, `stride` (words from one row to the next), `ghost`, `strip0` and `row0` (the launch
-//! covers strips `strip0 .. strip0 + strips` and the `tasks / strips` segments from row `row0`
-//! on, the last cut at `rows`: a region of the universe, all of it for `0, 0`), and for a
+//! Kernel parameters, in order: `src`, `dst` (`u64` device pointers, distinct), `word_end`,
+//! `rows`, `strips`, `tasks` (`strips * segments`), `segment` rows, `stride` (words from one row
+//! to the next), `ghost`, `word0` and `row0` (the launch writes the words `word0 .. word_end` of
+//! the rows in the `tasks / strips` segments from row `row0` on, the last cut at `rows`, strip
+//! `s` writing `output_words` from word `word0 + s * output_words`: a region of the universe,
+//! all of it for `words, .., ceil(words / output_words), .., 0, 0`), and for a
 //! bounded plane's chained kernel ([`Program::is_bounded`]) `width` (cells) and `top` (dead rows
 //! before the plane's, as many after: its rows are `top .. rows - top`). A row is padded: `ghost` words
 //! (at least `halo_words`) before its `words`, and at least as many after, that hold the cells
@@ -448,14 +449,14 @@ impl Emitter {
         self.line(format!(".visible .entry {entry}("));
         self.line("\t.param .u64 p_src,");
         self.line("\t.param .u64 p_dst,");
-        self.line("\t.param .u32 p_words,");
+        self.line("\t.param .u32 p_word_end,");
         self.line("\t.param .u32 p_rows,");
         self.line("\t.param .u32 p_strips,");
         self.line("\t.param .u32 p_tasks,");
         self.line("\t.param .u32 p_segment,");
         self.line("\t.param .u32 p_stride,");
         self.line("\t.param .u32 p_ghost,");
-        self.line("\t.param .u32 p_strip0,");
+        self.line("\t.param .u32 p_word0,");
         if program.is_bounded() {
             self.line("\t.param .u32 p_row0,");
             self.line("\t.param .u32 p_width,");
@@ -517,8 +518,8 @@ impl Emitter {
         self.line(format!("\t.reg .b32 %nb<{shuffles}>;"));
     }
 
-    /// Registers: %r1 words, %r2 rows, %r3 strips, %r4 tasks, %r5 segment, %r6 lane,
-    /// %r7 task, %r8 strip (from `strip0`, %r40), %c{j} column of word j, %r10 first row of
+    /// Registers: %r1 word_end, %r2 rows, %r3 strips, %r4 tasks, %r5 segment, %r6 lane,
+    /// %r7 task, %r8 strip, %r16 its first written word (from `word0`, %r40), %c{j} column of word j, %r10 first row of
     /// the segment (from `row0`, %r41), %r11 rows of the segment, %r12 iterations (a multiple
     /// of the unroll), %r26 iterations that store, %r13 newest row, %r14 iteration, %r27 bytes
     /// a row, %pw{j} word j is written, %rd1 src, %rd2 dst, %rb{j} / %rq{j} src / dst + word
@@ -528,14 +529,14 @@ impl Emitter {
     fn setup(&mut self, program: &Program, halo_words: u32, output_words: u32, layout: &Layout) {
         let k = self.k;
         for (reg, param) in [
-            (1, "p_words"),
+            (1, "p_word_end"),
             (2, "p_rows"),
             (3, "p_strips"),
             (4, "p_tasks"),
             (5, "p_segment"),
             (33, "p_stride"),
             (34, "p_ghost"),
-            (40, "p_strip0"),
+            (40, "p_word0"),
             (41, "p_row0"),
         ] {
             self.line(format!("\tld.param.u32 %r{reg}, [{param}];"));
@@ -555,9 +556,8 @@ impl Emitter {
         self.line("\tsetp.ge.u32 %p2, %r7, %r4;");
         self.line("\t@%p2 bra DONE;");
         self.line("\trem.u32 %r8, %r7, %r3;");
-        self.line("\tadd.u32 %r8, %r8, %r40;");
         self.line("\tdiv.u32 %r15, %r7, %r3;");
-        self.line(format!("\tmul.lo.u32 %r16, %r8, {output_words};"));
+        self.line(format!("\tmad.lo.u32 %r16, %r8, {output_words}, %r40;"));
         self.line("\tmul.lo.u32 %r27, %r33, 4;");
         self.line("\tsub.u32 %r35, %r33, 1;");
         if program.planes > 1 {
@@ -566,11 +566,11 @@ impl Emitter {
             self.line("\tmul.wide.u32 %rd10, %r2, %r27;");
         }
         for j in 0..k {
-            // Strip-local word m = k lane + j; column = strip * output_words - halo + m, read
-            // from the padded row (see the module's doc: `ghost` words either side, so no read
-            // wraps; a column past the row's end reads its last word, which only feeds words
-            // nobody writes); written when halo <= m < halo + output_words and the column is
-            // in the row.
+            // Strip-local word m = k lane + j; column = word0 + strip * output_words - halo + m,
+            // read from the padded row (see the module's doc: `ghost` words either side, so no
+            // read wraps; a column past the row's end reads its last word, which only feeds
+            // words nobody writes); written when halo <= m < halo + output_words and the column
+            // is before `word_end`.
             self.line(format!("\tmad.lo.u32 %r17, %r6, {k}, {j};"));
             self.line("\tadd.u32 %r18, %r16, %r17;");
             self.line("\tadd.u32 %r18, %r18, %r34;");

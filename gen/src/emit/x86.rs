@@ -22,6 +22,12 @@
 //! it the values live in registers (a linear-scan allocation over the straight-line body), and
 //! every value read through memory (input rows, rings, scratch rows) is an address off a base
 //! pointer that the iteration's prologue computes.
+//!
+//! A bounded plane's chained program ([`Instr::Inside`]) is emitted twice in one function: with
+//! each mask an AND with a mask row that the iteration picks ([`TileArgs::mask`] or
+//! [`TileArgs::zeros`], by the row the mask stands for), and plain, the masks left out; both
+//! copies keep their values in the same rings and scratch rows, and the caller names the
+//! iterations that may run the plain one ([`TileArgs::plain_from`]).
 
 use std::collections::HashMap;
 
@@ -52,6 +58,18 @@ pub struct TileArgs {
     /// output (programs of one plane ignore them).
     pub input_plane: usize,
     pub output_plane: usize,
+    /// A bounded plane's masks ([`MachineCode::mask_lags`]; ignored by other programs): `mask`,
+    /// `tile_words` words, 64-byte aligned, the cells of the tile's words inside the plane's
+    /// columns; `zeros` as many zero words. Iteration `i`'s mask of lag `l` stands for row
+    /// `row0 + i - l`: `mask` where that row lies in `0..height`, else `zeros`.
+    pub mask: *const u64,
+    pub zeros: *const u64,
+    pub row0: i64,
+    pub height: usize,
+    /// The iterations `plain_from .. plain_to` run the program with its masks left out (the
+    /// caller vouches that each would keep every cell); the others apply them.
+    pub plain_from: usize,
+    pub plain_to: usize,
 }
 
 const ARG_INPUT: i32 = 0;
@@ -62,6 +80,12 @@ const ARG_ITERATIONS: i32 = 32;
 const ARG_SCRATCH: i32 = 40;
 const ARG_INPUT_PLANE: i32 = 48;
 const ARG_OUTPUT_PLANE: i32 = 56;
+const ARG_MASK: i32 = 64;
+const ARG_ZEROS: i32 = 72;
+const ARG_ROW0: i32 = 80;
+const ARG_HEIGHT: i32 = 88;
+const ARG_PLAIN_FROM: i32 = 96;
+const ARG_PLAIN_TO: i32 = 104;
 
 /// A compiled program and the buffers its function expects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -78,6 +102,9 @@ pub struct MachineCode {
     pub max_back: usize,
     pub warmup: usize,
     pub lag: usize,
+    /// The least and the greatest lag of a bounded plane's masks ([`Instr::Inside`]); `None`
+    /// for a program without them.
+    pub mask_lags: Option<(usize, usize)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -86,10 +113,6 @@ pub enum X86Error {
     Invalid(String),
     #[error("{0}: fold the parameters into the program first")]
     Params(String),
-    #[error(
-        "{0} masks a bounded plane's edges between chained generations, which only the GPU back end does; run a plane one generation a pass"
-    )]
-    Bounded(String),
     #[error("a {tile_words}-word tile keeps nothing of a window {halo_words} words wide each side")]
     TooNarrow {
         tile_words: usize,
@@ -111,10 +134,25 @@ impl From<IcedError> for X86Error {
 /// scratch rows (this iteration's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum RowRef {
-    Input { plane: u8, back: u32 },
-    Ring { ring: u32, delay: u32 },
-    Scratch { row: u32 },
-    Output { plane: u8 },
+    Input {
+        plane: u8,
+        back: u32,
+    },
+    Ring {
+        ring: u32,
+        delay: u32,
+    },
+    Scratch {
+        row: u32,
+    },
+    Output {
+        plane: u8,
+    },
+    /// A bounded plane's mask for the row `lag` iterations before the newest
+    /// ([`TileArgs::mask`]).
+    Mask {
+        lag: u32,
+    },
 }
 
 /// A word read from memory: `row`, at the cell offset `cells` (a funnel shift unless a whole
@@ -152,6 +190,12 @@ enum Node {
         b: usize,
     },
     Not(usize),
+    /// A value, its cells outside a bounded plane dead ([`Instr::Inside`]): an AND with the
+    /// mask row of `lag`. The plain body leaves it out (the value is `src`).
+    Mask {
+        src: usize,
+        lag: u32,
+    },
 }
 
 /// `!a & b`: the x86 `andn` / `vpandn` order.
@@ -170,6 +214,67 @@ struct Lowered {
     rings: u32,
     ring_len: u32,
     scratch_rows: u32,
+}
+
+impl Lowered {
+    fn masked(&self) -> bool {
+        self.nodes.iter().any(|n| matches!(n, Node::Mask { .. }))
+    }
+
+    /// The same program with every mask left out, for the iterations where each keeps every
+    /// cell: a mask's readers read its source, and it is not computed. The nodes keep their
+    /// numbers and the values their homes, so both bodies share every ring and scratch row.
+    fn plain(&self) -> Lowered {
+        let alias = |mut n: usize| {
+            while let Node::Mask { src, .. } = self.nodes[n] {
+                n = src;
+            }
+            n
+        };
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|&node| match node {
+                Node::Lut3 { table, a, b, c } => Node::Lut3 {
+                    table,
+                    a: alias(a),
+                    b: alias(b),
+                    c: alias(c),
+                },
+                Node::Op2 { table, a, b } => Node::Op2 {
+                    table,
+                    a: alias(a),
+                    b: alias(b),
+                },
+                Node::Not(a) => Node::Not(alias(a)),
+                other => other,
+            })
+            .collect();
+        let phases = self
+            .phases
+            .iter()
+            .map(|phase| {
+                phase
+                    .iter()
+                    .filter_map(|&step| match step {
+                        Step::Compute(n) if matches!(self.nodes[n], Node::Mask { .. }) => None,
+                        Step::Compute(n) => Some(Step::Compute(n)),
+                        Step::Store { node, row } => Some(Step::Store {
+                            node: alias(node),
+                            row,
+                        }),
+                    })
+                    .collect()
+            })
+            .collect();
+        Lowered {
+            nodes,
+            phases,
+            rings: self.rings,
+            ring_len: self.ring_len,
+            scratch_rows: self.scratch_rows,
+        }
+    }
 }
 
 /// Values numbered in the order first pushed; an equal value gets the number it had.
@@ -238,6 +343,20 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
         ring_len = 2;
     }
     let table_cache: &mut HashMap<u8, crate::network::Network> = &mut HashMap::new();
+    // The node that phase `phase` reads for IR value `v` ([`operand`]).
+    macro_rules! read {
+        ($v:expr, $phase:expr) => {
+            operand(
+                &lowered[$v as usize],
+                $v as usize,
+                $phase,
+                &mut b,
+                &mut scratch_of,
+                &mut scratch_rows,
+                &ring_of,
+            )
+        };
+    }
     for instr in &program.instrs {
         let current = phases.len() - 1;
         let low = match *instr {
@@ -246,7 +365,13 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 cells: 0,
             }),
             Instr::Param { .. } => return Err(X86Error::Params(program.name.clone())),
-            Instr::Inside { .. } => return Err(X86Error::Bounded(program.name.clone())),
+            Instr::Inside { src, lag } => {
+                let op = read!(src, current);
+                Lowering::Computed {
+                    node: b.push(Node::Mask { src: op, lag }),
+                    phase: current,
+                }
+            }
             Instr::State { slot } => Lowering::Memory(MemRef {
                 row: RowRef::Ring {
                     ring: u32::from(slot),
@@ -311,17 +436,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 lowered[source as usize]
             }
             Instr::Lut3 { table, a, b: bb, c } => {
-                let ops = [a, bb, c].map(|v| {
-                    operand(
-                        &lowered[v as usize],
-                        v as usize,
-                        current,
-                        &mut b,
-                        &mut scratch_of,
-                        &mut scratch_rows,
-                        &ring_of,
-                    )
-                });
+                let ops = [a, bb, c].map(|v| read!(v, current));
                 let node = match isa {
                     CpuIsa::Avx512 => b.push(Node::Lut3 {
                         table,
@@ -346,15 +461,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 Lowering::Nothing
             }
             Instr::Store { plane, src } => {
-                let node = operand(
-                    &lowered[src as usize],
-                    src as usize,
-                    current,
-                    &mut b,
-                    &mut scratch_of,
-                    &mut scratch_rows,
-                    &ring_of,
-                );
+                let node = read!(src, current);
                 phases[current].push(Step::Store {
                     node,
                     row: RowRef::Output { plane },
@@ -373,15 +480,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
     // Carries write the slot's ring at the end of the iteration's last phase.
     let last = phases.len() - 1;
     for (slot, src) in carries {
-        let node = operand(
-            &lowered[src as usize],
-            src as usize,
-            last,
-            &mut b,
-            &mut scratch_of,
-            &mut scratch_rows,
-            &ring_of,
-        );
+        let node = read!(src, last);
         phases[last].push(Step::Store {
             node,
             row: RowRef::Ring {
@@ -437,7 +536,7 @@ fn add_compute(steps: &mut Vec<Step>, node: usize, nodes: &[Node]) {
             add_compute(steps, a, nodes);
             add_compute(steps, b, nodes);
         }
-        Node::Not(a) => add_compute(steps, a, nodes),
+        Node::Not(a) | Node::Mask { src: a, .. } => add_compute(steps, a, nodes),
         Node::Mem(_) | Node::Const(_) => return,
     }
     steps.push(Step::Compute(node));
@@ -453,7 +552,7 @@ fn delayed(row: RowRef, rows: u32) -> RowRef {
             ring,
             delay: delay + rows,
         },
-        RowRef::Scratch { .. } | RowRef::Output { .. } => {
+        RowRef::Scratch { .. } | RowRef::Output { .. } | RowRef::Mask { .. } => {
             unreachable!("only computed values shift")
         }
     }
@@ -598,7 +697,15 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
     let frame_words = lowered.rings as usize * row_words;
     let scratch_words =
         lowered.ring_len as usize * frame_words + lowered.scratch_rows as usize * row_words;
-    let mut emitter = Emitter::new(isa, &lowered, tile_words, row_pad, row_words)?;
+    let plain = lowered.masked().then(|| lowered.plain());
+    let mut emitter = Emitter::new(
+        isa,
+        &lowered,
+        plain.as_ref(),
+        tile_words,
+        row_pad,
+        row_words,
+    )?;
     emitter.function()?;
     let bytes = emitter.asm.assemble(0)?;
     Ok(MachineCode {
@@ -611,17 +718,38 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
         max_back: max_back as usize,
         warmup: program.warmup as usize,
         lag: program.lag as usize,
+        mask_lags: mask_lags(program),
     })
+}
+
+/// The least and the greatest lag of the program's masks, if it has any.
+fn mask_lags(program: &Program) -> Option<(usize, usize)> {
+    let lags = program.instrs.iter().filter_map(|i| match *i {
+        Instr::Inside { lag, .. } => Some(lag as usize),
+        _ => None,
+    });
+    Some((lags.clone().min()?, lags.max()?))
 }
 
 /// A base pointer an iteration computes: an input row, a ring's row some iterations ago, the
 /// output row, the scratch rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Base {
-    Input { plane: u8, back: u32 },
-    Frame { delay: u32 },
-    Output { plane: u8 },
+    Input {
+        plane: u8,
+        back: u32,
+    },
+    Frame {
+        delay: u32,
+    },
+    Output {
+        plane: u8,
+    },
     Scratch,
+    /// A bounded plane's mask row for `lag`: computed only by the masked body.
+    Mask {
+        lag: u32,
+    },
 }
 
 const LOCAL_INPUT: i32 = 0;
@@ -633,7 +761,15 @@ const LOCAL_OUTPUT_STRIDE: i32 = 40;
 const LOCAL_SCRATCH: i32 = 48;
 const LOCAL_INPUT_PLANE: i32 = 56;
 const LOCAL_OUTPUT_PLANE: i32 = 64;
-const LOCAL_BASES: i32 = 72;
+/// The iteration, counted from 0 (masked programs).
+const LOCAL_ITERATION: i32 = 72;
+const LOCAL_MASK: i32 = 80;
+const LOCAL_ZEROS: i32 = 88;
+const LOCAL_ROW0: i32 = 96;
+const LOCAL_HEIGHT: i32 = 104;
+const LOCAL_PLAIN_FROM: i32 = 112;
+const LOCAL_PLAIN_TO: i32 = 120;
+const LOCAL_BASES: i32 = 128;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum VReg {
@@ -666,7 +802,10 @@ const CALLEE_SAVED: [AsmRegister64; 6] = [rbx, rbp, r12, r13, r14, r15];
 struct Emitter<'a> {
     asm: CodeAssembler,
     isa: CpuIsa,
+    /// The program whose body is being emitted: the masked one, or its plain copy.
     lowered: &'a Lowered,
+    /// A masked program's copy without its masks ([`Lowered::plain`]).
+    plain: Option<&'a Lowered>,
     tile_words: usize,
     pad: usize,
     row_words: usize,
@@ -679,14 +818,17 @@ impl<'a> Emitter<'a> {
     fn new(
         isa: CpuIsa,
         lowered: &'a Lowered,
+        plain: Option<&'a Lowered>,
         tile_words: usize,
         pad: usize,
         row_words: usize,
     ) -> Result<Self, X86Error> {
         let mut bases = vec![Base::Output { plane: 0 }, Base::Scratch];
         for node in &lowered.nodes {
-            if let Node::Mem(m) = node {
-                bases.push(base_of(m.row));
+            match *node {
+                Node::Mem(m) => bases.push(base_of(m.row)),
+                Node::Mask { lag, .. } => bases.push(Base::Mask { lag }),
+                _ => {}
             }
         }
         for phase in &lowered.phases {
@@ -702,6 +844,7 @@ impl<'a> Emitter<'a> {
             asm: CodeAssembler::new(64)?,
             isa,
             lowered,
+            plain,
             tile_words,
             pad,
             row_words,
@@ -736,6 +879,7 @@ impl<'a> Emitter<'a> {
             asm: CodeAssembler::new(64)?,
             isa: self.isa,
             lowered: self.lowered,
+            plain: self.plain,
             tile_words: self.tile_words,
             pad: self.pad,
             row_words: self.row_words,
@@ -743,8 +887,10 @@ impl<'a> Emitter<'a> {
             spill_slots: 0,
             locals: 0,
         };
-        for phase in &self.lowered.phases {
-            dry.phase_body(phase)?;
+        dry.body()?;
+        if let Some(plain) = self.plain {
+            dry.lowered = plain;
+            dry.body()?;
         }
         let locals = self.spill_area() + dry.spill_slots as i32 * self.vector_bytes() + 64;
         self.locals = locals;
@@ -770,6 +916,20 @@ impl<'a> Emitter<'a> {
             a.mov(rax, qword_ptr(rdi + from))?;
             a.mov(qword_ptr(rsp + to), rax)?;
         }
+        if self.plain.is_some() {
+            for (from, to) in [
+                (ARG_MASK, LOCAL_MASK),
+                (ARG_ZEROS, LOCAL_ZEROS),
+                (ARG_ROW0, LOCAL_ROW0),
+                (ARG_HEIGHT, LOCAL_HEIGHT),
+                (ARG_PLAIN_FROM, LOCAL_PLAIN_FROM),
+                (ARG_PLAIN_TO, LOCAL_PLAIN_TO),
+            ] {
+                a.mov(rax, qword_ptr(rdi + from))?;
+                a.mov(qword_ptr(rsp + to), rax)?;
+            }
+            a.mov(qword_ptr(rsp + LOCAL_ITERATION), 0)?;
+        }
         a.mov(qword_ptr(rsp + LOCAL_SLOT), 0)?;
         if self.isa == CpuIsa::Avx2 {
             a.vpcmpeqq(YMM_ONES, YMM_ONES, YMM_ONES)?;
@@ -780,21 +940,31 @@ impl<'a> Emitter<'a> {
         let mut iteration = a.create_label();
         a.set_label(&mut iteration)?;
         self.iteration_bases()?;
-        for phase in &self.lowered.phases {
-            if self.unrolled() {
-                self.phase_body(phase)?;
-                continue;
+        match self.plain {
+            None => self.body()?,
+            Some(plain) => {
+                // The plain body where the caller vouches the masks keep every cell, else the
+                // masked one with this iteration's mask rows.
+                let a = &mut self.asm;
+                let mut masked = a.create_label();
+                let mut tail = a.create_label();
+                a.mov(rax, qword_ptr(rsp + LOCAL_ITERATION))?;
+                a.cmp(rax, qword_ptr(rsp + LOCAL_PLAIN_FROM))?;
+                a.jb(masked)?;
+                a.cmp(rax, qword_ptr(rsp + LOCAL_PLAIN_TO))?;
+                a.jae(masked)?;
+                let full = std::mem::replace(&mut self.lowered, plain);
+                self.body()?;
+                self.lowered = full;
+                let a = &mut self.asm;
+                a.jmp(tail)?;
+                a.set_label(&mut masked)?;
+                self.mask_bases()?;
+                self.body()?;
+                let a = &mut self.asm;
+                a.set_label(&mut tail)?;
+                a.add(qword_ptr(rsp + LOCAL_ITERATION), 1)?;
             }
-            let a = &mut self.asm;
-            a.xor(OFFSET, OFFSET)?;
-            let mut top = a.create_label();
-            a.set_label(&mut top)?;
-            self.phase_body(phase)?;
-            let step = self.vector_bytes();
-            let a = &mut self.asm;
-            a.add(OFFSET, step)?;
-            a.cmp(OFFSET, 8 * self.tile_words as i32)?;
-            a.jb(top)?;
         }
         let a = &mut self.asm;
         a.mov(rax, qword_ptr(rsp + LOCAL_INPUT_STRIDE))?;
@@ -818,6 +988,47 @@ impl<'a> Emitter<'a> {
             a.pop(*r)?;
         }
         a.ret()?;
+        Ok(())
+    }
+
+    /// The phases of one iteration of `self.lowered`: on AVX-512 each phase's vectors unrolled,
+    /// elsewhere a loop over them.
+    fn body(&mut self) -> Result<(), X86Error> {
+        for phase in &self.lowered.phases {
+            if self.unrolled() {
+                self.phase_body(phase)?;
+                continue;
+            }
+            let a = &mut self.asm;
+            a.xor(OFFSET, OFFSET)?;
+            let mut top = a.create_label();
+            a.set_label(&mut top)?;
+            self.phase_body(phase)?;
+            let step = self.vector_bytes();
+            let a = &mut self.asm;
+            a.add(OFFSET, step)?;
+            a.cmp(OFFSET, 8 * self.tile_words as i32)?;
+            a.jb(top)?;
+        }
+        Ok(())
+    }
+
+    /// This iteration's mask rows: for each lag, the caller's mask where the row it stands
+    /// for (`row0 + iteration - lag`) lies in the plane, else its zeros.
+    fn mask_bases(&mut self) -> Result<(), X86Error> {
+        for base in self.bases.clone() {
+            let Base::Mask { lag } = base else { continue };
+            let slot = self.base_slot(base);
+            let a = &mut self.asm;
+            a.mov(rax, qword_ptr(rsp + LOCAL_ROW0))?;
+            a.add(rax, qword_ptr(rsp + LOCAL_ITERATION))?;
+            a.sub(rax, lag as i32)?;
+            // Unsigned: a row above the plane is a huge number.
+            a.cmp(rax, qword_ptr(rsp + LOCAL_HEIGHT))?;
+            a.mov(rax, qword_ptr(rsp + LOCAL_MASK))?;
+            a.cmovae(rax, qword_ptr(rsp + LOCAL_ZEROS))?;
+            a.mov(qword_ptr(rsp + slot), rax)?;
+        }
         Ok(())
     }
 
@@ -859,6 +1070,8 @@ impl<'a> Emitter<'a> {
                     a.imul_3(rax, rax, frame_bytes)?;
                     a.add(rax, qword_ptr(rsp + LOCAL_SCRATCH))?;
                 }
+                // Computed by the masked body alone (`mask_bases`).
+                Base::Mask { .. } => continue,
             }
             a.mov(qword_ptr(rsp + slot), rax)?;
         }
@@ -869,7 +1082,7 @@ impl<'a> Emitter<'a> {
     fn displacement(&self, row: RowRef, word: i64) -> i32 {
         let row_bytes = 8 * self.row_words as i64;
         let within = match row {
-            RowRef::Input { .. } | RowRef::Output { .. } => 8 * word,
+            RowRef::Input { .. } | RowRef::Output { .. } | RowRef::Mask { .. } => 8 * word,
             RowRef::Ring { ring, .. } => i64::from(ring) * row_bytes + 8 * (self.pad as i64 + word),
             RowRef::Scratch { row } => i64::from(row) * row_bytes + 8 * (self.pad as i64 + word),
         };
@@ -916,6 +1129,7 @@ fn base_of(row: RowRef) -> Base {
         RowRef::Ring { delay, .. } => Base::Frame { delay },
         RowRef::Scratch { .. } => Base::Scratch,
         RowRef::Output { plane } => Base::Output { plane },
+        RowRef::Mask { lag } => Base::Mask { lag },
     }
 }
 
@@ -986,7 +1200,7 @@ impl<'e, 'a> Allocator<'e, 'a> {
                 Step::Compute(node) => match alloc.e.lowered.nodes[node] {
                     Node::Lut3 { a, b, c, .. } => vec![a, b, c],
                     Node::Op2 { a, b, .. } => vec![a, b],
-                    Node::Not(a) => vec![a],
+                    Node::Not(a) | Node::Mask { src: a, .. } => vec![a],
                     Node::Mem(_) | Node::Const(_) => vec![node],
                 },
                 Step::Store { node, .. } => vec![node],
@@ -1561,6 +1775,34 @@ impl<'e, 'a> Allocator<'e, 'a> {
                     _ => unreachable!("one register file"),
                 }
                 self.locked[ra] = false;
+                let me = self.node_id(node);
+                self.take(dst, me);
+            }
+            Node::Mask { src, lag } => {
+                let src = self.node_id(src);
+                let rs = self.reg_index_id(src)?;
+                self.locked[rs] = true;
+                let mask = self.mem_operand(RowRef::Mask { lag }, 0)?;
+                let dst = if self.dies_here(src) {
+                    self.holder[rs] = None;
+                    self.reg_of.remove(&src);
+                    rs
+                } else {
+                    self.free_reg()?
+                };
+                let asm = &mut self.e.asm;
+                match (self.regs[dst], self.regs[rs]) {
+                    (VReg::Zmm(d), VReg::Zmm(x)) => asm.vpandq(d, x, mask.0)?,
+                    (VReg::Ymm(d), VReg::Ymm(x)) => asm.vpand(d, x, mask.0)?,
+                    (VReg::Gpr(d), VReg::Gpr(x)) => {
+                        if d != x {
+                            asm.mov(d, x)?;
+                        }
+                        asm.and(d, mask.0)?;
+                    }
+                    _ => unreachable!("one register file"),
+                }
+                self.locked[rs] = false;
                 let me = self.node_id(node);
                 self.take(dst, me);
             }

@@ -556,13 +556,17 @@ fn solve_size_with<S: SatSolver + Default>(
     if gates == 0 {
         return Ok(SizeAnswer::Unsat);
     }
-    let mut encoding = Encoding::<S>::new(spec, basis, gates, every_operand, deadline);
-    for row in initial_rows(spec) {
-        encoding.add_row(row);
-    }
+    let mut rows = initial_rows(spec);
     loop {
         if Instant::now() >= deadline {
             return Ok(SizeAnswer::Timeout);
+        }
+        // A fresh solver each round: varisat stops at the deadline through its proof writer,
+        // which takes no clauses after a solve (it panics), and specs of more than
+        // `ALL_ROWS_UP_TO` rows add their wrong rows round by round.
+        let mut encoding = Encoding::<S>::new(spec, basis, gates, every_operand, deadline);
+        for &row in &rows {
+            encoding.add_row(row);
         }
         match encoding.solver.solve() {
             None if Instant::now() >= deadline => return Ok(SizeAnswer::Timeout),
@@ -577,9 +581,7 @@ fn solve_size_with<S: SatSolver + Default>(
         }
         // A spread of the wrong rows, not just the first: fewer rounds for wide specs.
         let step = wrong.len().div_ceil(COUNTEREXAMPLES_PER_ROUND);
-        for row in wrong.into_iter().step_by(step) {
-            encoding.add_row(row);
-        }
+        rows.extend(wrong.into_iter().step_by(step));
     }
 }
 
@@ -839,6 +841,20 @@ mod tests {
     fn popcounts_of_four_and_five_bits_in_lut3() {
         assert_eq!(gates_needed(&popcount_spec(4), Basis::Lut3), (5, true));
         assert_eq!(gates_needed(&popcount_spec(5), Basis::Lut3), (6, true));
+    }
+
+    /// Eight inputs are more rows than the first round encodes, so the search adds wrong rows
+    /// round by round (varisat, stopped at a deadline, once panicked at the second round and
+    /// the size read as a timeout).
+    #[test]
+    fn specs_of_eight_inputs_are_searched_round_by_round() {
+        let spec = Spec::from_fn(names(8), 1, |r| {
+            vec![Some((r.count_ones() % 2 == 1) ^ (r & 0b11 == 0b11))]
+        });
+        assert!(initial_rows(&spec).len() < 256);
+        let (gates, proven) = gates_needed(&spec, Basis::Lut3);
+        assert!(proven, "every smaller size refuted");
+        assert!((4..=5).contains(&gates), "{gates}");
     }
 
     #[test]

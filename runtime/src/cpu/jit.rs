@@ -7,7 +7,11 @@
 //! into padded rows (wrapped round the torus at the cell, so any width works), then every
 //! column tile of the band streams down it through the compiled function, its rings and
 //! scratch rows staying in L1/L2, and the kept words of each output row go back to the
-//! universe.
+//! universe. On a bounded plane a chained program masks the edges between its generations
+//! (`Instr::Inside`); its function holds the program twice, with the masks and without, and
+//! runs the plain copy wherever a tile's columns and the rows its masks stand for lie inside
+//! the plane (every tile but the first and last, every row but a pass's first and last few),
+//! as the GPU runs a plane's interior with the torus kernel.
 
 use lifegen_gen::emit::rust_emit::CpuIsa;
 use lifegen_gen::emit::x86::{self, MachineCode, TileArgs, X86Error};
@@ -119,6 +123,13 @@ impl JitStepper {
         spare: Universe,
     ) -> Result<JitStepper, JitError> {
         let program = chain(gens_per_pass).map_err(ChainError)?;
+        if program.is_bounded() && !spare.is_plane() {
+            return Err(ChainError(format!(
+                "{} masks a bounded plane's edges, and the universe is a torus",
+                program.name
+            ))
+            .into());
+        }
         JitStepper::with_passes(&program, Some(chain), gens_per_pass, isa, spare)
     }
 
@@ -227,8 +238,19 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
             let tile_out = aligned(&mut tile_out_buffer, planes * out_plane_words);
             let mut scratch_buffer = vec![0u64; k.scratch_words + 8];
             let scratch = aligned(&mut scratch_buffer, k.scratch_words);
+            // A bounded plane's masks: the tile's columns inside the plane, or none.
+            let mut mask_buffer = vec![0u64; 2 * k.tile_words + 8];
+            let (columns, zeros) =
+                aligned(&mut mask_buffer, 2 * k.tile_words).split_at_mut(k.tile_words);
             for b in 0..tiles {
                 scratch.fill(0);
+                let (plain_from, plain_to) = match k.mask_lags {
+                    None => (0, iterations),
+                    Some(lags) => {
+                        let interior = column_mask(b * keep, k.halo_words, n, mask, columns);
+                        plain_iterations(lags, top, height, iterations, interior)
+                    }
+                };
                 let args = TileArgs {
                     input: input[k.max_back * stride + b * keep + k.pad_words..].as_ptr(),
                     input_stride: 8 * stride,
@@ -238,12 +260,18 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
                     scratch: scratch.as_mut_ptr(),
                     input_plane: 8 * plane_words,
                     output_plane: 8 * out_plane_words,
+                    mask: columns.as_ptr(),
+                    zeros: zeros.as_ptr(),
+                    row0: top,
+                    height,
+                    plain_from,
+                    plain_to,
                 };
                 // SAFETY: the input holds, for each plane, `max_back` rows before the first and
                 // `pad_words` words each side of every tile (the stride covers the last tile),
                 // the output `iterations` rows of `tile_words` a plane, the scratch
-                // `scratch_words` zeros; the stepper's instruction set was checked when it was
-                // made.
+                // `scratch_words` zeros, the mask and zeros `tile_words` words each, all
+                // 64-byte aligned; the stepper's instruction set was checked when it was made.
                 unsafe { kernel.call(&args) };
                 let col = b * keep;
                 let width = keep.min(n - col);
@@ -263,6 +291,40 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
                 }
             }
         });
+}
+
+/// Writes into `mask` (a tile's words) the cells of the tile whose first kept word is universe
+/// word `col` that lie inside a bounded plane's columns (`words` words a row, the last
+/// `last_mask`); returns whether they all do.
+fn column_mask(col: usize, halo: usize, words: usize, last_mask: u64, mask: &mut [u64]) -> bool {
+    for (j, m) in mask.iter_mut().enumerate() {
+        let word = (col + j).checked_sub(halo);
+        *m = match word {
+            Some(w) if w + 1 < words => !0,
+            Some(w) if w + 1 == words => last_mask,
+            _ => 0,
+        };
+    }
+    mask.iter().all(|&m| m == !0)
+}
+
+/// The iterations of a tile's stream that can leave the masks out: where every mask (lags
+/// `min ..= max`) stands for a row of the plane (iteration `i`'s row `top + i - lag`), in an
+/// `interior` tile (all its columns inside). Elsewhere the masked body runs.
+fn plain_iterations(
+    (min, max): (usize, usize),
+    top: i64,
+    height: usize,
+    iterations: usize,
+    interior: bool,
+) -> (usize, usize) {
+    if !interior {
+        return (0, 0);
+    }
+    let clamp = |i: i64| i.clamp(0, iterations as i64) as usize;
+    let from = clamp(max as i64 - top);
+    let to = clamp(height as i64 + min as i64 - top);
+    (from, to.max(from))
 }
 
 #[cfg(test)]

@@ -243,6 +243,19 @@ pub(crate) fn fill_rows(
 /// Makes the program of `gens` generations: a chain of the one-generation program, checked.
 pub type ChainFn = Box<dyn Fn(u32) -> Result<Program, String> + Send>;
 
+/// `chain` for a bounded plane: the program of several generations chained from `chain(1)`
+/// with the plane's edges masked between them ([`Program::chain_bounded`]) and checked on
+/// planes ([`lifegen_gen::kernel::eval::bounded_and_checked`]); one generation needs no mask.
+pub fn plane_chain(chain: ChainFn) -> ChainFn {
+    Box::new(move |gens| {
+        let one = chain(1)?;
+        if gens == 1 {
+            return Ok(one);
+        }
+        lifegen_gen::kernel::eval::bounded_and_checked(&one, gens)
+    })
+}
+
 /// A chained program that failed its check (see [`ChainFn`]).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("internal error: a chained program failed its check ({0}); please report it")]

@@ -9,7 +9,8 @@
 //! instruction is one long loop (hundreds of words) that the compiler vectorises: LUT3 tables
 //! are monomorphised (one `vpternlogq` on AVX-512), shifts are two offset loads and a funnel.
 //! Buffers are reused once their value is dead; `Delay` sources live in rings of rows; the
-//! input rows too. Batches of bands run in parallel on rayon.
+//! input rows too. Batches of bands run in parallel on rayon. On a bounded plane the padding is
+//! dead and `Inside` clears, band by band, the cells a chained level puts past the edges.
 
 use lifegen_gen::kernel::ir::{Instr, Program};
 use rayon::prelude::*;
@@ -117,7 +118,10 @@ fn plan(program: &Program) -> Plan {
         operands.dedup();
         for v in operands {
             let v = v as usize;
-            let temporary = matches!(program.instrs[v], Instr::Shift { .. } | Instr::Lut3 { .. });
+            let temporary = matches!(
+                program.instrs[v],
+                Instr::Shift { .. } | Instr::Lut3 { .. } | Instr::Inside { .. }
+            );
             if last_use[v] == i
                 && temporary
                 && ring_of[v].is_none()
@@ -177,14 +181,8 @@ pub struct StreamStepper {
 
 impl StreamStepper {
     /// A stepper for one generation a pass of `program`, whose parameters are folded
-    /// (`Program::fold_params`) and which masks no plane's edges between chained generations
-    /// (`Program::is_bounded`: the CPU runs a plane one generation a pass, reading its dead
-    /// padding); `spare` is a universe of the size to run.
+    /// (`Program::fold_params`); `spare` is a universe of the size to run.
     pub fn new(program: Program, isa: Isa, spare: Universe) -> Self {
-        assert!(
-            !program.is_bounded(),
-            "the interpreter runs a bounded plane one generation a pass"
-        );
         StreamStepper {
             passes: Passes::new(None, 1, Pass::new(program)),
             isa,
@@ -193,7 +191,8 @@ impl StreamStepper {
     }
 
     /// A stepper for programs that chain: `chain(g)` is the program of `g` generations;
-    /// `gens_per_pass` of them go in one pass.
+    /// `gens_per_pass` of them go in one pass. On a bounded plane (`spare`'s topology) the
+    /// programs mask its edges between the generations they chain ([`crate::cpu::plane_chain`]).
     pub fn chained(
         chain: ChainFn,
         gens_per_pass: u32,
@@ -201,9 +200,9 @@ impl StreamStepper {
         spare: Universe,
     ) -> Result<Self, ChainError> {
         let program = chain(gens_per_pass).map_err(ChainError)?;
-        if program.is_bounded() {
+        if program.is_bounded() && !spare.is_plane() {
             return Err(ChainError(format!(
-                "{} masks a bounded plane's edges between chained generations, which only the GPU back end does",
+                "{} masks a bounded plane's edges, and the universe is a torus",
                 program.name
             )));
         }
@@ -353,6 +352,21 @@ impl Batch<'_> {
         let iterations = program.warmup as usize + self.band_rows;
         let y0 = program.lag as i64 - program.warmup as i64;
         let zeros = vec![0u64; len];
+        // A bounded plane's columns in a band's segment (word `j` holds cells `64 (j - pad)`..).
+        let width = self.src.width();
+        let columns: Vec<u64> = (0..layout.segment)
+            .map(|j| {
+                let first = 64 * (j as i64 - layout.pad as i64);
+                let inside = (width as i64 - first).clamp(0, 64);
+                if first < 0 {
+                    0
+                } else if inside == 64 {
+                    !0
+                } else {
+                    (1u64 << inside) - 1
+                }
+            })
+            .collect();
         let tape = tape(program, plan, len);
         // Constants never change: fill their buffers once.
         for step in &tape {
@@ -408,6 +422,21 @@ impl Batch<'_> {
                         view_mut(step.dest),
                         view_mut(step.dest2),
                     ),
+                    StepOp::Inside(lag) => {
+                        let (words, masked) = (view(step.a), view_mut(step.dest));
+                        for (k, &start) in self.starts.iter().enumerate() {
+                            let y = start as i64 + y0 + i as i64 - i64::from(lag);
+                            let range = k * layout.segment..(k + 1) * layout.segment;
+                            let (from, to) = (&words[range.clone()], &mut masked[range]);
+                            if start < height && (0..height as i64).contains(&y) {
+                                for ((t, &w), &m) in to.iter_mut().zip(from).zip(&columns) {
+                                    *t = w & m;
+                                }
+                            } else {
+                                to.fill(0);
+                            }
+                        }
+                    }
                     StepOp::Carry => {
                         if step.a != step.dest {
                             view_mut(step.dest).copy_from_slice(view(step.a));
@@ -483,6 +512,8 @@ enum StepOp {
     Lut3Pair(u8, u8),
     Carry,
     Store(u8),
+    /// A bounded plane's mask ([`Instr::Inside`]) of the row `lag` iterations up.
+    Inside(u32),
 }
 
 /// The LUT3 pairs the bit-sliced adders emit most (sum and carry of a full adder, of a
@@ -538,7 +569,7 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
         match *instr {
             Instr::Load { .. } | Instr::State { .. } | Instr::Delay { .. } => {}
             Instr::Param { .. } => panic!("fold the parameters before running a program"),
-            Instr::Inside { .. } => unreachable!("refused by StreamStepper::new"),
+            Instr::Inside { src, lag } => steps.push(step(StepOp::Inside(lag), src, src, src)),
             Instr::Const(c) => steps.push(Step {
                 op: StepOp::Const(c),
                 dest,

@@ -16,18 +16,21 @@ use crate::universe::Universe;
 pub const SEGMENT_VARIABLE: &str = "LIFEGEN_GPU_STREAM_SEGMENT_ROWS";
 
 /// Environment variable for experiments: when a bounded plane's edge kernels start beside its
-/// interior's, `first` (the default: on streams of the highest priority, launched before the
-/// interior's kernel) or `last` (launched after it, filling the GPU as the interior's last warps
-/// finish).
+/// interior's, `first` (on streams of the highest priority, launched before the interior's
+/// kernel) or `last` (the default: launched after it, filling the GPU as the interior's last
+/// warps finish).
 pub const PLANE_EDGES_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGES";
 
 /// Environment variable for experiments: the rows of a segment of a bounded plane's edge strips.
 pub const PLANE_EDGE_ROWS_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGE_ROWS";
 
-/// What a warp-iteration of a bounded plane's masked kernel costs against the torus kernel's:
-/// Nsight Compute counted 322 instructions a warp and iteration against 246 (B3/S23, ten
-/// generations a launch, two words a lane, H100).
-const MASKED_COST: (u64, u64) = (13, 10);
+/// Environment variable for experiments: the words a lane of a bounded plane's masked kernel
+/// streams (1, 2 or 4), in place of [`DEFAULT_PLANE_EDGE_WORDS`].
+pub const PLANE_EDGE_WORDS_VARIABLE: &str = "LIFEGEN_GPU_PLANE_EDGE_WORDS";
+
+/// A plane's edge columns are a halo wide (a word, usually): a strip of one word a lane computes
+/// 32 words for them, half what the torus kernel's two would, in fewer registers.
+pub const DEFAULT_PLANE_EDGE_WORDS: u32 = 1;
 
 /// Environment variable for experiments: warps a block (1 to 32), in place of the emitter's
 /// choice.
@@ -61,12 +64,13 @@ struct Kernel {
     warps_per_sm: u32,
 }
 
-/// The tasks of one launch: strips `strip0 .. strip0 + strips` (of the kernel's output words
-/// each), by `segments` segments of `segment` rows from row `row0` (the last cut at the
-/// universe's last row).
+/// The tasks of one launch: the words `word0 .. word_end` of each row, in `strips` strips of the
+/// kernel's output words from `word0` on, by `segments` segments of `segment` rows from row
+/// `row0` (the last cut at the universe's last row).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Region {
-    strip0: u32,
+    word0: u32,
+    word_end: u32,
     strips: u32,
     row0: u32,
     segment: u32,
@@ -74,6 +78,23 @@ struct Region {
 }
 
 impl Region {
+    /// The words `word0 .. word_end` of the rows `row0 ..` in `segments` segments of `segment`
+    /// rows, for `ptx`'s kernel.
+    fn new(
+        ptx: &StreamPtx,
+        [word0, word_end]: [u32; 2],
+        [row0, segment, segments]: [u32; 3],
+    ) -> Region {
+        Region {
+            word0,
+            word_end,
+            strips: (word_end - word0).div_ceil(ptx.output_words),
+            row0,
+            segment,
+            segments,
+        }
+    }
+
     fn tasks(&self) -> u32 {
         self.strips * self.segments
     }
@@ -110,7 +131,8 @@ pub struct StreamGpuSimulator {
     side: Vec<Arc<cudarc::driver::CudaStream>>,
     edges_first: bool,
     shifts: ShiftForm,
-    words_per_lane: u32,
+    /// Words a lane of the torus kernel, and of a plane's masked one.
+    words_per_lane: [u32; 2],
     rule: String,
     device: DeviceUniverse,
     device_name: String,
@@ -166,9 +188,10 @@ impl StreamGpuSimulator {
         let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let main = kernel(&program, shifts, k, rule)?;
+        let edge_k = plane_edge_words(rule)?;
         let edges = masked
             .as_ref()
-            .map(|p| kernel(p, shifts, k, rule))
+            .map(|p| kernel(p, shifts, edge_k, rule))
             .transpose()?;
         // The rows' padding covers the main pass's halo, the widest: a remainder chains fewer
         // generations. A plane's dead rows cover what a cell reads above and below it, no more
@@ -199,7 +222,7 @@ impl StreamGpuSimulator {
             side,
             edges_first,
             shifts,
-            words_per_lane: k,
+            words_per_lane: [k, edge_k],
             rule: rule.to_string(),
             device,
             device_name,
@@ -274,7 +297,6 @@ impl StreamGpuSimulator {
         let full = (gens / main.gens) as usize;
         let last = remainders.iter().find(|p| p.gens == gens % main.gens);
         let shape = [
-            self.device.words,
             self.device.rows,
             self.device.stride,
             self.device.ghost,
@@ -303,11 +325,11 @@ impl StreamGpuSimulator {
                 .expect("one-generation passes leave no remainder");
             let (program, masked) =
                 programs(chain, remainder as u32, self.device.plane, &self.rule)?;
-            let (shifts, k) = (self.shifts, self.words_per_lane);
+            let (shifts, [k, edge_k]) = (self.shifts, self.words_per_lane);
             let main = kernel(&program, shifts, k, &self.rule)?;
             let edges = masked
                 .as_ref()
-                .map(|p| kernel(p, shifts, k, &self.rule))
+                .map(|p| kernel(p, shifts, edge_k, &self.rule))
                 .transpose()?;
             assert!(
                 std::iter::once(&main)
@@ -401,7 +423,7 @@ impl Kernel {
         stream: &Arc<cudarc::driver::CudaStream>,
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
-        [words, rows, stride, ghost, width, top]: [u32; 6],
+        [rows, stride, ghost, width, top]: [u32; 5],
         region: &Region,
     ) -> Result<(), GpuError> {
         let warps = self.ptx.warps_per_block;
@@ -415,21 +437,21 @@ impl Kernel {
         launch
             .arg(src)
             .arg(dst)
-            .arg(&words)
+            .arg(&region.word_end)
             .arg(&rows)
             .arg(&region.strips)
             .arg(&tasks)
             .arg(&region.segment)
             .arg(&stride)
             .arg(&ghost)
-            .arg(&region.strip0)
+            .arg(&region.word0)
             .arg(&region.row0);
         if self.ptx.bounded {
             launch.arg(&width).arg(&top);
         }
         // SAFETY: the arguments match the parameters `ptx_stream::emit` writes (`width` and
         // `top` for a bounded kernel only); both buffers hold `stride * rows` words and are
-        // distinct; the region's strips and rows lie in the universe's.
+        // distinct; the region's words and rows lie in the universe's.
         unsafe { launch.launch(config) }
             .map(drop)
             .map_err(driver("launch the kernel"))
@@ -453,13 +475,8 @@ impl Pass {
         let whole = |ptx: &StreamPtx| {
             let strips = device.words.div_ceil(ptx.output_words);
             let segment = choose_segment(ptx, strips, device.rows, resident);
-            Region {
-                strip0: 0,
-                strips,
-                row0: 0,
-                segment,
-                segments: device.rows.div_ceil(segment),
-            }
+            let segments = device.rows.div_ceil(segment);
+            Region::new(ptx, [0, device.words], [0, segment, segments])
         };
         let Some(edges) = edges else {
             let region = whole(&main.ptx);
@@ -470,19 +487,13 @@ impl Pass {
             });
         };
         let edges = Kernel::new(ctx, edges)?;
-        let split = (edges.ptx.output_words == main.ptx.output_words)
-            .then(|| {
-                let shape = [device.words, device.rows, device.ghost_rows];
-                let rows = edge_rows();
-                split(
-                    [&main.ptx, &edges.ptx],
-                    shape,
-                    device.host_width(),
-                    resident,
-                    rows,
-                )
-            })
-            .flatten();
+        let split = split(
+            [&main.ptx, &edges.ptx],
+            [device.words, device.rows, device.ghost_rows],
+            device.host_width(),
+            resident,
+            edge_rows(),
+        );
         let Some((inside, near)) = split else {
             // No strip and row clear of the edges: the masked kernel everywhere.
             let region = whole(&edges.ptx);
@@ -512,7 +523,7 @@ impl Pass {
         ),
         src: &cudarc::driver::CudaSlice<u32>,
         dst: &mut cudarc::driver::CudaSlice<u32>,
-        shape: [u32; 6],
+        shape: [u32; 5],
     ) -> Result<(), GpuError> {
         let (kernel, regions) = &self.main;
         let Some((edges, near)) = &self.edges else {
@@ -550,13 +561,14 @@ impl Pass {
     }
 }
 
-/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first (the default, with
-/// [`DEFAULT_EDGE_ROWS`]: on the H100 at 65536^2 B3/S23 ran 3.83e13 so against 3.76e13 started
-/// last in segments of four warm-ups, /2/3 2.74e13 against 2.75e13; BENCHMARKS.md).
+/// [`PLANE_EDGES_VARIABLE`]: whether a plane's edge kernels start first or last (the default,
+/// with [`DEFAULT_EDGE_ROWS`] and the interior in the torus's segments: on the H100 at 65536^2
+/// B3/S23 ran 3.91e13 so against 3.87e13 started first in segments of 128 rows, /2/3 2.90e13
+/// against 2.84e13; BENCHMARKS.md).
 fn edges_first(rule: &str) -> Result<bool, GpuError> {
     match std::env::var(PLANE_EDGES_VARIABLE).ok().as_deref() {
-        None | Some("") | Some("first") => Ok(true),
-        Some("last") => Ok(false),
+        Some("first") => Ok(true),
+        None | Some("") | Some("last") => Ok(false),
         Some(other) => Err(GpuError::Rule {
             rule: rule.to_string(),
             why: format!("{PLANE_EDGES_VARIABLE}={other:?}: use first or last"),
@@ -564,10 +576,22 @@ fn edges_first(rule: &str) -> Result<bool, GpuError> {
     }
 }
 
-/// Rows of a segment of a bounded plane's edge strips unless [`PLANE_EDGE_ROWS_VARIABLE`] says
-/// otherwise: long enough to amortise the warm-up, started first beside the interior (on the
-/// H100 at 65536^2, B3/S23: 512 rows 3.83e13; started last, 64 rows 3.72e13, 256 rows 3.69e13).
-const DEFAULT_EDGE_ROWS: u32 = 512;
+/// [`PLANE_EDGE_WORDS_VARIABLE`], or [`DEFAULT_PLANE_EDGE_WORDS`].
+fn plane_edge_words(rule: &str) -> Result<u32, GpuError> {
+    match std::env::var(PLANE_EDGE_WORDS_VARIABLE).ok().as_deref() {
+        None | Some("") => Ok(DEFAULT_PLANE_EDGE_WORDS),
+        Some(text @ ("1" | "2" | "4")) => Ok(text.parse().expect("a digit")),
+        Some(other) => Err(GpuError::Rule {
+            rule: rule.to_string(),
+            why: format!("{PLANE_EDGE_WORDS_VARIABLE}={other:?}: use 1, 2 or 4"),
+        }),
+    }
+}
+
+/// Rows of a segment of a bounded plane's edge columns unless [`PLANE_EDGE_ROWS_VARIABLE`] says
+/// otherwise: short, so that started last they fill the tail of the interior's waves (on the
+/// H100 at 65536^2, B3/S23: 64 rows 3.91e13, 256 rows 3.80e13).
+const DEFAULT_EDGE_ROWS: u32 = 64;
 
 /// [`PLANE_EDGE_ROWS_VARIABLE`], or [`DEFAULT_EDGE_ROWS`].
 fn edge_rows() -> u32 {
@@ -581,14 +605,16 @@ fn edge_rows() -> u32 {
 /// The most regions a bounded plane's edge kernel covers: two strips' columns, two bands.
 const EDGE_REGIONS: usize = 4;
 
-/// A bounded plane's tasks for a kernel of `ptx`'s strips: the interior, where every strip's
-/// words lie wholly inside the plane and every row's light cone (`ghost_rows`, at least what a
-/// cell reads above and below it over the generations) stays inside it, for the torus kernel;
-/// and the strips and rows around it, for the masked kernel. `None` when nothing is interior.
-/// `words` and `rows` are the universe's on the device (`top` dead rows above the plane's and
-/// as many below), `width` the plane's in cells.
-/// The edge strips run in segments of `edge_rows` rows (at most the universe's), and the
-/// interior's segment is chosen with the edges' work on the GPU beside it.
+/// A bounded plane's regions: the interior, the words whose light cone (`halo_words` either
+/// side) lies wholly inside the plane and the rows at least twice the dead rows (`top`, at least
+/// what a cell reads above and below it over the generations) from either end, for `ptx`, the
+/// torus kernel; and the words and rows around it, for `masked`. `None` when nothing is
+/// interior. `words` and `rows` are the universe's on the device (`top` dead rows above the
+/// plane's and as many below), `width` the plane's in cells.
+/// The interior starts a halo in, so that each edge column is as narrow as the halo (a word,
+/// usually, and the words past the last whole strip on the right); the edge columns run in
+/// segments of `edge_rows` rows, and the interior's segment is chosen with the edges' work on
+/// the GPU beside it.
 fn split(
     [ptx, masked]: [&StreamPtx; 2],
     [words, rows, top]: [u32; 3],
@@ -596,60 +622,31 @@ fn split(
     resident: u64,
     edge_rows: u32,
 ) -> Option<(Region, Vec<Region>)> {
-    let (halo, out, lane_words) = (ptx.halo_words, ptx.output_words, 32 * ptx.words_per_lane);
-    let strips = words.div_ceil(out);
-    // Strip s reads words s out - halo .. s out - halo + 32 k; the plane's whole words are
-    // 0 .. width / 32 (the last word's cells past the width are dead, so it is not whole).
+    let (halo, out) = (ptx.halo_words, ptx.output_words);
+    // The plane's whole words are 0 .. width / 32 (the last word's cells past the width are
+    // dead, so it is not whole); a strip writing from word w reads from w - halo to
+    // w + out + halo.
     let whole = width / 32;
-    let first = halo.div_ceil(out);
-    let end = (whole + halo)
-        .checked_sub(lane_words)
-        .map_or(0, |w| w / out + 1);
-    let (inner, clear) = (end.checked_sub(first)?, rows.checked_sub(4 * top)?);
+    let inner = whole.checked_sub(2 * halo)? / out;
+    let clear = rows.checked_sub(4 * top)?;
     if inner == 0 || clear == 0 {
         return None;
     }
-    // The edges' work in the torus kernel's warp-iterations: the edge strips' and the bands'.
+    let (left, right) = (halo, halo + inner * out);
+    // The interior in the torus's segments, balanced in waves over the GPU, the edges filling
+    // the last wave's tail.
     let edge_rows = edge_rows.clamp(1, rows);
-    let iterations = |rows: u32| {
-        let (warmup, unroll) = (masked.warmup, masked.unroll);
-        u64::from((warmup + rows).div_ceil(unroll) * unroll)
-    };
-    let edge_strips = u64::from(strips - inner);
-    let edge_work = (edge_strips * u64::from(rows.div_ceil(edge_rows)) * iterations(edge_rows)
-        + 2 * u64::from(inner) * iterations(2 * top))
-        * MASKED_COST.0
-        / MASKED_COST.1;
-    // The interior's rows: 2 top .. 2 top + segments * segment, whole segments only, so that
-    // no segment is cut at the universe's last row.
-    let wanted = choose_segment_beside(ptx, inner, clear, resident, edge_work);
+    let wanted = choose_segment(ptx, words.div_ceil(out), rows, resident);
     let segments = clear.div_ceil(wanted);
     let segment = clear / segments;
     let (row0, below) = (2 * top, 2 * top + segments * segment);
-    let inside = Region {
-        strip0: first,
-        strips: inner,
-        row0,
-        segment,
-        segments,
-    };
-    let column = |strip0, strips| Region {
-        strip0,
-        strips,
-        row0: 0,
-        segment: edge_rows,
-        segments: rows.div_ceil(edge_rows),
-    };
-    let band = |row0, height| Region {
-        strip0: first,
-        strips: inner,
-        row0,
-        segment: height,
-        segments: 1,
-    };
+    let inside = Region::new(ptx, [left, right], [row0, segment, segments]);
+    let column =
+        |from, to| Region::new(masked, [from, to], [0, edge_rows, rows.div_ceil(edge_rows)]);
+    let band = |row0, height| Region::new(masked, [left, right], [row0, height, 1]);
     let near = [
-        column(0, first),
-        column(end, strips - end),
+        column(0, left),
+        column(right, words),
         band(0, row0),
         band(below, rows - below),
     ]
@@ -674,18 +671,6 @@ fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuE
 /// 1, 2 and 4 waves; B3/S23 at 65536^2 best in 3 waves of 705 rows. Short universes still fill
 /// the GPU; long segments amortise the warm-up. `LIFEGEN_GPU_STREAM_SEGMENT_ROWS` overrides.
 fn choose_segment(kernel: &StreamPtx, strips: u32, rows: u32, resident_warps: u64) -> u32 {
-    choose_segment_beside(kernel, strips, rows, resident_warps, 0)
-}
-
-/// [`choose_segment`] with `beside` warp-iterations of other work on the GPU at the same time
-/// (a bounded plane's edges), filling its waves.
-fn choose_segment_beside(
-    kernel: &StreamPtx,
-    strips: u32,
-    rows: u32,
-    resident_warps: u64,
-    beside: u64,
-) -> u32 {
     if let Some(rows_wanted) = std::env::var(SEGMENT_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
@@ -702,7 +687,7 @@ fn choose_segment_beside(
         .min_by_key(|&segment| {
             let tasks = u64::from(strips) * u64::from(rows.div_ceil(segment));
             let iterations = (warmup + u64::from(segment)).div_ceil(unroll) * unroll;
-            let waves = (tasks * iterations + beside).div_ceil(resident_warps * iterations);
+            let waves = tasks.div_ceil(resident_warps);
             (5 * waves + 1) * iterations
         })
         .unwrap_or(rows)
@@ -740,18 +725,19 @@ mod tests {
         assert!((1u64 << 22) * u64::from((1u32 << 16).div_ceil(segment)) < 1 << 31);
     }
 
-    /// A bounded plane's regions cover every strip and row of the universe once, the torus
-    /// kernel's only strips whose words lie wholly inside the plane and rows at least twice the
-    /// dead rows from either end (the dead rows, then a light cone of as many).
+    /// A bounded plane's regions cover every word and row of the universe once, the torus
+    /// kernel's only words whose light cone lies wholly inside the plane and rows at least twice
+    /// the dead rows from either end (the dead rows, then a light cone of as many), whatever
+    /// words a lane the masked kernel streams.
     #[test]
     fn a_plane_splits_into_interior_and_edges_covering_it_once() {
         let kernel = RowSharedKernel::lowered(lifegen_gen::LifeLike::CONWAY);
         let life = kernel.stream_program(10).unwrap();
         let one = kernel.stream_program(1).unwrap();
         let bounded = lifegen_gen::kernel::eval::bounded_and_checked(&one, 10).unwrap();
-        for k in [1, 2, 4] {
+        for (k, edge_k) in [(1, 1), (2, 1), (2, 2), (4, 1), (4, 2)] {
             let ptx = ptx_stream::emit(&life, ShiftForm::Funnel, k).unwrap();
-            let masked = ptx_stream::emit(&bounded, ShiftForm::Funnel, k).unwrap();
+            let masked = ptx_stream::emit(&bounded, ShiftForm::Funnel, edge_k).unwrap();
             let (out, halo) = (ptx.output_words, ptx.halo_words);
             for (width, height, top) in [
                 (65536, 65536, 19),
@@ -763,37 +749,44 @@ mod tests {
                 (64 * 32 * k, 2000, 3),
             ] {
                 let (words, rows) = (width.div_ceil(32), height + 2 * top);
-                let strips = words.div_ceil(out);
                 let split = split([&ptx, &masked], [words, rows, top], width, 1056, 128);
                 let Some((inside, near)) = split else {
                     // Nothing interior: no strip of whole words, or too few rows.
-                    let first = halo.div_ceil(out);
                     assert!(
-                        (first * out + 32 * k - halo > width / 32) || rows < 4 * top + 1,
+                        out + 2 * halo > width / 32 || rows < 4 * top + 1,
                         "{width}x{height} k{k}"
                     );
                     continue;
                 };
-                let mut covered = vec![0u8; (strips * rows) as usize];
+                let mut covered = vec![0u8; (words * rows) as usize];
                 for region in std::iter::once(&inside).chain(&near) {
-                    for s in region.strip0..region.strip0 + region.strips {
-                        for g in 0..region.segments {
-                            let first = region.row0 + g * region.segment;
-                            for y in first..(first + region.segment).min(rows) {
-                                covered[(y * strips + s) as usize] += 1;
+                    let out = if region == &inside {
+                        out
+                    } else {
+                        masked.output_words
+                    };
+                    assert_eq!(
+                        region.strips,
+                        (region.word_end - region.word0).div_ceil(out)
+                    );
+                    for g in 0..region.segments {
+                        let first = region.row0 + g * region.segment;
+                        for y in first..(first + region.segment).min(rows) {
+                            for w in region.word0..region.word_end {
+                                covered[(y * words + w) as usize] += 1;
                             }
                         }
                     }
                 }
                 assert!(covered.iter().all(|&c| c == 1), "{width}x{height} k{k}");
-                for s in inside.strip0..inside.strip0 + inside.strips {
-                    assert!(s * out >= halo && s * out - halo + 32 * k <= width / 32);
-                }
+                assert!(inside.word0 >= halo);
+                assert_eq!(inside.word_end - inside.word0, inside.strips * out);
+                assert!(inside.word_end + halo <= width / 32);
                 assert!(inside.row0 >= 2 * top);
                 assert!(inside.row0 + inside.segments * inside.segment + 2 * top <= rows);
                 if (width, height) == (65536, 65536) && k == 2 {
-                    // 34 strips of 62 words: the first and the last reach past the edges.
-                    assert_eq!((inside.strip0, inside.strips), (1, 32));
+                    // 2048 words: 33 strips of 62 from word 1, an edge word either side.
+                    assert_eq!((inside.word0, inside.word_end), (1, 2047));
                 }
             }
         }
