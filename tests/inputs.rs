@@ -146,7 +146,10 @@ fn rule_errors_stay_on_one_line_without_raw_escapes() {
     );
     // A side of 10,000 digits is Golly's 2,000,000,000, a rule too large to run but not a bad
     // one: the stuff after the height makes it bad.
-    let long = format!("x = 3, y = 3, rule = B3/S23:T{},5Q\nbo!\n", "9".repeat(10_000));
+    let long = format!(
+        "x = 3, y = 3, rule = B3/S23:T{},5Q\nbo!\n",
+        "9".repeat(10_000)
+    );
     let path = scratch("long-rule.rle", long.as_bytes());
     one_line_error(
         &lifegen(&["run", "--input", path.to_str().unwrap()]),
