@@ -2,9 +2,8 @@
 //! (`lifegen bench --ceilings`).
 
 use cudarc::driver::{LaunchConfig, PushKernelArg, sys};
-use cudarc::nvrtc::Ptx;
 
-use crate::gpu::device::{GpuError, driver, open_device};
+use crate::gpu::device::{GpuError, driver, load_kernel, open_device};
 
 /// One measured micro-benchmark.
 #[derive(Clone, Debug)]
@@ -32,12 +31,12 @@ pub fn measure_ceilings() -> Result<(String, Vec<Ceiling>), GpuError> {
         .map_err(driver("allocate"))?;
     let mut results = Vec::new();
     for mix in lifegen_gen::ceilings::mixes() {
-        let module = ctx
-            .load_module(Ptx::from_src(lifegen_gen::ceilings::emit(&mix)))
-            .map_err(driver("load a micro-benchmark"))?;
-        let function = module
-            .load_function("ceiling")
-            .map_err(driver("find the entry"))?;
+        let function = load_kernel(
+            &ctx,
+            lifegen_gen::ceilings::emit(&mix),
+            "ceiling",
+            "a micro-benchmark",
+        )?;
         let config = LaunchConfig {
             grid_dim: (blocks, 1, 1),
             block_dim: (threads_per_block, 1, 1),

@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaContext, DriverError, sys};
+use cudarc::driver::{CudaContext, CudaFunction, DriverError, sys};
+use cudarc::nvrtc::Ptx;
 
 use crate::memory::human_bytes;
 
@@ -32,6 +33,21 @@ pub(crate) fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
         what: what.to_string(),
         message: e.to_string(),
     }
+}
+
+/// The kernel `entry` of the PTX module `ptx` (`what` names it in errors), loaded in `ctx`.
+pub(crate) fn load_kernel(
+    ctx: &Arc<CudaContext>,
+    ptx: String,
+    entry: &str,
+    what: &str,
+) -> Result<CudaFunction, GpuError> {
+    let module = ctx
+        .load_module(Ptx::from_src(ptx))
+        .map_err(|e| driver(&format!("load {what}"))(e))?;
+    module
+        .load_function(entry)
+        .map_err(|e| driver(&format!("find the entry of {what}"))(e))
 }
 
 /// The first GPU, or why there is none.

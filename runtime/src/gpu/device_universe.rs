@@ -6,10 +6,9 @@ use std::sync::Arc;
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig, PushKernelArg, sys,
 };
-use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_edges;
 
-use crate::gpu::device::{GpuError, driver};
+use crate::gpu::device::{GpuError, driver, load_kernel};
 use crate::gpu::staging::{Staging, on_threads};
 use crate::universe::Universe;
 
@@ -82,16 +81,6 @@ fn gather_table(universe: &Universe, ghost: u32, stride: u32, ghost_rows: u32) -
     [sources, dests]
 }
 
-/// The kernel `entry` of the PTX module `ptx`, loaded in `ctx`.
-fn load(ctx: &Arc<CudaContext>, ptx: String, entry: &str) -> Result<CudaFunction, GpuError> {
-    let module = ctx
-        .load_module(Ptx::from_src(ptx))
-        .map_err(driver("load a padding kernel"))?;
-    module
-        .load_function(entry)
-        .map_err(driver("find a padding kernel"))
-}
-
 /// Words of a page-locked buffer rows pass through between host and GPU (two a universe):
 /// 32 MiB, long enough to keep the link busy, short enough that two universes on a GPU pin
 /// little of the host's memory.
@@ -138,7 +127,12 @@ impl DeviceUniverse {
                 free: free as u64,
             });
         }
-        let edges = load(ctx, ptx_edges::edges_ptx(), ptx_edges::EDGE_ENTRY)?;
+        let edges = load_kernel(
+            ctx,
+            ptx_edges::edges_ptx(),
+            ptx_edges::EDGE_ENTRY,
+            "the edge kernel",
+        )?;
         // Ordering is explicit (one stream, and the exchange's events), so cudarc's per-buffer
         // events would only add work to every launch.
         // SAFETY: set before anything is allocated in this context object; every buffer made
@@ -151,7 +145,12 @@ impl DeviceUniverse {
         let gather = match table {
             None => None,
             Some([sources, dests]) => {
-                let function = load(ctx, ptx_edges::gather_ptx(), ptx_edges::GATHER_ENTRY)?;
+                let function = load_kernel(
+                    ctx,
+                    ptx_edges::gather_ptx(),
+                    ptx_edges::GATHER_ENTRY,
+                    "the gather kernel",
+                )?;
                 let copy = |v: &[u64]| {
                     stream
                         .clone_htod(v)

@@ -4,11 +4,10 @@
 use std::sync::Arc;
 
 use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg, sys};
-use cudarc::nvrtc::Ptx;
 use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
 
-use crate::gpu::device::{GpuError, driver, open_device};
+use crate::gpu::device::{GpuError, driver, load_kernel, open_device};
 use crate::gpu::device_universe::DeviceUniverse;
 use crate::universe::Universe;
 
@@ -400,7 +399,7 @@ fn kernel(program: &Program, shifts: ShiftForm, k: u32, rule: &str) -> Result<St
 
 impl Kernel {
     fn new(ctx: &Arc<CudaContext>, ptx: StreamPtx) -> Result<Kernel, GpuError> {
-        let function = load(ctx, &ptx)?;
+        let function = load_kernel(ctx, ptx.text.clone(), &ptx.entry, "a stream kernel")?;
         let warps_per_sm = function
             .occupancy_max_active_blocks_per_multiprocessor(32 * ptx.warps_per_block, 0, None)
             .map_err(driver("read the kernel's occupancy"))?
@@ -635,12 +634,12 @@ fn split(
     let (left, right) = (halo, halo + inner * out);
     // The interior in the torus's segments, balanced in waves over the GPU, the edges filling
     // the last wave's tail.
-    let edge_rows = edge_rows.clamp(1, rows);
     let wanted = choose_segment(ptx, words.div_ceil(out), rows, resident);
     let segments = clear.div_ceil(wanted);
     let segment = clear / segments;
     let (row0, below) = (2 * top, 2 * top + segments * segment);
     let inside = Region::new(ptx, [left, right], [row0, segment, segments]);
+    let edge_rows = edge_rows.clamp(1, rows);
     let column =
         |from, to| Region::new(masked, [from, to], [0, edge_rows, rows.div_ceil(edge_rows)]);
     let band = |row0, height| Region::new(masked, [left, right], [row0, height, 1]);
@@ -654,15 +653,6 @@ fn split(
     .filter(|r| r.tasks() > 0)
     .collect();
     Some((inside, near))
-}
-
-fn load(ctx: &Arc<CudaContext>, kernel: &StreamPtx) -> Result<CudaFunction, GpuError> {
-    let module = ctx
-        .load_module(Ptx::from_src(kernel.text.clone()))
-        .map_err(driver("load the PTX module"))?;
-    module
-        .load_function(&kernel.entry)
-        .map_err(driver("find the kernel entry"))
 }
 
 /// Rows a warp streams: the count that minimises the modelled time, (waves of warps + 0.2) x
