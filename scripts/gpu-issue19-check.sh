@@ -2,13 +2,14 @@
 # Issue 19's GPU checks and figures: the GPU tests (rules given by their 3x3 table among them),
 # compute-sanitizer on map-rule kernels, and the rates of the issue's rules beside B3/S23 in the
 # same call. Expects release binaries in .gpu/ (scripts/gpu-build.sh). Writes
-# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair plans gens" scripts/gpu-issue19-check.sh
+# ${OUT:-.}/gpu-issue19-<part>.log. Usage: PARTS="suite tests rates ltl ltl-shapes ltl-lines ltl-masks pair plans gens defaults knobs fit" scripts/gpu-issue19-check.sh
 set -u
 G=${G:-.gpu}
 step() { echo; echo "=== $* ($(date +%T))"; }
 bench() { local rule=$1 size=$2 gens=$3; shift 3
   $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs ${RUNS:-3} "$@" 2>&1 | grep -E 'backend|cell updates/s: |error'; }
-RULES=${RULES:-"B3/S23 B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B3/S23-a B2/S34H B13/S012V MAPeQv8IB8hdY88yTdTxBYqnaHqkpIBAF6PdB8uQ2+bvJf2Mbm+ZMCylH4zBTuJoqTDdcYDkzqXqLjH7v8f9uKGgw"}
+MAPRULE=MAPeQv8IB8hdY88yTdTxBYqnaHqkpIBAF6PdB8uQ2+bvJf2Mbm+ZMCylH4zBTuJoqTDdcYDkzqXqLjH7v8f9uKGgw
+RULES=${RULES:-"B3/S23 B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B3/S23-a B2/S34H B13/S012V $MAPRULE"}
 for part in ${PARTS:-tests rates}; do
   exec > >(tee "${OUT:-.}/gpu-issue19-$part.log") 2>&1
   case $part in
@@ -144,5 +145,62 @@ for part in ${PARTS:-tests rates}; do
     for rule in R16,C0,M0,S170..296,B170..300,NM R16,C3,M0,S170..296,B170..300,NM R16,C10,M0,S170..296,B170..300,NM; do
       step "$rule 60416^2 x 100"; bench "$rule" 60416 100
     done ;;
+  defaults)
+    # Which generations a launch suit each family's kernels (issue 19: is k2-t10, chosen for
+    # Life, the right default for the larger table and Generations kernels?): each rule at t10,
+    # t9 and t8 with its registers and spills (`describe`), B3/S23 first and last.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+    for rule in B3/S23 B3/S23-a B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B2/S34H B13/S012V \
+                B2-a/S12/4 /2/3 345/2/4 B3/S23/3 $MAPRULE; do
+      for plan in k2-t10-funnel k2-t9-funnel k2-t8-funnel; do
+        step "${rule:0:40} 65536^2 x 1024 $plan"; bench "$rule" 65536 1024 --plan $plan
+      done
+    done
+    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024 ;;
+  fit)
+    # The default plan fitted to registers (two generations fewer while a kernel spills more
+    # than 64 bytes a thread): the GPU tests its change touches, memcheck on a fitted kernel,
+    # then each family's rate under the default beside B3/S23, and the fitted rules at the
+    # plans next to the one chosen.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    step "tests/gpu (LIFEGEN_REQUIRE_GPU=1)"
+    LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -8
+    for t in "plane gpu_chained_kernels_match_the_reference" "topologies gpu_topologies_match_the_reference"; do
+      set -- $t; step "tests/$1 $2 (LIFEGEN_REQUIRE_GPU=1)"
+      LIFEGEN_REQUIRE_GPU=1 timeout ${TEST_LIMIT:-150} $G/test-$1 $2 2>&1 | grep -vE '^test .* ok$' | tail -4
+    done
+    step "compute-sanitizer memcheck"
+    for rule in B2-a/S12/4 345/2/4:P1001,300; do
+      compute-sanitizer --tool memcheck $G/lifegen run --backend gpu --rule $rule --size 1001x300 --gens 25 2>&1 | tail -1
+    done
+    for rule in B3/S23 B3/S23-a B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B2/S34H B13/S012V \
+                B2-a/S12/4 /2/3 345/2/4 B3/S23/3 345/2/4:P65536,65536 B3/S23; do
+      step "$rule 65536^2 x 1024 (default plan)"; bench "$rule" 65536 1024
+    done
+    for plan in k2-t7-funnel k2-t6-funnel; do
+      step "B2-a/S12/4 65536^2 x 1024 $plan"; bench B2-a/S12/4 65536 1024 --plan $plan
+    done
+    for plan in k2-t7-funnel k1-t8-funnel k1-t6-funnel; do
+      step "B3/S2-i34q 65536^2 x 1024 $plan"; bench B3/S2-i34q 65536 1024 --plan $plan
+    done ;;
+  knobs)
+    # The layout knobs the environment already has, on the two goals missed by a few per cent:
+    # B3/S2-i34q at k2-t8 (segment rows, warps a block) and R16 NG (words a lane, how older
+    # rows' counts are kept, warps a block), each beside its default in the same call.
+    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+    i34q() { step "B3/S2-i34q k2-t8 $*"; env "$@" $G/lifegen bench --backend gpu --rule B3/S2-i34q \
+      --size 65536x65536 --gens 1024 --runs ${RUNS:-3} --plan k2-t8-funnel 2>&1 | grep -E 'backend|cell updates/s: |error'; }
+    i34q LIFEGEN_NONE=1
+    for v in 512 1024 2048 4096; do i34q LIFEGEN_GPU_STREAM_SEGMENT_ROWS=$v; done
+    for v in 1 2 4 8; do i34q LIFEGEN_GPU_STREAM_BLOCK_WARPS=$v; done
+    ng() { step "R16 $1 $2"; env "$2" $G/lifegen bench --backend gpu --rule "R16,C0,M0,S20..40,B20..30,N$1" \
+      --size 60416x60416 --gens 100 --runs ${RUNS:-3} 2>&1 | grep -E 'backend|cell updates/s: |error'; }
+    ng M LIFEGEN_NONE=1; ng G LIFEGEN_NONE=1
+    for v in 1 4; do ng G LIFEGEN_GPU_LTL_WORDS=$v; done
+    for v in delay recompute paired; do ng G LIFEGEN_GPU_LTL_HISTORY=$v; done
+    for v in 1 2 4 8; do ng G LIFEGEN_GPU_STREAM_BLOCK_WARPS=$v; done
+    for v in 256 512 1024 2048; do ng G LIFEGEN_GPU_STREAM_SEGMENT_ROWS=$v; done
+    ng M LIFEGEN_NONE=1 ;;
   esac
 done

@@ -32,6 +32,7 @@ pub struct BenchArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// GPU kernel plan, like k2-t10-funnel (words per lane, generations per launch, shifts).
+    /// Default: k2-t10-funnel with two generations fewer while the kernel spills registers.
     #[arg(long)]
     plan: Option<GpuPlan>,
     /// Measure the GPU's issue rates of lop3, shf, shfl and imad, alone and mixed, instead.

@@ -217,6 +217,57 @@ fn generations_rules_match() {
     }
 }
 
+/// The default plan chains fewer generations where ten spill (the large Generations table
+/// kernel; measured on the H100: 616 bytes at ten, 32 at eight) and still matches the reference
+/// through remainders; Life keeps ten, and a plan given by name runs as named.
+#[test]
+fn the_default_plan_fits_spilling_kernels() {
+    if !gpu_present() {
+        return;
+    }
+    let gens_in = |describe: String| -> u32 {
+        let entry = describe
+            .split_whitespace()
+            .find(|word| word.starts_with("lifegen_stream_"))
+            .unwrap_or_else(|| panic!("no kernel named in {describe}"))
+            .to_string();
+        entry
+            .split('_')
+            .find_map(|part| part.strip_prefix('t')?.parse().ok())
+            .unwrap_or_else(|| panic!("no generations in {entry}"))
+    };
+    let spills = |describe: &str| -> i32 {
+        let before = describe.split(" spill bytes").next().unwrap();
+        before.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    let named: GpuPlan = "k2-t10-funnel".parse().unwrap();
+    for (text, fewer) in [("B2-a/S12/4", true), ("B3/S23", false)] {
+        let rule = rule::parse(text).unwrap().rule;
+        let start = Universe::random_states(2048, 129, rule.states(), 0.3, 7).unwrap();
+        let sim = create_with_plan(BackendKind::Gpu, &rule, start.clone(), named).unwrap();
+        assert_eq!(gens_in(sim.describe()), 10, "{text} under {named}");
+        let mut sim = create_with_plan(
+            BackendKind::Gpu,
+            &rule,
+            start.clone(),
+            GpuPlan::default_plan(),
+        )
+        .unwrap();
+        let describe = sim.describe();
+        let gens = gens_in(describe.clone());
+        assert_eq!(gens < 10, fewer, "{text}: {describe}");
+        assert!(
+            gens <= 2 || spills(&describe) <= lifegen_gen::plan::SPILL_LIMIT_BYTES,
+            "{describe}"
+        );
+        sim.advance(23).unwrap();
+        assert!(
+            *sim.universe().unwrap() == reference::run(&start, &rule, 23),
+            "GPU differs: {text} under the default plan ({gens} generations a launch)"
+        );
+    }
+}
+
 #[test]
 fn map_rules_match() {
     if !gpu_present() {

@@ -569,7 +569,7 @@ fn chained_gpu(
     let gens = if chains { plan.gens_per_launch } else { 1 };
     Ok(Box::new(StreamGpuSimulator::chained(
         chain,
-        gens,
+        (gens, plan.fit_registers),
         (plan.shifts, plan.words_per_lane),
         name,
         universe,

@@ -4,8 +4,15 @@
 use std::fmt;
 
 /// The plan `lifegen regen` writes life-like kernels for and the GPU backend runs unless told
-/// otherwise (measured best on the H100 at 65536^2: BENCHMARKS.md).
+/// otherwise (measured best on the H100 at 65536^2: BENCHMARKS.md), with fewer generations a
+/// launch for a kernel that spills at ten ([`GpuPlan::fit_registers`]).
 pub const DEFAULT_GPU_PLAN: &str = "k2-t10-funnel";
+
+/// Local memory a thread (bytes the assembler spilled) above which a fitted plan chains two
+/// generations fewer. Measured on the H100 (BENCHMARKS.md, 2026-11-26): kernels spilling 128 to
+/// 616 bytes at ten generations ran 8-82% faster at eight; those spilling 8 or 16 bytes lost up
+/// to 9% or gained 3% at eight.
+pub const SPILL_LIMIT_BYTES: i32 = 64;
 
 /// How a funnel shift (a word joined with its neighbour, shifted) is written in PTX.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,6 +53,10 @@ pub struct GpuPlan {
     pub words_per_lane: u32,
     pub gens_per_launch: u32,
     pub shifts: ShiftForm,
+    /// The default plan's rule: `gens_per_launch` is the most, and the GPU backend chains two
+    /// fewer while the kernel spills more than [`SPILL_LIMIT_BYTES`] a thread (the larger table
+    /// and Generations kernels). A plan given by name runs as it says.
+    pub fit_registers: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -74,11 +85,16 @@ impl GpuPlan {
             words_per_lane,
             gens_per_launch,
             shifts,
+            fit_registers: false,
         })
     }
 
     pub fn default_plan() -> GpuPlan {
-        DEFAULT_GPU_PLAN.parse().expect("the default plan parses")
+        let plan: GpuPlan = DEFAULT_GPU_PLAN.parse().expect("the default plan parses");
+        GpuPlan {
+            fit_registers: true,
+            ..plan
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg, sys};
 use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
 use lifegen_gen::kernel::ir::Program;
+use lifegen_gen::plan::SPILL_LIMIT_BYTES;
 
 use crate::gpu::device::{GpuError, driver, load_kernel, open_device};
 use crate::gpu::device_universe::DeviceUniverse;
@@ -60,6 +61,8 @@ struct Kernel {
     ptx: StreamPtx,
     function: CudaFunction,
     registers: i32,
+    /// Bytes of local memory a thread: the registers the assembler spilled.
+    spill_bytes: i32,
     warps_per_sm: u32,
 }
 
@@ -141,24 +144,45 @@ pub struct StreamGpuSimulator {
 impl StreamGpuSimulator {
     /// `program` with its parameters folded, one generation a launch; `rule` names it in errors.
     pub fn new(program: &Program, rule: &str, universe: Universe) -> Result<Self, GpuError> {
-        let shape = Self::shape_from_environment(rule)?;
-        Self::build((program.clone(), None), None, shape, rule, universe)
+        let (shifts, k) = Self::shape_from_environment(rule)?;
+        let ctx = open_device()?;
+        let main = Kernel::new(&ctx, kernel(program, shifts, k, rule)?)?;
+        Self::build(
+            ctx,
+            (program, main, None),
+            None,
+            (shifts, k),
+            rule,
+            universe,
+        )
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
     /// remainder of fewer generations). On a bounded plane the generations are also chained
     /// from `chain(1)` with the plane's edges masked between them and checked
     /// ([`lifegen_gen::kernel::eval::bounded_and_checked`]), for the strips and rows near the
-    /// edges. `shifts` and `k` words a lane set the kernel's shape.
+    /// edges. `shifts` and `k` words a lane set the kernel's shape. With `fit_registers`,
+    /// `gens` is the most: two fewer while the main kernel spills more than
+    /// [`SPILL_LIMIT_BYTES`] a thread.
     pub fn chained(
         chain: ChainMaker,
-        gens: u32,
+        (gens, fit_registers): (u32, bool),
         (shifts, k): (ShiftForm, u32),
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
-        let programs = programs(&chain, gens, universe.is_plane(), rule)?;
-        Self::build(programs, Some((chain, gens)), (shifts, k), rule, universe)
+        let ctx = open_device()?;
+        let mut gens = gens;
+        loop {
+            let (program, masked) = programs(&chain, gens, universe.is_plane(), rule)?;
+            let main = Kernel::new(&ctx, kernel(&program, shifts, k, rule)?)?;
+            if fit_registers && main.spill_bytes > SPILL_LIMIT_BYTES && gens > 2 {
+                gens -= 2;
+                continue;
+            }
+            let main = (&program, main, masked);
+            return Self::build(ctx, main, Some((chain, gens)), (shifts, k), rule, universe);
+        }
     }
 
     /// The kernel shape [`SHIFTS_VARIABLE`] and [`WORDS_VARIABLE`] ask for.
@@ -177,16 +201,17 @@ impl StreamGpuSimulator {
         Ok((shifts, k))
     }
 
+    /// The simulator running `program` by `main`, its kernel loaded, beside the kernel of the
+    /// masked program on a bounded plane.
     fn build(
-        (program, masked): Programs,
+        ctx: Arc<CudaContext>,
+        (program, main, masked): (&Program, Kernel, Option<Program>),
         chain: Option<(ChainMaker, u32)>,
         (shifts, k): (ShiftForm, u32),
         rule: &str,
         universe: Universe,
     ) -> Result<Self, GpuError> {
-        let ctx = open_device()?;
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
-        let main = kernel(&program, shifts, k, rule)?;
         let edge_k = plane_edge_words(rule)?;
         let edges = masked
             .as_ref()
@@ -196,9 +221,10 @@ impl StreamGpuSimulator {
         // generations. A plane's dead rows cover what a cell reads above and below it, no more
         // than its halo in cells (the neighbourhoods are symmetric) or its lag.
         let ghost = main
+            .ptx
             .halo_words
             .max(edges.as_ref().map_or(0, |e| e.halo_words));
-        let ghost_rows = std::iter::once(&program)
+        let ghost_rows = std::iter::once(program)
             .chain(masked.as_ref())
             .map(|p| p.halo_cells().max(p.lag).max(1))
             .max()
@@ -234,7 +260,7 @@ impl StreamGpuSimulator {
         let tasks: u32 = regions.iter().map(Region::tasks).sum();
         let ptx = &kernel.ptx;
         let mut text = format!(
-            "gpu ({}, stream kernel {}, {}; {} registers, {} warps per SM in blocks of {}, {} warps over segments of {} rows, {} of {} words written per strip",
+            "gpu ({}, stream kernel {}, {}; {} registers, {} spill bytes, {} warps per SM in blocks of {}, {} warps over segments of {} rows, {} of {} words written per strip",
             self.device_name,
             ptx.entry,
             ptx.text
@@ -243,6 +269,7 @@ impl StreamGpuSimulator {
                 .unwrap_or("")
                 .trim_start_matches("// "),
             kernel.registers,
+            kernel.spill_bytes,
             kernel.warps_per_sm,
             ptx.warps_per_block,
             tasks,
@@ -253,8 +280,8 @@ impl StreamGpuSimulator {
         if let Some((kernel, regions)) = &self.main.edges {
             let tasks: u32 = regions.iter().map(Region::tasks).sum();
             text += &format!(
-                "; near the plane's edges {} ({} registers, {} warps)",
-                kernel.ptx.entry, kernel.registers, tasks
+                "; near the plane's edges {} ({} registers, {} spill bytes, {} warps)",
+                kernel.ptx.entry, kernel.registers, kernel.spill_bytes, tasks
             );
         }
         text + ")"
@@ -325,13 +352,13 @@ impl StreamGpuSimulator {
             let (program, masked) =
                 programs(chain, remainder as u32, self.device.plane, &self.rule)?;
             let (shifts, [k, edge_k]) = (self.shifts, self.words_per_lane);
-            let main = kernel(&program, shifts, k, &self.rule)?;
+            let main = Kernel::new(&self.ctx, kernel(&program, shifts, k, &self.rule)?)?;
             let edges = masked
                 .as_ref()
                 .map(|p| kernel(p, shifts, edge_k, &self.rule))
                 .transpose()?;
             assert!(
-                std::iter::once(&main)
+                std::iter::once(&main.ptx)
                     .chain(edges.as_ref())
                     .all(|k| k.halo_words <= self.device.ghost),
                 "a remainder's halo is within the main pass's"
@@ -408,10 +435,14 @@ impl Kernel {
         let registers = function
             .num_regs()
             .map_err(driver("read the kernel's registers"))?;
+        let spill_bytes = function
+            .local_size_bytes()
+            .map_err(driver("read the kernel's local memory"))?;
         Ok(Kernel {
             ptx,
             function,
             registers,
+            spill_bytes,
             warps_per_sm,
         })
     }
@@ -463,13 +494,12 @@ impl Pass {
     fn new(
         ctx: &Arc<CudaContext>,
         device: &DeviceUniverse,
-        (main, edges): (StreamPtx, Option<StreamPtx>),
+        (main, edges): (Kernel, Option<StreamPtx>),
         gens: u64,
     ) -> Result<Pass, GpuError> {
         let sms = ctx
             .attribute(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
             .map_err(driver("read the multiprocessor count"))? as u64;
-        let main = Kernel::new(ctx, main)?;
         let resident = sms * u64::from(main.warps_per_sm);
         let whole = |ptx: &StreamPtx| {
             let strips = device.words.div_ceil(ptx.output_words);
