@@ -13,7 +13,8 @@ use lifegen_gen::synth::request;
 #[derive(Args, Debug)]
 pub struct SearchArgs {
     /// A life-like rule (B3/S23, b3s23, 23/3), or an isotropic non-totalistic one (B2-a/S12),
-    /// whose pair shape is searched (--shape, --basis, --min, --max and --solver do not apply).
+    /// whose pair shape is searched (--shape, --basis, --max and --solver do not apply; --min is
+    /// the smallest total of feature and finish gates tried jointly).
     #[arg(long, default_value = "B3/S23")]
     rule: String,
     /// monolithic (9 inputs), blog (6 adder LUTs fixed), or row-shared (7 inputs).
@@ -148,8 +149,8 @@ fn search_pair(rule: &MapRule, args: &SearchArgs) -> Result<()> {
     let per_size = std::time::Duration::from_secs_f64(args.size_timeout.max(0.0));
     let found = map::search_pair(
         rule,
-        deadline,
-        per_size,
+        (deadline, per_size),
+        args.min,
         |feature, finish, answer, seconds| {
             let label = match answer {
                 Some(true) => "sat",

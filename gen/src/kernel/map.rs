@@ -304,7 +304,8 @@ pub const MAX_FEATURE_GATES: [usize; 2] = [6, 4];
 /// rule's nearest totalistic rule: first in two steps (the fewest feature gates of 1 and of 2
 /// outputs for which some finish table works, then the smallest LUT3 network of that table;
 /// quick, an upper bound), then jointly (the feature and finish with the fewest gates together,
-/// each total below the bound from 2 up, its splits from the fewest feature gates). `None` when
+/// each total below the bound from `min_total` (at least 2) up, its splits from the fewest
+/// feature gates; smallest is claimed only from 2). `None` when
 /// nothing is found by `deadline` or the rule is of another kind; a joint split not decided
 /// within `per_size` is passed over (its total not refuted). `progress` hears each size tried:
 /// `(feature gates, finish gates or 0 in the first step, answer, seconds)`.
@@ -312,8 +313,8 @@ pub const MAX_FEATURE_GATES: [usize; 2] = [6, 4];
 /// kernels_out/pairs/, where every run reads it.
 pub fn search_pair(
     rule: &MapRule,
-    deadline: Instant,
-    per_size: Duration,
+    (deadline, per_size): (Instant, Duration),
+    min_total: usize,
     mut progress: impl FnMut(usize, usize, Option<bool>, f64),
 ) -> Option<PairSearch> {
     if !takes_pair_shape(rule) {
@@ -348,8 +349,8 @@ pub fn search_pair(
     }
     let bound = best.as_ref().map_or(MAX_PAIR_GATES + 1, PairFeature::gates);
     let mut refuted = Vec::new();
-    let mut smallest = true;
-    'totals: for total in 2..bound {
+    let mut smallest = min_total <= 2;
+    'totals: for total in min_total.max(2)..bound {
         let mut all_refuted = true;
         for feature_gates in 1..total {
             let (t0, stop) = (Instant::now(), deadline.min(Instant::now() + per_size));
@@ -555,8 +556,13 @@ mod tests {
     fn the_search_finds_the_smallest_pair_shape_and_its_record_reads_back() {
         let rule = map("B2-a/S12");
         let deadline = Instant::now() + Duration::from_secs(600);
-        let found =
-            search_pair(&rule, deadline, Duration::from_secs(600), |_, _, _, _| {}).unwrap();
+        let found = search_pair(
+            &rule,
+            (deadline, Duration::from_secs(600)),
+            2,
+            |_, _, _, _| {},
+        )
+        .unwrap();
         assert!(found.smallest);
         assert_eq!(found.record.gates(), 4);
         assert_eq!(found.record.refuted, [2, 3]);
@@ -583,8 +589,8 @@ mod tests {
         assert!(
             search_pair(
                 &anisotropic,
-                deadline,
-                Duration::from_secs(1),
+                (deadline, Duration::from_secs(1)),
+                2,
                 |_, _, _, _| {}
             )
             .is_none()
