@@ -7,8 +7,8 @@
 //! Golly (the algorithms built on `lifealgo`) steps a bounded grid one generation at a time: it
 //! copies the grid's edges into a border one cell wide (`CreateBorderCells`, drawn in the
 //! comments of `JoinEdges`, `JoinShiftedEdges`, `JoinTwistedEdges`,
-//! `JoinTwistedAndShiftedEdges`, `JoinAdjacentEdges`), steps, and clears everything outside the grid. [`Topology::source`]
-//! is that border: which grid cell a cell one step past an edge is.
+//! `JoinTwistedAndShiftedEdges`, `JoinAdjacentEdges`), steps, and clears everything outside the
+//! grid. [`Topology::source`] is that border: which grid cell a cell one step past an edge is.
 
 use crate::echo::quote;
 use crate::rule::Rule;
