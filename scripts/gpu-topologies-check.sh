@@ -13,7 +13,7 @@ bench() {
 {
   step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
   step "tests/topologies gpu (LIFEGEN_REQUIRE_GPU=1)"
-  LIFEGEN_REQUIRE_GPU=1 timeout 120 $G/test-topologies gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -8
+  LIFEGEN_REQUIRE_GPU=1 timeout 240 $G/test-topologies gpu --test-threads 4 2>&1 | grep -vE '^test .* ok$' | tail -8
   step "compute-sanitizer memcheck"
   for rule in 'B3/S23:K4133*,97' 'B3/S23:C4133,97' 'B3/S23:S2100' '/2/3:K4133,97*' \
       'B3/S23:T4133+7,97' '/2/3:T4133,97-5'; do

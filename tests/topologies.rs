@@ -221,6 +221,7 @@ fn gpu_topologies_match_the_reference() {
                 // Several strips wide (a strip writes 62 words at two words a lane).
                 Topology::Sphere => &[(2080, 2080, 4), (67, 67, 17)],
                 Topology::Klein { shifted: true, .. } => &[(4134, 98, 11), (66, 40, 17)],
+                Topology::ShiftedTorus(_) => &[(4133, 97, 11), (67, 45, 17)],
                 _ => &[(4133, 97, 11), (65, 33, 17), (31, 300, 9)],
             };
             for (s, &(w, h, gens)) in sizes.iter().enumerate() {
