@@ -19,8 +19,8 @@ pub struct BenchArgs {
     #[arg(long, default_value = "B3/S23")]
     rule: String,
     /// The universe size, WxH (or one number for a square). Default: the rule's suffix's size,
-    /// else 16384x16384. A rule with `:P`, `:K`, `:C` or `:S` runs that topology, any other a
-    /// torus.
+    /// else 16384x16384. A rule with `:P`, `:K`, `:C`, `:S` or a shifted `:T` runs that
+    /// topology, any other a torus.
     #[arg(long, value_name = "WxH")]
     size: Option<String>,
     #[arg(long, default_value_t = 1024)]

@@ -1,4 +1,5 @@
-//! Golly's Klein bottles, cross-surfaces and spheres (`:K`, `:C`, `:S`): a cell past an edge is
+//! Golly's shifted tori, Klein bottles, cross-surfaces and spheres (`:T<w>+<s>,<h>`,
+//! `:T<w>,<h>+<s>`, `:K`, `:C`, `:S`): a cell past an edge is
 //! the grid cell Golly's one-cell border copies there (`lifegen_gen::Topology::source`). Every
 //! CPU path against the reference on random universes of odd sizes (each family: life-like,
 //! tables, Generations), the GPU likewise where there is one, and the suffixes through rule
@@ -8,7 +9,7 @@ mod checks;
 
 use lifegen_gen::plan::{GpuPlan, ShiftForm};
 use lifegen_gen::rule;
-use lifegen_gen::{Rule, Topology, Twisted};
+use lifegen_gen::{Rule, Shift, Topology, Twisted};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::{BackendKind, Universe, reference};
 
@@ -21,7 +22,11 @@ const KLEIN_LR: Topology = klein(Twisted::LeftRight, false);
 const KLEIN_TB_SHIFTED: Topology = klein(Twisted::TopBottom, true);
 const KLEIN_LR_SHIFTED: Topology = klein(Twisted::LeftRight, true);
 
-const TOPOLOGIES: [Topology; 6] = [
+const TOPOLOGIES: [Topology; 10] = [
+    Topology::ShiftedTorus(Shift::Horizontal(1)),
+    Topology::ShiftedTorus(Shift::Horizontal(-3)),
+    Topology::ShiftedTorus(Shift::Vertical(2)),
+    Topology::ShiftedTorus(Shift::Vertical(-1)),
     KLEIN_TB,
     KLEIN_LR,
     KLEIN_TB_SHIFTED,
@@ -124,10 +129,25 @@ fn suffixes_run_and_write_back() {
         ("B3/S23:K40*+1,20", KLEIN_TB_SHIFTED, (40, 20)),
         ("B3/S23:C41,23", Topology::Cross, (41, 23)),
         ("B3/S23:S33", Topology::Sphere, (33, 33)),
+        (
+            "B3/S23:T41+5,23",
+            Topology::ShiftedTorus(Shift::Horizontal(5)),
+            (41, 23),
+        ),
+        (
+            "B3/S23:T41,23-2",
+            Topology::ShiftedTorus(Shift::Vertical(-2)),
+            (41, 23),
+        ),
+        (
+            "23/3/3:T10-1,7",
+            Topology::ShiftedTorus(Shift::Horizontal(-1)),
+            (10, 7),
+        ),
     ] {
         let spec = rule::parse(text).unwrap();
         assert_eq!((spec.topology, spec.size), (topology, Some(size)), "{text}");
-        let start = universe(topology, size, 2, 3);
+        let start = universe(topology, size, spec.rule.states(), 3);
         let written = rle::write(&start, &spec.rule);
         let header = written.lines().next().unwrap();
         assert!(
@@ -146,6 +166,11 @@ fn golly_refusals_are_refused() {
         ("R2,C0,M1,S2..5,B3..4,NM:K20,20", "must be torus or plane"),
         ("B3/S23:S20,10", "a sphere is square"),
         ("B3/S23:C20+1,10", "Cross-surface can't have a shift"),
+        ("B3/S23:T20+1,10-1", "both horizontal and vertical shifts"),
+        (
+            "R2,C0,M1,S2..5,B3..4,NM:T20+1,20",
+            "unexpected character in suffix",
+        ),
     ] {
         let err = rule::parse(text).unwrap_err().to_string();
         assert!(err.contains(why), "{text}: {err}");
@@ -158,6 +183,12 @@ fn golly_refusals_are_refused() {
         .unwrap()
         .to_string();
     assert!(err.contains("torus or a bounded plane"), "{err}");
+    let shifted = universe(Topology::ShiftedTorus(Shift::Vertical(1)), (20, 20), 2, 1);
+    let err = lifegen_runtime::create(BackendKind::Auto, &ltl, shifted)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("shifted torus"), "{err}");
     let oblong = universe(Topology::Sphere, (20, 21), 2, 1);
     let err = lifegen_runtime::create(BackendKind::Reference, &Rule::CONWAY, oblong)
         .err()
@@ -190,6 +221,7 @@ fn gpu_topologies_match_the_reference() {
                 // Several strips wide (a strip writes 62 words at two words a lane).
                 Topology::Sphere => &[(2080, 2080, 4), (67, 67, 17)],
                 Topology::Klein { shifted: true, .. } => &[(4134, 98, 11), (66, 40, 17)],
+                Topology::ShiftedTorus(_) => &[(4133, 97, 11), (67, 45, 17)],
                 _ => &[(4133, 97, 11), (65, 33, 17), (31, 300, 9)],
             };
             for (s, &(w, h, gens)) in sizes.iter().enumerate() {

@@ -23,4 +23,4 @@ pub use map::MapRule;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
 pub use rule::{LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Topology};
 pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};
-pub use topology::Twisted;
+pub use topology::{Shift, Twisted};

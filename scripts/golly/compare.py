@@ -9,7 +9,9 @@ differing cells. The exit status is 1 when any case differs or fails, 0 otherwis
 generation; the soup is written at the grid's full size, so both programs put it at the grid's
 top-left corner), and with `--topology K*`, `K`, `K*+1`, `K+1`, `C` or `S` on Klein bottles
 (`:Kw*,h`, `:Kw,h*`, `:Kw*+1,h`, `:Kw,h*+1`), cross-surfaces (`:Cw,h`) and spheres (`:Sw`, square
-sizes only), written the same way.
+sizes only), written the same way; `--topology T+` and `T,+` run shifted tori (`:Tw+s,h`,
+`:Tw,h+s`), s drawn for each case (either sign, up to twice the side, a whole turn included),
+and check that both programs write back Golly's canonical suffix.
 
     scripts/golly/build-bgolly.sh /work/.mirror/jimblandy+golly/repo   # -> target/golly/bgolly
     cargo build --release                                              # -> target/release/lifegen
@@ -18,6 +20,7 @@ sizes only), written the same way.
         --gens 1,7,64 --seeds 1,2 --backends reference,cpu[,gpu]
     scripts/golly/compare.py --topology P                               # bounded planes
     scripts/golly/compare.py --topology 'K*' --sizes 64x40,67x45       # a Klein bottle
+    scripts/golly/compare.py --topology T+ --seeds 1,2,3                # shifted tori
 
 Rules in --rules are separated by ';' (LtL rules contain commas). See docs/GOLLY.md.
 
@@ -307,12 +310,18 @@ def parse_rle(text):
     return info, cells
 
 
-TOPOLOGIES = ["T", "P", "K*", "K", "K*+1", "K+1", "C", "S"]
+TOPOLOGIES = ["T", "P", "K*", "K", "K*+1", "K+1", "C", "S", "T+", "T,+"]
 
 
-def suffix_for(topology, w, h):
-    """Golly's canonical suffix of a w x h grid of `topology` (one of TOPOLOGIES: `K*` twists
-    the top and bottom edges, `K` the left and right ones, `+1` shifts the twisted edges)."""
+def suffix_for(topology, w, h, shift=0):
+    """The suffix of a w x h grid of `topology` (one of TOPOLOGIES: `K*` twists the top and
+    bottom edges, `K` the left and right ones, `+1` shifts the twisted edges; `T+` shifts the
+    top and bottom edges of a torus by `shift`, `T,+` the left and right ones), Golly's
+    canonical one but for a torus's shift, written as given (`:T10+13,7`)."""
+    if topology == "T+":
+        return ":T%d%+d,%d" % (w, shift, h)
+    if topology == "T,+":
+        return ":T%d,%d%+d" % (w, h, shift)
     if topology == "S":
         return ":S%d" % w
     if topology.startswith("K"):
@@ -323,9 +332,28 @@ def suffix_for(topology, w, h):
     return ":%s%d,%d" % (topology, w, h)
 
 
+def canonical_shifted(topology, w, h, shift):
+    """Golly's canonical suffix of `suffix_for(topology, w, h, shift)` for `T+` and `T,+`
+    (lifealgo::setgridsize keeps the sign and takes the size below the side; canonicalsuffix
+    writes no shift of zero)."""
+    side = w if topology == "T+" else h
+    s = abs(shift) % side * (1 if shift > 0 else -1)
+    if s == 0:
+        return ":T%d,%d" % (w, h)
+    return suffix_for(topology, w, h, s)
+
+
+def case_shift(rule, w, h, seed, topology):
+    """The shift of a `T+` or `T,+` case (the same for every run): either sign, of size 1 to
+    twice the side, so that some cases are a whole turn and some past it."""
+    rng = random.Random("shift|%s|%dx%d|%d|%s" % (rule, w, h, seed, topology))
+    side = w if topology == "T+" else h
+    return rng.choice([1, -1]) * rng.randint(1, 2 * side)
+
+
 def grid_of(rule, topology):
     """The sides of the rule's suffix, which must be of `topology` (see suffix_for)."""
-    m = re.search(r":([A-Z])(\d+)\*?(?:\+1)?(?:,(\d+)\*?(?:\+1)?)?$", rule)
+    m = re.search(r":([A-Z])(\d+)\*?(?:[+-]\d+)?(?:,(\d+)\*?(?:[+-]\d+)?)?$", rule)
     if not m or m.group(1) != topology[0]:
         raise CaseError("no :%s suffix in rule %r" % (topology, rule))
     w = int(m.group(2))
@@ -361,9 +389,9 @@ def state_letters(state, states):
     return chr(ord("p") + high) + chr(ord("A") + state - (high + 1) * 24 - 1)
 
 
-def write_rle(path, rule, w, h, cells, topology="T"):
+def write_rle(path, rule, w, h, cells, topology="T", shift=0):
     """An RLE of size w x h whose rule carries the suffix of a w x h grid of `topology`
-    (suffix_for); runs within rows, lines <= 70. `cells` is a dict of states or, for two
+    (suffix_for, with `shift` for a shifted torus); runs within rows, lines <= 70. `cells` is a dict of states or, for two
     states, a set of live cells."""
     if isinstance(cells, set):
         cells = {c: 1 for c in cells}
@@ -398,7 +426,7 @@ def write_rle(path, rule, w, h, cells, topology="T"):
     out.append(line)
     with open(path, "w") as f:
         f.write("x = %d, y = %d, rule = %s%s\n"
-                % (w, h, strip_suffix(rule), suffix_for(topology, w, h)))
+                % (w, h, strip_suffix(rule), suffix_for(topology, w, h, shift)))
         f.write("\n".join(out) + "\n")
 
 
@@ -547,7 +575,9 @@ def main():
                          "dead; B0 rules are skipped: Golly's B0 emulation keeps the edges dead "
                          "in its complemented frame, alive in the rule's own); K*, K, K*+1, "
                          "K+1: Klein bottles (`:Kw*,h`, `:Kw,h*`, `:Kw*+1,h`, `:Kw,h*+1`); C: "
-                         "cross-surfaces; S: spheres (square sizes only)")
+                         "cross-surfaces; S: spheres (square sizes only); T+, T,+: tori "
+                         "whose top and bottom (left and right) edges are joined with a shift "
+                         "(`:Tw+s,h`, `:Tw,h+s`), s drawn for each case")
     ap.add_argument("--lifegen-arg", action="append", default=[],
                     help="an extra argument for `lifegen run` (repeatable)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per command")
@@ -579,9 +609,11 @@ def main():
     if topology == "S" and any(w != h for (w, h) in sizes):
         sys.exit("error: a sphere (:S) is square; give square --sizes")
     print("bgolly: %s (Golly commit %s)" % (args.bgolly, commit))
-    names = {"T": "tori", "P": "bounded planes", "C": "cross-surfaces", "S": "spheres"}
+    shifted = topology in ("T+", "T,+")
+    names = {"T": "tori", "P": "bounded planes", "C": "cross-surfaces", "S": "spheres",
+             "T+": "shifted tori", "T,+": "shifted tori"}
     print("topology: %s (%s, for example)" % (names.get(topology, "Klein bottles"),
-                                                 suffix_for(topology, 40, 40 if topology == "S" else 20)))
+                                                 suffix_for(topology, 40, 40 if topology == "S" else 20, -3)))
     print("lifegen: %s" % args.lifegen)
     print("%-34s %-8s %4s %-9s %-16s %s" % ("rule", "size", "gens", "backend", "golly algo",
                                              "result"))
@@ -642,12 +674,13 @@ def main():
                 gsoup = os.path.join(work, "soup-golly.rle")
                 W, H = torus_for(rule, w, h)
                 live0 = soup_cells(rule, w, h, seed, args.density)
+                shift = case_shift(rule, W, H, seed, topology) if shifted else 0
                 try:
                     if bounded:
                         # Where a pattern lies in a plane (a Klein bottle, ...) matters: both
                         # get the whole W x H grid (Larger than Life raises sides below 2r), so
                         # that Golly centres the grid where lifegen has it, from (0, 0).
-                        write_rle(soup, rule, W, H, live0, topology)
+                        write_rle(soup, rule, W, H, live0, topology, shift)
                     else:
                         write_rle(soup, rule, w, h, live0)
                     if scheme == "dual":
@@ -655,10 +688,10 @@ def main():
                         # starting universe (W x H: the soup at (0, 0), dead cells elsewhere)
                         gw, gh = W, H
                         everything = {(x, y) for y in range(H) for x in range(W)}
-                        write_rle(gsoup, grule, W, H, everything - set(live0), topology)
+                        write_rle(gsoup, grule, W, H, everything - set(live0), topology, shift)
                     elif bounded:
                         gw, gh = W, H
-                        write_rle(gsoup, grule, W, H, live0, topology)
+                        write_rle(gsoup, grule, W, H, live0, topology, shift)
                     else:
                         gw, gh = w, h
                         write_rle(gsoup, grule, w, h, live0)
@@ -676,6 +709,11 @@ def main():
                         if grid_of(ginfo["rule"], topology) != (W, H):
                             raise CaseError("Golly's grid is %dx%d, expected %dx%d"
                                             % (grid_of(ginfo["rule"], topology) + (W, H)))
+                        gsuffix = ":" + ginfo["rule"].partition(":")[2]
+                        if shifted and gsuffix != canonical_shifted(topology, W, H, shift):
+                            raise CaseError("Golly wrote %s for %s, expected %s"
+                                            % (gsuffix, suffix_for(topology, W, H, shift),
+                                               canonical_shifted(topology, W, H, shift)))
                         d = dumps[g]
                         # the -o RLE is the bounding box; place it with `edges`' top-left
                         if ginfo["x"] == 0:
@@ -710,6 +748,11 @@ def main():
                         except (CaseError, subprocess.TimeoutExpired) as e:
                             report(rule, w, h, g, b, algo, seed, "ERROR", str(e))
                             continue
+                        lsuffix = ":" + linfo["rule"].partition(":")[2]
+                        if shifted and lsuffix != gsuffix:
+                            report(rule, w, h, g, b, algo, seed, "DIFFERENT",
+                                   "suffix: Golly %s, lifegen %s" % (gsuffix, lsuffix))
+                            continue
                         if (linfo["x"], linfo["y"]) != (W, H):
                             report(rule, w, h, g, b, algo, seed, "DIFFERENT",
                                    "torus: Golly %dx%d, lifegen %dx%d"
@@ -717,8 +760,11 @@ def main():
                             continue
                         if lcells == expect:
                             report(rule, w, h, g, b, algo, seed, "IDENTICAL",
-                                   "pop %d%s" % (len(lcells),
-                                                 (" b0:" + scheme) if scheme else ""))
+                                   "pop %d%s%s" % (len(lcells),
+                                                   (" b0:" + scheme) if scheme else "",
+                                                   (" %s -> %s" % (suffix_for(topology, W, H,
+                                                                              shift), lsuffix))
+                                                   if shifted else ""))
                         else:
                             only_g = {c for c, v in expect.items() if lcells.get(c) != v}
                             only_l = {c for c, v in lcells.items() if expect.get(c) != v}

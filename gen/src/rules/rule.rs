@@ -11,7 +11,7 @@ use std::fmt;
 use crate::echo::{escape_controls, quote};
 use crate::generations::{AliveRule, Generations, generations, parse_bs_generations, parse_states};
 use crate::map::MapRule;
-pub use crate::topology::{Topology, Twisted};
+pub use crate::topology::{Shift, Topology, Twisted};
 
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
 pub type CountSet = u16;
@@ -602,6 +602,15 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     };
     let ltl = matches!(rule, Rule::LargerThanLife(_))
         || matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_)));
+    if ltl && suffix.is_some_and(|s| s.contains(['+', '-'])) {
+        // ltlalgo::setrule reads `:T<w>,<h>` with sscanf, so a shift (even one of a whole turn)
+        // is stuff after the sides.
+        return Err(fail(
+            "Golly refuses a shifted torus for Larger than Life: \"unexpected character in \
+             suffix\"; use :T<w>,<h> or :P<w>,<h>"
+                .into(),
+        ));
+    }
     if ltl && !matches!(topology, Topology::Torus | Topology::Plane) {
         // ltlalgo::setrule reads `:T` and `:P` only.
         return Err(fail(format!(
@@ -1172,8 +1181,12 @@ mod tests {
         assert!("B3/S23:P10".parse::<Rule>().is_err());
         let zero = parse("B3/S23:P0,10").unwrap_err().to_string();
         assert!(zero.contains("bounded plane"), "{zero}");
-        let shifted = parse("B3/S23:T10+1,10").unwrap_err().to_string();
-        assert!(shifted.contains("lifegen runs unshifted tori"), "{shifted}");
+        let shifted = parse("B3/S23:T10-13,7").unwrap();
+        assert_eq!(
+            shifted.topology,
+            Topology::ShiftedTorus(crate::topology::Shift::Horizontal(-3))
+        );
+        assert_eq!(shifted.to_string(), "B3/S23:T10-3,7");
     }
 
     fn ltl(s: &str) -> LargerThanLife {
@@ -1472,6 +1485,19 @@ mod tests {
             ("5,34,45,34", "five whole numbers"),
             ("R5,C0,M1,S34..58,B34..45,NM:K10,10", "Klein bottle"),
             ("R2,C3,M1,S2..4,B3..3,NM:S10", "must be torus or plane"),
+            (
+                "R2,C0,M1,S2..5,B3..4,NM:T20+1,20",
+                "unexpected character in suffix",
+            ),
+            (
+                "R2,C3,M1,S2..4,B3..3,NM:T20,20-3",
+                "unexpected character in suffix",
+            ),
+            // A shift of a whole turn is none to lifealgo, stuff after the sides to ltlalgo.
+            (
+                "R2,C0,M1,S2..5,B3..4,NM:T20+20,20",
+                "unexpected character in suffix",
+            ),
             // Golly 5's neighbourhoods: digits, suffixes, limits.
             ("R2,C0,S1,B1,N@89189", "exactly 6 hex digits"),
             ("R2,C0,S1,B1,N@8918911", "exactly 6 hex digits"),

@@ -1,13 +1,14 @@
-//! What lies past a universe's edges: Golly's topology suffixes (`:T`, `:P`, `:K`, `:C`, `:S`),
+//! What lies past a universe's edges: Golly's topology suffixes (`:T`, `:P`, `:K`, `:C`, `:S`,
+//! and the shifted tori `:T<w>+<s>,<h>`, `:T<w>,<h>+<s>`),
 //! read and written back as Golly's `lifealgo::setgridsize` and `canonicalsuffix` do, and the
 //! cell a simulator reads past an edge ([`Topology::source`]), the one definition every
 //! simulator follows.
 //!
 //! Golly (the algorithms built on `lifealgo`) steps a bounded grid one generation at a time: it
 //! copies the grid's edges into a border one cell wide (`CreateBorderCells`, drawn in the
-//! comments of `JoinEdges`, `JoinTwistedEdges`, `JoinTwistedAndShiftedEdges`,
-//! `JoinAdjacentEdges`), steps, and clears everything outside the grid. [`Topology::source`]
-//! is that border: which grid cell a cell one step past an edge is.
+//! comments of `JoinEdges`, `JoinShiftedEdges`, `JoinTwistedEdges`,
+//! `JoinTwistedAndShiftedEdges`, `JoinAdjacentEdges`), steps, and clears everything outside the
+//! grid. [`Topology::source`] is that border: which grid cell a cell one step past an edge is.
 
 use crate::echo::quote;
 use crate::rule::Rule;
@@ -21,12 +22,27 @@ pub enum Twisted {
     LeftRight,
 }
 
+/// Which pair of a shifted torus's edges is joined with a shift, and by how many cells (Golly's
+/// `hshift`, `vshift`: less than the side in size, kept with its sign as written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Shift {
+    /// `:T<w>+<s>,<h>` (`:T<w>-<s>,<h>`): the top and bottom edges; the cell below `(x, h - 1)`
+    /// is `(x + s, 0)`, the one above `(x, 0)` is `(x - s, h - 1)`, x taken round the width.
+    Horizontal(i64),
+    /// `:T<w>,<h>+<s>`: the left and right edges; the cell right of `(w - 1, y)` is `(0, y + s)`,
+    /// the one left of `(0, y)` is `(w - 1, y - s)`, y taken round the height.
+    Vertical(i64),
+}
+
 /// What lies past a universe's edges.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Topology {
     /// `:T<w>,<h>`: the opposite edge.
     #[default]
     Torus,
+    /// `:T<w>+<s>,<h>`, `:T<w>,<h>+<s>`: a torus whose top and bottom (or left and right) edges
+    /// are joined with a shift along them (Golly's `JoinShiftedEdges`).
+    ShiftedTorus(Shift),
     /// `:P<w>,<h>`: dead cells at every generation.
     Plane,
     /// `:K`: a Klein bottle, one pair of edges joined with a twist and the other plainly;
@@ -44,7 +60,7 @@ impl Topology {
     /// Golly's suffix letter.
     pub fn letter(self) -> char {
         match self {
-            Topology::Torus => 'T',
+            Topology::Torus | Topology::ShiftedTorus(_) => 'T',
             Topology::Plane => 'P',
             Topology::Klein { .. } => 'K',
             Topology::Cross => 'C',
@@ -52,10 +68,12 @@ impl Topology {
         }
     }
 
-    /// For people: "torus", "bounded plane", "Klein bottle", "cross-surface" or "sphere".
+    /// For people: "torus", "shifted torus", "bounded plane", "Klein bottle", "cross-surface"
+    /// or "sphere".
     pub fn name(self) -> &'static str {
         match self {
             Topology::Torus => "torus",
+            Topology::ShiftedTorus(_) => "shifted torus",
             Topology::Plane => "bounded plane",
             Topology::Klein { .. } => "Klein bottle",
             Topology::Cross => "cross-surface",
@@ -64,8 +82,10 @@ impl Topology {
     }
 
     /// Golly's canonical suffix (`lifealgo::canonicalsuffix`) for a grid of `size`: both sides
-    /// written but for a sphere's one (`:S20`), a Klein bottle's twist marked by `*`. With no
-    /// size, the letter alone (lifegen then takes the size from elsewhere), nothing for a torus.
+    /// written but for a sphere's one (`:S20`), a Klein bottle's twist marked by `*`, a torus's
+    /// shift after the side it runs along with its sign (`:T10-3,10`; as Golly reads it, of a
+    /// size below the side, none when that leaves none). With no size, the letter alone
+    /// (lifegen then takes the size from elsewhere), nothing for a torus.
     pub fn suffix(self, size: Option<(u64, u64)>) -> String {
         let Some((w, h)) = size else {
             return match self {
@@ -75,6 +95,16 @@ impl Topology {
         };
         match self {
             Topology::Torus => format!(":T{w},{h}"),
+            Topology::ShiftedTorus(shift) => match shift {
+                Shift::Horizontal(s) => match reduced(s, w) {
+                    0 => format!(":T{w},{h}"),
+                    s => format!(":T{w}{s:+},{h}"),
+                },
+                Shift::Vertical(s) => match reduced(s, h) {
+                    0 => format!(":T{w},{h}"),
+                    s => format!(":T{w},{h}{s:+}"),
+                },
+            },
             Topology::Plane => format!(":P{w},{h}"),
             Topology::Sphere => format!(":S{w}"),
             Topology::Cross => format!(":C{w},{h}"),
@@ -89,9 +119,16 @@ impl Topology {
     }
 
     /// The same edges on the universe mirrored in its main diagonal (x and y swapped): a Klein
-    /// bottle's twisted pair changes; the others stay what they are.
+    /// bottle's twisted pair and a shifted torus's shifted pair change; the others stay what
+    /// they are.
     pub fn transposed(self) -> Topology {
         match self {
+            Topology::ShiftedTorus(Shift::Horizontal(s)) => {
+                Topology::ShiftedTorus(Shift::Vertical(s))
+            }
+            Topology::ShiftedTorus(Shift::Vertical(s)) => {
+                Topology::ShiftedTorus(Shift::Horizontal(s))
+            }
             Topology::Klein { twisted, shifted } => Topology::Klein {
                 twisted: match twisted {
                     Twisted::TopBottom => Twisted::LeftRight,
@@ -108,13 +145,23 @@ impl Topology {
     /// an edge, Golly's border (`lifealgo::CreateBorderCells`), corners included: a cross-surface
     /// and a sphere copy each grid corner to the same corner of the border. Farther out, a torus
     /// and a Klein bottle go on as the surface does (the plane tiled by reflected copies of the
-    /// grid); a cross-surface and a sphere repeat their one-cell border's rule, which is what
-    /// Golly's semantics defines (they run one generation a pass: [`Topology::chains_for`]).
+    /// grid; a shifted torus the plane tiled by copies of the grid each shifted from the one
+    /// above or beside it); a cross-surface and a sphere repeat their one-cell border's rule,
+    /// which is what Golly's semantics defines (they run one generation a pass:
+    /// [`Topology::chains_for`]).
     /// A sphere's grid is square (`w == h`).
     pub fn source(self, x: i64, y: i64, (w, h): (i64, i64)) -> Option<(i64, i64)> {
         let (x_in, y_in) = ((0..w).contains(&x), (0..h).contains(&y));
         Some(match self {
             Topology::Torus => (x.rem_euclid(w), y.rem_euclid(h)),
+            Topology::ShiftedTorus(Shift::Horizontal(s)) => (
+                (x + s.rem_euclid(w) * y.div_euclid(h)).rem_euclid(w),
+                y.rem_euclid(h),
+            ),
+            Topology::ShiftedTorus(Shift::Vertical(s)) => (
+                x.rem_euclid(w),
+                (y + s.rem_euclid(h) * x.div_euclid(w)).rem_euclid(h),
+            ),
             Topology::Plane if x_in && y_in => (x, y),
             Topology::Plane => return None,
             Topology::Klein { twisted, shifted } => {
@@ -161,18 +208,24 @@ impl Topology {
 
     /// Whether cells past the edges filled once from the grid by [`Topology::source`], to any
     /// depth, stay right over several generations of `rule` (a pass may chain generations):
-    /// on a torus always; on a Klein bottle when `rule` is the same mirrored across the twist
+    /// on a torus, shifted or not, always; on a Klein bottle when `rule` is the same mirrored across the twist
     /// (Golly's border copies cells, it does not mirror the neighbourhood: an asymmetric table
     /// sees a different rule in a reflected copy of the grid); never on a plane (cells past its
     /// edges are dead at every generation), a cross-surface or a sphere (their corners are no
     /// copies of any surface's cells).
     pub fn chains_for(self, rule: &Rule) -> bool {
         match self {
-            Topology::Torus => true,
+            Topology::Torus | Topology::ShiftedTorus(_) => true,
             Topology::Klein { twisted, .. } => rule.is_mirror_symmetric(twisted),
             Topology::Plane | Topology::Cross | Topology::Sphere => false,
         }
     }
+}
+
+/// A shift as Golly keeps it on a side of `side` cells: its size taken below the side, its sign
+/// kept (`setgridsize`: `if (hshift >= gridwd) hshift %= gridwd; hshift *= sign`).
+fn reduced(shift: i64, side: u64) -> i64 {
+    i64::try_from(side).map_or(shift, |side| if side == 0 { 0 } else { shift % side })
 }
 
 /// The topology and sides of a rule's suffix, the text after `:`, read as Golly's
@@ -180,8 +233,9 @@ impl Topology {
 /// lifegen's `:K`, `:C`, `:S`) alone give no size; one side means a square; a Klein bottle's
 /// twist is marked by `*` after the side whose edges it joins (`:K<w>,<h>` is `:K<w>,<h>*`);
 /// shifts are read as Golly reads them (on a Klein bottle kept as a shift by one when the
-/// twisted edges have an even number of cells). Zero sides are returned (the caller refuses
-/// them); Golly's errors come back with its message.
+/// twisted edges have an even number of cells; on a torus kept with their sign, below the side
+/// in size). Zero sides are returned (the caller refuses them); Golly's errors come back with
+/// its message.
 pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>), String> {
     let whole = quote(&format!(":{suffix}"));
     let golly = |why: &str| format!("Golly refuses {whole}: {why}");
@@ -201,9 +255,9 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
         'S' => Topology::Sphere,
         _ => {
             return Err(format!(
-                "unknown topology suffix {whole}; use :T<w>,<h> (torus), :P<w>,<h> (bounded \
-                 plane), :K<w>*,<h> or :K<w>,<h>* (Klein bottle), :C<w>,<h> (cross-surface) or \
-                 :S<side> (sphere)"
+                "unknown topology suffix {whole}; use :T<w>,<h> (torus; :T<w>+<s>,<h> or \
+                 :T<w>,<h>+<s> shifted), :P<w>,<h> (bounded plane), :K<w>*,<h> or :K<w>,<h>* \
+                 (Klein bottle), :C<w>,<h> (cross-surface) or :S<side> (sphere)"
             ));
         }
     };
@@ -223,8 +277,24 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
         }
         n
     };
+    // A shift's digits, read into Golly's `int`: past its range the value is undefined there,
+    // so lifegen refuses it.
+    let shift_digits = |chars: &mut std::iter::Peekable<std::str::Chars>| {
+        let mut n: i64 = 0;
+        while let Some(d) = chars.peek().and_then(|c| c.to_digit(10)) {
+            n = 10 * n + i64::from(d);
+            if n > i64::from(i32::MAX) {
+                return Err(format!(
+                    "the shift in {whole} is past 2147483647, where Golly's shift (an int) \
+                     overflows; give a shift below the side"
+                ));
+            }
+            chars.next();
+        }
+        Ok(n)
+    };
     let (mut htwist, mut vtwist) = (false, false);
-    let (mut hshift, mut vshift) = (0u64, 0u64);
+    let (mut hshift, mut vshift) = (0i64, 0i64);
     let width = digits(&mut chars);
     if chars.next_if_eq(&'*').is_some() {
         if letter != 'K' {
@@ -232,8 +302,8 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
         }
         htwist = true;
     }
-    // The sign does not matter: a Klein bottle's shift is by one, and shifted tori are refused.
-    if chars.next_if(|&c| c == '+' || c == '-').is_some() {
+    // On a Klein bottle the sign does not matter: its shift is by one.
+    if let Some(sign) = chars.next_if(|&c| c == '+' || c == '-') {
         match letter {
             'P' => return Err(golly("Plane can't have a shift.")),
             'S' => return Err(golly("Sphere can't have a shift.")),
@@ -242,7 +312,10 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
             _ if width == 0 => return Err(golly("Can't shift infinite width.")),
             _ => {}
         }
-        hshift = digits(&mut chars) % width;
+        hshift = reduced(shift_digits(&mut chars)?, width);
+        if sign == '-' {
+            hshift = -hshift;
+        }
     }
     let comma = letter != 'S' && chars.next_if_eq(&',').is_some();
     if !comma && chars.peek().is_some() {
@@ -271,7 +344,7 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
             }
             vtwist = true;
         }
-        if chars.next_if(|&c| c == '+' || c == '-').is_some() {
+        if let Some(sign) = chars.next_if(|&c| c == '+' || c == '-') {
             match letter {
                 'P' => return Err(golly("Plane can't have a shift.")),
                 'C' => return Err(golly("Cross-surface can't have a shift.")),
@@ -282,7 +355,10 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
                 _ if height == 0 => return Err(golly("Can't shift infinite height.")),
                 _ => {}
             }
-            vshift = digits(&mut chars) % height;
+            vshift = reduced(shift_digits(&mut chars)?, height);
+            if sign == '-' {
+                vshift = -vshift;
+            }
         }
         if chars.peek().is_some() {
             return Err(golly("Unexpected stuff after grid height."));
@@ -313,11 +389,10 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
                 shifted: vshift != 0 && height % 2 == 0,
             }
         };
-    } else if hshift != 0 || vshift != 0 {
-        return Err(format!(
-            "{whole} is a torus whose edges are joined with a shift; lifegen runs unshifted tori \
-             (:T<w>,<h>), Klein bottles (shifted by one too), cross-surfaces and spheres"
-        ));
+    } else if hshift != 0 {
+        topology = Topology::ShiftedTorus(Shift::Horizontal(hshift));
+    } else if vshift != 0 {
+        topology = Topology::ShiftedTorus(Shift::Vertical(vshift));
     }
     Ok((topology, Some((width, height))))
 }
@@ -354,6 +429,23 @@ mod tests {
             ("K21*+1,10", ":K21*,10"),
             ("K10,20*+1", ":K10,20*+1"),
             ("K10,21*-1", ":K10,21*"),
+            ("T10+1,10", ":T10+1,10"),
+            ("t10-3,7", ":T10-3,7"),
+            ("T10+13,7", ":T10+3,7"),
+            ("T10-13,7", ":T10-3,7"),
+            ("T10+10,7", ":T10,7"),
+            ("T10-20,7", ":T10,7"),
+            ("T10+0,7", ":T10,7"),
+            ("T10-0,7", ":T10,7"),
+            ("T10+,7", ":T10,7"),
+            ("T10+1", ":T10+1,10"),
+            ("T10-1,", ":T10-1,10"),
+            ("T10,10-2", ":T10,10-2"),
+            ("T10,7+9", ":T10,7+2"),
+            ("T10,7-7", ":T10,7"),
+            ("T10+10,7+1", ":T10,7+1"),
+            ("T1+0,5", ":T1,5"),
+            ("T2147483647,3+2147483647", ":T2000000000,3+1"),
             ("C20,10", ":C20,10"),
             ("c7", ":C7,7"),
             ("S20", ":S20"),
@@ -387,8 +479,17 @@ mod tests {
             ("T10+1,0", "unbounded"),
             ("T10,10+1x", "Unexpected stuff after grid height"),
             ("Q10", "unknown topology suffix"),
-            ("T10+1,10", "shift; lifegen runs unshifted tori"),
-            ("T10,10-2", "shift; lifegen runs unshifted tori"),
+            (
+                "T10+1,10+1",
+                "Can't have both horizontal and vertical shifts",
+            ),
+            (
+                "T10-1,10-1",
+                "Can't have both horizontal and vertical shifts",
+            ),
+            ("T10,0+1", "Can't shift infinite height"),
+            ("T10+2147483648,10", "past 2147483647"),
+            ("K20*+99999999999,10", "past 2147483647"),
         ] {
             let got = read(given);
             assert!(
@@ -400,14 +501,30 @@ mod tests {
         assert_eq!(read("T10+10,7"), ":T10,7");
     }
 
-    /// One cell past each edge, Golly's border as its source comments draw it: `:K4*,3`,
-    /// `:K4,3*`, `:C4,3`, `:S3`; `:K4*+1,3` and `:K3,4*+1` as its code makes them (the comments
-    /// in `JoinTwistedAndShiftedEdges` draw the shift the other way). Cells are letters row by
+    /// One cell past each edge, Golly's border as its source comments draw it: `:T4+1,3`,
+    /// `:T4,3+1`, `:K4*,3`, `:K4,3*`, `:C4,3`, `:S3`; `:T4-1,3`, `:K4*+1,3` and `:K3,4*+1` as
+    /// its code makes them (the comments in `JoinTwistedAndShiftedEdges` draw the shift the
+    /// other way). Cells are letters row by
     /// row (`A` the top-left); each picture is the grid with its border.
     #[test]
     fn borders_are_the_ones_golly_draws() {
         let klein = |twisted, shifted| Topology::Klein { twisted, shifted };
         let cases = [
+            (
+                Topology::ShiftedTorus(Shift::Horizontal(1)),
+                (4, 3),
+                ["KLIJKL", "DABCDA", "HEFGHE", "LIJKLI", "ABCDAB"],
+            ),
+            (
+                Topology::ShiftedTorus(Shift::Vertical(1)),
+                (4, 3),
+                ["HIJKLA", "LABCDE", "DEFGHI", "HIJKLA", "LABCDE"],
+            ),
+            (
+                Topology::ShiftedTorus(Shift::Horizontal(-1)),
+                (4, 3),
+                ["IJKLIJ", "DABCDA", "HEFGHE", "LIJKLI", "CDABCD"],
+            ),
             (
                 klein(Twisted::TopBottom, false),
                 (4, 3),
@@ -462,14 +579,62 @@ mod tests {
         }
     }
 
-    /// A torus's and a Klein bottle's cells past the edges, to any depth, are those of the
-    /// surface: moving one cell from any cell reaches the cell Golly's border gives.
+    /// The transposed topology is the same surface mirrored in the main diagonal.
     #[test]
-    fn klein_bottles_are_surfaces_to_any_depth() {
+    fn transposed_surfaces_are_mirrored() {
+        let (w, h) = (6, 5);
+        for topology in [
+            Topology::ShiftedTorus(Shift::Horizontal(2)),
+            Topology::ShiftedTorus(Shift::Vertical(-3)),
+            Topology::Klein {
+                twisted: Twisted::TopBottom,
+                shifted: true,
+            },
+        ] {
+            for y in -8..8 {
+                for x in -8..8 {
+                    let (sx, sy) = topology.source(x, y, (w, h)).unwrap();
+                    let mirrored = topology.transposed().source(y, x, (h, w));
+                    assert_eq!(mirrored, Some((sy, sx)), "{topology:?} at ({x}, {y})");
+                }
+            }
+        }
+    }
+
+    /// A shifted torus's and a Klein bottle's cells past the edges, to any depth, are those of
+    /// the surface: moving one cell from any cell reaches the cell Golly's border gives.
+    #[test]
+    fn shifted_tori_and_klein_bottles_are_surfaces_to_any_depth() {
+        let (w, h) = (6, 5);
+        for shift in [
+            Shift::Horizontal(1),
+            Shift::Horizontal(-4),
+            Shift::Vertical(2),
+            Shift::Vertical(-1),
+        ] {
+            let topology = Topology::ShiftedTorus(shift);
+            for y in -13..13 {
+                for x in -13..13 {
+                    let (sx, sy) = topology.source(x, y, (w, h)).unwrap();
+                    for (dx, dy) in [(1, 0), (0, 1), (1, 1), (-1, 1)] {
+                        let far = topology.source(x + dx, y + dy, (w, h)).unwrap();
+                        let near = topology.source(sx + dx, sy + dy, (w, h)).unwrap();
+                        assert_eq!(far, near, "{topology:?} at ({x}, {y}) + ({dx}, {dy})");
+                    }
+                }
+            }
+            // A shift and one of a whole turn more are the same surface.
+            let turned = Topology::ShiftedTorus(match shift {
+                Shift::Horizontal(s) => Shift::Horizontal(s + w),
+                Shift::Vertical(s) => Shift::Vertical(s - h),
+            });
+            for (x, y) in [(-7, -9), (3, 11), (13, -2)] {
+                assert_eq!(topology.source(x, y, (w, h)), turned.source(x, y, (w, h)));
+            }
+        }
         for shifted in [false, true] {
             for twisted in [Twisted::TopBottom, Twisted::LeftRight] {
                 let topology = Topology::Klein { twisted, shifted };
-                let (w, h) = (6, 5);
                 for y in -13..13 {
                     for x in -13..13 {
                         let (sx, sy) = topology.source(x, y, (w, h)).unwrap();

@@ -376,13 +376,15 @@ mod tests {
     }
 
     #[test]
-    fn padded_rows_of_twisted_surfaces_are_their_sources() {
-        use lifegen_gen::{Topology, Twisted};
+    fn padded_rows_of_shifted_and_twisted_surfaces_are_their_sources() {
+        use lifegen_gen::{Shift, Topology, Twisted};
         let klein = |twisted| Topology::Klein {
             twisted,
             shifted: true,
         };
         for topology in [
+            Topology::ShiftedTorus(Shift::Horizontal(3)),
+            Topology::ShiftedTorus(Shift::Vertical(-2)),
             klein(Twisted::TopBottom),
             klein(Twisted::LeftRight),
             Topology::Cross,

@@ -480,3 +480,73 @@ fn as_u32_mut(row: &mut [u64]) -> &mut [u32] {
     // SAFETY: as in `as_u32`; every bit pattern is a valid u64.
     unsafe { std::slice::from_raw_parts_mut(row.as_mut_ptr().cast::<u32>(), row.len() * 2) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lifegen_gen::{Shift, Topology, Twisted};
+
+    /// The gather kernel's table, run on the host as the kernel runs it, fills every padded
+    /// cell, to the depth of the ghost words and rows a chained launch reads, with the cell
+    /// [`Topology::source`] names.
+    #[test]
+    fn gathered_padding_is_each_cells_source() {
+        let klein = |twisted, shifted| Topology::Klein { twisted, shifted };
+        let topologies = [
+            Topology::ShiftedTorus(Shift::Horizontal(1)),
+            Topology::ShiftedTorus(Shift::Horizontal(-7)),
+            Topology::ShiftedTorus(Shift::Vertical(2)),
+            Topology::ShiftedTorus(Shift::Vertical(-1)),
+            klein(Twisted::TopBottom, false),
+            klein(Twisted::LeftRight, true),
+            Topology::Cross,
+            Topology::Sphere,
+        ];
+        let (ghost, ghost_rows) = (2usize, 3usize);
+        for topology in topologies {
+            for (s, (w, h)) in [(1usize, 1usize), (9, 9), (33, 7), (64, 64), (70, 11)]
+                .into_iter()
+                .enumerate()
+            {
+                if topology == Topology::Sphere && w != h {
+                    continue;
+                }
+                let universe = Universe::random(w as u64, h as u64, 0.5, s as u64)
+                    .unwrap()
+                    .with_topology(topology);
+                let stride = w.div_ceil(32) + 2 * ghost;
+                let rows = h + 2 * ghost_rows;
+                // The cells as `DeviceUniverse::upload_plane` lays them out.
+                let mut buf = vec![0u32; stride * rows];
+                for y in 0..h {
+                    for x in (0..w).filter(|&x| universe.get(x, y)) {
+                        buf[(y + ghost_rows) * stride + ghost + x / 32] |= 1 << (x % 32);
+                    }
+                }
+                let [sources, dests] =
+                    gather_table(&universe, ghost as u32, stride as u32, ghost_rows as u32);
+                assert_eq!(sources.len(), 32 * dests.len());
+                let before = buf.clone();
+                for (k, &dest) in dests.iter().enumerate() {
+                    buf[dest as usize] = (0..32).fold(0, |word, i| {
+                        let bit = sources[32 * k + i] as usize;
+                        word | (before[bit / 32] >> (bit % 32) & 1) << i
+                    });
+                }
+                let (wi, hi) = (w as i64, h as i64);
+                for (r, row) in buf.chunks(stride).enumerate() {
+                    let y = r as i64 - ghost_rows as i64;
+                    for x in -32 * ghost as i64..32 * (stride - ghost) as i64 {
+                        let (sx, sy) = topology.source(x, y, (wi, hi)).unwrap();
+                        let at = (x + 32 * ghost as i64) as usize;
+                        assert_eq!(
+                            row[at / 32] >> (at % 32) & 1 == 1,
+                            universe.get(sx as usize, sy as usize),
+                            "{topology:?} {w}x{h}: cell ({x}, {y})"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
