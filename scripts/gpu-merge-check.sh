@@ -3,7 +3,7 @@
 # the rates each branch reported, in one call. Expects release binaries in $G (scripts/gpu-build.sh).
 # Writes ${OUT:-.}/gpu-merge-check.log.
 set -u
-G=${G:-.gpu}
+G=$(realpath ${G:-.gpu})
 exec > >(tee "${OUT:-.}/gpu-merge-check.log") 2>&1
 step() { echo; echo "=== $* ($(date +%T))"; }
 bench() { local rule=$1 size=$2 gens=$3
