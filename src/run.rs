@@ -23,8 +23,11 @@ use crate::run_file::parse_bytes;
 
 #[derive(Args, Debug)]
 pub struct RunArgs {
-    /// The rule: B3/S23, b3s23, 23/3, R5,C0,M0,S34..58,B34..45,NM; an optional :T<w>,<h> sets the
-    /// torus size. Default: the input file's rule, else B3/S23.
+    /// The rule, as Golly writes it: B3/S23 (b3s23, 23/3), B2-a/S12, B2/S34H, B13/S012V,
+    /// MAP<base64>, Generations /2/3, Larger than Life R5,C0,M1,S34..58,B34..45,NM. A suffix sets
+    /// the topology and its size: :T<w>,<h> torus, :P<w>,<h> bounded plane, :K<w>*,<h> Klein
+    /// bottle, :C<w>,<h> cross-surface, :S<side> sphere. Default: the input file's rule, else
+    /// B3/S23.
     #[arg(long)]
     pub(crate) rule: Option<String>,
     /// A pattern in Golly's RLE format, placed with its top-left corner at (0, 0), in Golly's
@@ -88,7 +91,8 @@ pub struct RunArgs {
     /// chosen from the measured disk and simulation rates).
     #[arg(long, value_name = "N")]
     pub(crate) gens_per_pass: Option<u64>,
-    /// Write the final universe as a 1-bit PNG (live cells white).
+    /// Write the final universe as a PNG: 1-bit, live cells white, or for a rule of more states
+    /// a palette of them (dead black, alive white, dying yellow to purple).
     #[arg(long, value_name = "FILE.png")]
     pub(crate) png: Option<PathBuf>,
     /// Write an animated GIF of the run: generation 0, then a frame every --every generations.
@@ -359,7 +363,8 @@ fn run_into_file(
     let output = args.output.clone().expect("called for a .npy output");
     if rule.states() > 2 {
         bail!(
-            "a universe file holds two-state cells; {rule} has {} states: write RLE instead              (--output FILE.rle)",
+            "a universe file holds two-state cells; {rule} has {} states: write RLE instead \
+             (--output FILE.rle)",
             rule.states()
         );
     }

@@ -271,3 +271,23 @@ fn regen_outside_the_repository_says_where_it_looked_and_writes_nothing() {
         "{out:?}"
     );
 }
+
+#[test]
+fn a_universe_file_of_a_many_state_rule_is_refused_in_one_plain_sentence() {
+    let npy = std::env::temp_dir().join(format!("lifegen-inputs-{}-brain.npy", std::process::id()));
+    let out = lifegen(&[
+        "run",
+        "--rule",
+        "/2/3:T40,30",
+        "--gens",
+        "1",
+        "--output",
+        npy.to_str().unwrap(),
+    ]);
+    let line = one_line_error(
+        &out,
+        "/2/3 has 3 states: write RLE instead (--output FILE.rle)",
+    );
+    assert!(!line.contains("  "), "a run of spaces in {line:?}");
+    assert!(!npy.exists());
+}

@@ -28,6 +28,56 @@ fn golly_files_read() {
     );
 }
 
+/// The README section after `## {title}`, up to the next section.
+fn readme_section(readme: &str, title: &str) -> String {
+    let start = format!("\n## {title}\n");
+    let rest = readme
+        .split(&start)
+        .nth(1)
+        .unwrap_or_else(|| panic!("no {title}"));
+    rest.split("\n## ").next().unwrap().to_string()
+}
+
+/// The `code` spans of a piece of Markdown.
+fn code_spans(text: &str) -> Vec<String> {
+    text.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_rule_the_readme_gives_as_an_example_parses_and_writes_back() {
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let mut examples = vec![];
+    // The Rules table's second column, the Larger than Life table's last, and `--rule R`.
+    for line in readme_section(&readme, "Rules").lines() {
+        if line.starts_with("| ") && !line.starts_with("| family") {
+            examples.extend(code_spans(line.split(" | ").nth(1).unwrap()));
+        }
+    }
+    for line in readme_section(&readme, "Larger than Life").lines() {
+        if line.starts_with("| `N") {
+            examples.extend(code_spans(line.rsplit(" | ").next().unwrap()));
+        }
+    }
+    for span in code_spans(&readme) {
+        if let Some(text) = span.strip_prefix("--rule ") {
+            examples.push(text.to_string());
+        }
+    }
+    assert!(examples.len() > 40, "{examples:?}");
+    for text in examples {
+        let spec = rule::parse(&text).unwrap_or_else(|e| panic!("README's {text:?}: {e}"));
+        let written = spec.to_string();
+        let again =
+            rule::parse(&written).unwrap_or_else(|e| panic!("{text:?} as {written:?}: {e}"));
+        assert_eq!(again, spec, "{text:?} written as {written:?}");
+        assert_eq!(again.to_string(), written, "{text:?}");
+    }
+}
+
 #[test]
 fn golly_files_round_trip() {
     for name in [

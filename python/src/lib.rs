@@ -495,8 +495,9 @@ fn rule_for(universe: &PyUniverse, rule: Option<&str>) -> PyResult<RuleSpec> {
     Ok(spec)
 }
 
-/// Writes a universe: RLE (.rle, or any other name), macrocell (.mc), a 1-bit PNG (.png), or a
-/// lifegen universe file (.npy, which also records the generation). The rule written is `rule`,
+/// Writes a universe: RLE (.rle, or any other name), macrocell (.mc), PNG (.png: 1-bit, or a
+/// colour a state under a rule of more states), or a lifegen universe file (.npy, two-state
+/// cells only, which also records the generation). The rule written is `rule`,
 /// else the universe's, else B3/S23.
 #[pyfunction]
 #[pyo3(signature = (path, universe, rule = None))]

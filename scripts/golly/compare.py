@@ -584,6 +584,9 @@ def main():
     ap.add_argument("--keep", help="keep the soups and outputs in this directory")
     ap.add_argument("--quiet", action="store_true", help="print only differences and the summary")
     args = ap.parse_args()
+    # The tools run from a scratch directory: a path given relative to here must still find them.
+    args.bgolly = os.path.abspath(args.bgolly)
+    args.lifegen = os.path.abspath(args.lifegen)
 
     for tool in (args.bgolly, args.lifegen):
         if not os.access(tool, os.X_OK):

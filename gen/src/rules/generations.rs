@@ -168,6 +168,7 @@ pub fn generations(alive: AliveRule, states: u16) -> Result<Generations, String>
 /// Reads Golly's B/S Generations forms (exactly two slashes or underscores): `/2/3`,
 /// `B2/S/3`, `345/2/4`, `B3/S23/3`, `B2/S/3H`, `12/34/3V`, `B2a/S/3`.
 pub fn parse_bs_generations(body: &str) -> Result<Generations, String> {
+    crate::map::refuse_totalistic_underscore(body)?;
     let separators: Vec<usize> = body.match_indices(['/', '_']).map(|(i, _)| i).collect();
     let &[_, second] = &separators[..] else {
         return Err("a Generations rule has exactly two slashes: /2/3, 345/2/4".into());
@@ -217,7 +218,8 @@ mod tests {
             ("12/34/3V", "12/34/3V"),
             ("B2a/S/3", "/2a/3"),
             ("2/2/256", "2/2/256"),
-            ("b3_s23_3", "23/3/3"),
+            ("b2a_s23_3", "23/2a/3"),
+            ("B2a/S_5", "/2a/5"),
             ("R5,C3,M1,S34..58,B34..45,NM", "R5,C3,M1,S34..58,B34..45,NM"),
             ("R3,C5,M0,S2..6,B3..5,NM", "R3,C5,M0,S2..6,B3..5,NM"),
             ("R2,C4,S2-5,B3-4", "R2,C4,S2-5,B3-4"),
@@ -257,6 +259,8 @@ mod tests {
             ("/2/1", "2 to 256"),
             ("/2/257", "2 to 256"),
             ("/2/x", "number of states"),
+            ("b3_s23_3", "only in non-totalistic rules"),
+            ("23/3_3", "only in non-totalistic rules"),
             ("B0/S/3", "B0"),
             ("R2,C3,M0,S1..2,B0..2,NM", "B0"),
             ("R2,C257,M0,S1..2,B1..2,NM", "C257"),

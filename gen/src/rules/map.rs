@@ -237,6 +237,23 @@ fn letter_order(count: u32) -> &'static [usize] {
     }
 }
 
+/// Golly's `liferules::setrule` and `generationsalgo::setrule` take an underscore for a slash
+/// only in a rule with Hensel letters or a minus.
+pub(crate) fn refuse_totalistic_underscore(text: &str) -> Result<(), String> {
+    let letters = text
+        .bytes()
+        .any(|c| c == b'-' || LETTERS.contains(&c.to_ascii_lowercase()));
+    if text.contains('_') && !letters {
+        return Err(format!(
+            "an underscore stands for a slash only in non-totalistic rules (B2-a_S12); write \
+             {:?} with slashes (Golly refuses it: \"Underscore not valid for totalistic rules, \
+             use slash.\")",
+            text.replace('_', "/")
+        ));
+    }
+    Ok(())
+}
+
 /// What a rule may look like, for error messages.
 const FORMS: &str = "not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
      <survival>/<birth> (23/3), Hensel's B2-a/S12, B2/S34H, B13/S012V, MAP<base64> or \
@@ -246,6 +263,7 @@ const FORMS: &str = "not a rule: expected B<counts>/S<counts> (B3/S23), b3s23, \
 /// `b3s23`, `23/3`, `B2-a/S12`, `B2/S34H`, `B13/S012V`. A Moore rule that reads only the count
 /// is a [`LifeLike`] rule, anything else a [`MapRule`].
 pub fn parse_bs(body: &str) -> Result<Rule, String> {
+    refuse_totalistic_underscore(body)?;
     let mut tidy = String::new();
     let mut neighbourhood = MapNeighbourhood::Moore;
     let mut letters = false;
@@ -763,6 +781,7 @@ mod tests {
             ("MAPAAAA", "86 (Moore), 22 (hexagonal) or 6 (von Neumann)"),
             ("MAPAAAAA!", "not a base64 character"),
             ("B3/S23//", "only one slash"),
+            ("B3_S23", "only in non-totalistic rules"),
         ] {
             let message = error(text);
             assert!(message.contains(reason), "{text}: {message}");
