@@ -9,6 +9,15 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 bench() { local rule=$1 size=$2 gens=$3; shift 3
   $G/lifegen bench --backend gpu --rule "$rule" --size ${size}x${size} --gens $gens --runs ${RUNS:-3} "$@" 2>&1 | grep -E 'backend|cell updates/s: |error'; }
 MAPRULE=MAPeQv8IB8hdY88yTdTxBYqnaHqkpIBAF6PdB8uQ2+bvJf2Mbm+ZMCylH4zBTuJoqTDdcYDkzqXqLjH7v8f9uKGgw
+# Each of the rules in $1 under each of the plans in $2, B3/S23 at the default plan first and last.
+plan_grid() {
+  step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
+  step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+  for rule in $1; do
+    for plan in $2; do step "${rule:0:40} 65536^2 x 1024 $plan"; bench "$rule" 65536 1024 --plan $plan; done
+  done
+  step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
+}
 RULES=${RULES:-"B3/S23 B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B3/S23-a B2/S34H B13/S012V $MAPRULE"}
 for part in ${PARTS:-tests rates}; do
   exec > >(tee "${OUT:-.}/gpu-issue19-$part.log") 2>&1
@@ -99,14 +108,8 @@ for part in ${PARTS:-tests rates}; do
     # The goal rules' kernels under every layout and shift form (issue 19: is the table
     # kernels' plan the one that suits them, or does a larger kernel want another?), B3/S23 at
     # the default plan first and last.
-    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
-    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
-    for rule in B3/S2-i34q B2-a/S12 B2ce3aeiknrjy/S23-a; do
-      for plan in ${PLANS:-k2-t10-funnel k2-t10-multiply k1-t10-funnel k1-t10-multiply k4-t10-funnel k4-t10-multiply k2-t16-funnel k2-t16-multiply}; do
-        step "$rule 65536^2 x 1024 $plan"; bench "$rule" 65536 1024 --plan $plan
-      done
-    done
-    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024 ;;
+    plan_grid "B3/S2-i34q B2-a/S12 B2ce3aeiknrjy/S23-a" \
+      "${PLANS:-k2-t10-funnel k2-t10-multiply k1-t10-funnel k1-t10-multiply k4-t10-funnel k4-t10-multiply k2-t16-funnel k2-t16-multiply}" ;;
   gens)
     # Generations a launch and words a lane for the pair-shape kernels (B3/S2-i34q spills at
     # k2-t10 and not at t9), B3/S23 at the default plan first.
@@ -149,15 +152,8 @@ for part in ${PARTS:-tests rates}; do
     # Which generations a launch suit each family's kernels (issue 19: is k2-t10, chosen for
     # Life, the right default for the larger table and Generations kernels?): each rule at t10,
     # t9 and t8 with its registers and spills (`describe`), B3/S23 first and last.
-    step device; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv
-    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024
-    for rule in B3/S23 B3/S23-a B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B2/S34H B13/S012V \
-                B2-a/S12/4 /2/3 345/2/4 B3/S23/3 $MAPRULE; do
-      for plan in k2-t10-funnel k2-t9-funnel k2-t8-funnel; do
-        step "${rule:0:40} 65536^2 x 1024 $plan"; bench "$rule" 65536 1024 --plan $plan
-      done
-    done
-    step "B3/S23 65536^2 x 1024 k2-t10-funnel"; bench B3/S23 65536 1024 ;;
+    plan_grid "B3/S23 B3/S23-a B2-a/S12 B3/S2-i34q B2ce3aeiknrjy/S23-a B2/S34H B13/S012V B2-a/S12/4 /2/3 345/2/4 B3/S23/3 $MAPRULE" \
+      "k2-t10-funnel k2-t9-funnel k2-t8-funnel" ;;
   fit)
     # The default plan fitted to registers (two generations fewer while a kernel spills more
     # than 64 bytes a thread): the GPU tests its change touches, memcheck on a fitted kernel,

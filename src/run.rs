@@ -25,8 +25,8 @@ use crate::run_file::parse_bytes;
 pub struct RunArgs {
     /// The rule, as Golly writes it: B3/S23 (b3s23, 23/3), B2-a/S12, B2/S34H, B13/S012V,
     /// MAP<base64>, Generations /2/3, Larger than Life R5,C0,M1,S34..58,B34..45,NM. A suffix sets
-    /// the topology and its size: :T<w>,<h> torus, :P<w>,<h> bounded plane, :K<w>*,<h> Klein
-    /// bottle, :C<w>,<h> cross-surface, :S<side> sphere. Default: the input file's rule, else
+    /// the topology and its size: :T<w>,<h> torus (:T<w>+<s>,<h> or :T<w>,<h>+<s> shifted),
+    /// :P<w>,<h> bounded plane, :K<w>*,<h> Klein bottle, :C<w>,<h> cross-surface, :S<side> sphere. Default: the input file's rule, else
     /// B3/S23.
     #[arg(long)]
     pub(crate) rule: Option<String>,

@@ -293,6 +293,11 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
         }
         Ok(n)
     };
+    // A shift after its sign, as Golly keeps it on a side of `side` cells.
+    let signed_shift = |sign: char, chars: &mut std::iter::Peekable<std::str::Chars>, side| {
+        let size = reduced(shift_digits(chars)?, side);
+        Ok::<i64, String>(if sign == '-' { -size } else { size })
+    };
     let (mut htwist, mut vtwist) = (false, false);
     let (mut hshift, mut vshift) = (0i64, 0i64);
     let width = digits(&mut chars);
@@ -312,10 +317,7 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
             _ if width == 0 => return Err(golly("Can't shift infinite width.")),
             _ => {}
         }
-        hshift = reduced(shift_digits(&mut chars)?, width);
-        if sign == '-' {
-            hshift = -hshift;
-        }
+        hshift = signed_shift(sign, &mut chars, width)?;
     }
     let comma = letter != 'S' && chars.next_if_eq(&',').is_some();
     if !comma && chars.peek().is_some() {
@@ -355,10 +357,7 @@ pub(crate) fn parse_suffix(suffix: &str) -> Result<(Topology, Option<(u64, u64)>
                 _ if height == 0 => return Err(golly("Can't shift infinite height.")),
                 _ => {}
             }
-            vshift = reduced(shift_digits(&mut chars)?, height);
-            if sign == '-' {
-                vshift = -vshift;
-            }
+            vshift = signed_shift(sign, &mut chars, height)?;
         }
         if chars.peek().is_some() {
             return Err(golly("Unexpected stuff after grid height."));
