@@ -38,12 +38,10 @@ enum Command {
 }
 
 fn main() {
-    // A closed pipe (`lifegen run | head -1`) ends the process quietly, as it does other tools,
-    // instead of a panic in println!.
-    // SAFETY: setting a signal's disposition to the default before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGINT and SIGTERM stop a run between slices (within two seconds wherever it waits); a
+    // closed pipe (`lifegen run | head -1`) ends the process quietly, as it does other tools;
+    // neither leaves a temporary file behind.
+    lifegen_runtime::interrupt::install();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
@@ -54,6 +52,8 @@ fn main() {
     };
     if let Err(error) = result {
         eprintln!("error: {error:#}");
-        std::process::exit(1);
+        let status = lifegen_runtime::interrupt::requested()
+            .map_or(1, lifegen_runtime::interrupt::exit_status);
+        std::process::exit(status);
     }
 }

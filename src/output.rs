@@ -8,6 +8,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use lifegen_runtime::interrupt::TemporaryFile;
 
 /// An output file being written.
 pub struct Pending {
@@ -18,6 +19,8 @@ pub struct Pending {
     /// The temporary file, until it is renamed or removed; `None` for a device or a pipe, which
     /// is written in place.
     temp: Option<PathBuf>,
+    /// The temporary file, for the interrupt watchdog to remove should it end the process.
+    _registered: Option<TemporaryFile>,
     sink: BufWriter<File>,
 }
 
@@ -41,6 +44,7 @@ impl Pending {
                 given: path.to_path_buf(),
                 target: path.to_path_buf(),
                 temp: None,
+                _registered: None,
                 sink: BufWriter::new(file),
             });
         }
@@ -71,6 +75,7 @@ impl Pending {
         let pending = Pending {
             given: path.to_path_buf(),
             target,
+            _registered: Some(TemporaryFile::register(&temp)),
             temp: Some(temp),
             sink: BufWriter::new(file),
         };

@@ -64,7 +64,7 @@ pub struct RunArgs {
     /// search finds one (GPU runs; default 60, or $LIFEGEN_SEARCH_BESIDE_SECONDS; 0: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
     search_beside_seconds: Option<std::time::Duration>,
-    /// Worker threads (default: all cores).
+    /// Worker threads (default: the physical cores this process may use).
     #[arg(long)]
     threads: Option<usize>,
     /// GPUs to spread the universe over, in bands of rows (default: all the driver sees).
@@ -122,7 +122,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     pool.install(|| run_in_pool(args))
 }
 
-/// The rayon pool for `--threads` (default: every core).
+/// The rayon pool for `--threads` (default: the physical cores).
 pub fn worker_pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     Ok(lifegen_runtime::drive::threads::pool(threads)?)
 }
@@ -265,12 +265,24 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
     };
-    let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, args.gpus)?;
+    let gpu_choice = lifegen_runtime::backend::plan_gpus(
+        args.backend,
+        &rule,
+        (width, height),
+        topology == Topology::Torus,
+        args.gens,
+        args.gpus,
+    )?;
+    let gpus = gpu_choice.as_ref().map(|choice| choice.count);
+    let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, gpus)?;
     println!("rule: {rule}");
     println!(
         "universe: {width}x{height} {}, {raised}{origin}",
         topology.name()
     );
+    if let Some(choice) = &gpu_choice {
+        println!("gpus: {}", choice.why);
+    }
     println!("backend: {}", simulator.describe());
     if let (Counted::LifeLike(life), false) =
         (Counted::new(&rule), args.backend == BackendKind::Reference)
@@ -282,7 +294,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         // On the CPU the search would take cores from the run.
         let on_gpu = lifegen_runtime::backend::resolve(args.backend, width) == BackendKind::Gpu;
         if on_gpu && let Some(found) = lifegen_runtime::records::search_beside(&life) {
-            let (backend, gpus) = (args.backend, args.gpus);
+            let backend = args.backend;
             simulator = Box::new(Upgrading {
                 current: simulator,
                 found,
@@ -550,6 +562,9 @@ fn advance_with_progress(
         every.as_ref().map(|(stride, _)| *stride),
     );
     while let Some(n) = slices.next() {
+        lifegen_runtime::interrupt::check(slices.done()).map_err(|stop| {
+            anyhow::anyhow!("{stop}; nothing was written (the outputs are as they were)")
+        })?;
         let slice_start = Instant::now();
         simulator.advance(n)?;
         let took = slice_start.elapsed();

@@ -404,7 +404,7 @@ fn file_rule(path: &Path, text: &str) -> PyResult<RuleSpec> {
     })
 }
 
-/// The rayon pool for `threads=` (default: every core).
+/// The rayon pool for `threads=` (default: the physical cores).
 fn worker_pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
     lifegen_runtime::drive::threads::pool(threads).map_err(|e| match e {
         lifegen_runtime::drive::threads::ThreadsError::Start(_) => runtime_error(e),

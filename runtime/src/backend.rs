@@ -355,6 +355,147 @@ pub fn gpu_devices(gpus: Option<usize>) -> Result<Vec<usize>, BackendError> {
     Ok((0..count * per_gpu).map(|band| band / per_gpu).collect())
 }
 
+/// How many GPUs a run takes, and why.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuChoice {
+    pub count: usize,
+    pub why: String,
+}
+
+/// What starting one more GPU (its context, its modules, its copy of the bands) costs a run,
+/// measured on a 4-GPU H200 host: the README's 4096^2 run took 2.41 s from start to exit on 4
+/// GPUs and 0.99 s on one.
+const SECONDS_A_GPU: f64 = 0.5;
+
+/// A floor of the rate one GPU runs `rule` at, in cell updates a second (BENCHMARKS.md: Life
+/// 4.2e13, random life-like and table rules 1e13 and more, R16 Larger than Life 1.8e12-3.1e12).
+fn gpu_rate_floor(rule: &Rule) -> f64 {
+    match rule {
+        Rule::LifeLike(_) => 2.5e13,
+        Rule::Map(_) => 8e12,
+        Rule::LargerThanLife(_) | Rule::Generations(_) => 1.5e12,
+    }
+}
+
+/// The GPUs for `gens` generations of a `width` x `height` universe of `rule` when `present` GPUs
+/// are there, each with about `free` bytes free: the fewest that hold the universe (two copies of
+/// each band), then more while the time they save (from [`gpu_rate_floor`]) passes what starting
+/// them costs ([`SECONDS_A_GPU`]). `asked` (`--gpus`) decides when given. Only tori are spread.
+pub fn choose_gpus(
+    rule: &Rule,
+    (width, height): (u64, u64),
+    torus: bool,
+    gens: u64,
+    present: usize,
+    free: u64,
+    asked: Option<usize>,
+) -> GpuChoice {
+    if let Some(count) = asked {
+        return GpuChoice {
+            count,
+            why: format!("--gpus {count}"),
+        };
+    }
+    if present <= 1 {
+        return GpuChoice {
+            count: 1,
+            why: "the one GPU the driver sees".into(),
+        };
+    }
+    if !torus {
+        return GpuChoice {
+            count: 1,
+            why: format!("{present} GPUs here; bands over several GPUs run tori only"),
+        };
+    }
+    if rule.states() > 2 {
+        return GpuChoice {
+            count: 1,
+            why: format!("{present} GPUs here; bands over several GPUs carry two-state cells only"),
+        };
+    }
+    let bytes = 2 * universe_bytes(width, height);
+    let usable = free.saturating_sub(512 << 20).max(1);
+    let fits = (bytes.div_ceil(usable) as usize).max(1);
+    let one = (width as f64) * (height as f64) * gens as f64 / gpu_rate_floor(rule);
+    let cost = |n: usize| one / n as f64 + SECONDS_A_GPU * (n - 1) as f64;
+    let fastest = (fits..=present)
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(present);
+    let count = fastest.max(fits).min(present);
+    let why = if fits > 1 && count == fits {
+        format!(
+            "{count} of {present} GPUs: the universe needs {} on the GPUs, one has about {} free",
+            human_bytes(bytes),
+            human_bytes(free)
+        )
+    } else if count == 1 {
+        format!(
+            "1 of {present} GPUs: about {one:.2} s of work on one, less than starting another \
+             takes (about {SECONDS_A_GPU} s; --gpus N spreads it)"
+        )
+    } else {
+        format!(
+            "{count} of {present} GPUs: about {one:.1} s of work on one, {:.1} s on {count} \
+             with their start-up",
+            cost(count)
+        )
+    };
+    GpuChoice { count, why }
+}
+
+/// [`choose_gpus`] for a run of `kind`: `None` when it does not run on the GPU or the driver
+/// sees one GPU and none was asked for (nothing to choose).
+pub fn plan_gpus(
+    kind: BackendKind,
+    rule: &Rule,
+    size: (u64, u64),
+    torus: bool,
+    gens: u64,
+    asked: Option<usize>,
+) -> Result<Option<GpuChoice>, BackendError> {
+    // Work too small to pay for a second GPU never starts the others: choose before the driver
+    // starts, so it opens one GPU.
+    let one_gpu_seconds = size.0 as f64 * size.1 as f64 * gens as f64 / gpu_rate_floor(rule);
+    let small = 2 * universe_bytes(size.0, size.1) <= 8 << 30 && one_gpu_seconds < SECONDS_A_GPU;
+    let hidden = match (asked, kind) {
+        (None, BackendKind::Auto | BackendKind::Gpu) if small => {
+            crate::gpu::device::hide_all_but_first_gpu()
+        }
+        _ => 0,
+    };
+    if resolve(kind, size.0) != BackendKind::Gpu {
+        return Ok(None);
+    }
+    if hidden > 0 {
+        return Ok(Some(GpuChoice {
+            count: 1,
+            why: format!(
+                "1 of {} GPUs: about {one_gpu_seconds:.2} s of work on one, less than starting \
+                 another takes (about {SECONDS_A_GPU} s), so the others were not opened \
+                 (--gpus N spreads it)",
+                hidden + 1
+            ),
+        }));
+    }
+    let present = crate::gpu::device::device_count();
+    if present <= 1 && asked.is_none() {
+        return Ok(None);
+    }
+    let (free, _) = crate::gpu::device::open_device()?
+        .mem_get_info()
+        .map_err(crate::gpu::device::driver("read the free memory"))?;
+    Ok(Some(choose_gpus(
+        rule,
+        size,
+        torus,
+        gens,
+        present,
+        free as u64,
+        asked,
+    )))
+}
+
 /// As [`create`], the universe spread in bands over `gpus` GPUs (all of them when `None`) when
 /// the run is on GPUs and there is more than one band ([`crate::drive::bands`]).
 pub fn create_on_gpus(
@@ -885,4 +1026,45 @@ fn map_kernel(rule: &MapRule) -> Result<MapKernel, lifegen_gen::VerifyError> {
     let records = crate::records::embedded().unwrap_or_default();
     let pairs = crate::records::embedded_pairs().unwrap_or_default();
     MapKernel::with_records(*rule, &records, &pairs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1 << 30;
+
+    fn count(size: u64, gens: u64, free: u64) -> usize {
+        choose_gpus(&Rule::CONWAY, (size, size), true, gens, 4, free, None).count
+    }
+
+    #[test]
+    fn a_small_run_takes_one_gpu_and_a_long_or_large_one_spreads() {
+        // The README's run: 1.7e10 cell updates, under a millisecond on one GPU.
+        assert_eq!(count(4096, 1000, 140 * GIB), 1);
+        // 131072^2 x 16000: minutes on one GPU.
+        assert_eq!(count(131072, 16000, 140 * GIB), 4);
+        // A second of work: two GPUs save more than their start-up.
+        assert_eq!(count(65536, 6000, 140 * GIB), 2);
+        // 524288^2 needs 64 GiB: one 80 GiB card holds it, a 40 GiB one does not.
+        assert_eq!(count(524288, 1, 80 * GIB), 1);
+        assert_eq!(count(524288, 1, 40 * GIB), 2);
+    }
+
+    #[test]
+    fn asked_counts_and_other_topologies_decide_alone() {
+        let choice = choose_gpus(&Rule::CONWAY, (4096, 4096), true, 10, 4, GIB, Some(3));
+        assert_eq!(choice.count, 3);
+        let plane = choose_gpus(
+            &Rule::CONWAY,
+            (131072, 131072),
+            false,
+            16000,
+            4,
+            80 * GIB,
+            None,
+        );
+        assert_eq!(plane.count, 1);
+        assert!(plane.why.contains("tori only"), "{}", plane.why);
+    }
 }

@@ -205,9 +205,7 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
     // b * keep - halo, padded word b * keep + pad.
     let lead = k.halo_words + k.pad_words;
     let stride = (tiles - 1) * keep + k.tile_words + 2 * k.pad_words;
-    let threads = rayon::current_num_threads();
-    let bands = threads.min(height.div_ceil((4 * k.warmup).max(16))).max(1);
-    let band_rows = height.div_ceil(bands);
+    let band_rows = height.div_ceil(super::band_count(height, k.warmup));
     let mask = src.last_word_mask();
     let planes = src.planes();
     // Each band's rows of every plane.

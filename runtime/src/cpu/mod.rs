@@ -23,6 +23,34 @@ mod exec_memory;
 #[cfg(all(target_arch = "x86_64", unix))]
 pub mod jit;
 
+/// The row bands a pass over `height` rows is cut into, one a worker thread at most: each band
+/// recomputes `halo_rows` rows beyond its own (the pass's warm-up), so a band keeps at least
+/// four times that many (and 64), and a universe too short for every thread leaves some idle.
+/// Measured on a 64-core Xeon (BENCHMARKS.md, shared machines): the R16 4096^2 bench cut into
+/// one band a thread ran 1.09e11 at 32 threads (bands of 128 rows, 32 of warm-up) and 3.97e10 at
+/// 64 (bands of 64).
+pub(crate) fn band_count(height: usize, halo_rows: usize) -> usize {
+    let min_rows = (4 * halo_rows).max(64);
+    rayon::current_num_threads().min(height / min_rows).max(1)
+}
+
+/// A buffer of `len` zeroed words kept by the worker thread between passes, so a pass does not
+/// allocate (and fault in) its working memory again on every thread: `body` gets it.
+pub(crate) fn with_thread_buffer<R>(len: usize, body: impl FnOnce(&mut [u64]) -> R) -> R {
+    thread_local! {
+        static BUFFER: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    BUFFER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buffer) => {
+            buffer.clear();
+            buffer.resize(len, 0);
+            body(&mut buffer)
+        }
+        // Re-entered on this thread (a nested pass): a buffer of its own.
+        Err(_) => body(&mut vec![0; len]),
+    })
+}
+
 /// The vector instruction set the word loops are compiled for, chosen once per stepper.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Isa {

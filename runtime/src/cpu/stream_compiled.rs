@@ -293,10 +293,7 @@ impl CompiledStepper {
         let step = LANES - 2 * k.halo_words;
         let blocks = n.div_ceil(step);
         let stride = blocks * step + 2 * k.halo_words;
-        let threads = rayon::current_num_threads();
-        let min_band = (8 * k.warmup).max(64);
-        let bands = (height / min_band).max(threads).min(height).max(1);
-        let band_rows = height.div_ceil(bands);
+        let band_rows = height.div_ceil(super::band_count(height, k.warmup));
         let mask = src.last_word_mask();
         let params = &self.params;
         let isa = self.isa;
@@ -310,25 +307,26 @@ impl CompiledStepper {
                 let iterations = k.warmup + rows;
                 // The band's input rows, padded with wrapped cells: row t is stream row
                 // first + lag - warmup + t.
-                let mut input = vec![0u64; iterations * stride];
-                let top = (first + k.lag) as i64 - k.warmup as i64;
-                fill_rows(src, 0, top, k.halo_words, stride, &mut input);
-                for b in 0..blocks {
-                    let col = b * step;
-                    let keep = step.min(n - col);
-                    // SAFETY: the instruction-set variants run only where `isa` says the CPU
-                    // has them (Isa values are made only for supported sets).
-                    unsafe {
-                        match isa {
-                            Isa::Avx512 => (k.avx512)(
-                                &input, stride, col, iterations, params, out, n, col, keep,
-                            ),
-                            Isa::Avx2 | Isa::Portable => (k.portable)(
-                                &input, stride, col, iterations, params, out, n, col, keep,
-                            ),
+                super::with_thread_buffer(iterations * stride, |input| {
+                    let top = (first + k.lag) as i64 - k.warmup as i64;
+                    fill_rows(src, 0, top, k.halo_words, stride, input);
+                    for b in 0..blocks {
+                        let col = b * step;
+                        let keep = step.min(n - col);
+                        // SAFETY: the instruction-set variants run only where `isa` says the CPU
+                        // has them (Isa values are made only for supported sets).
+                        unsafe {
+                            match isa {
+                                Isa::Avx512 => (k.avx512)(
+                                    input, stride, col, iterations, params, out, n, col, keep,
+                                ),
+                                Isa::Avx2 | Isa::Portable => (k.portable)(
+                                    input, stride, col, iterations, params, out, n, col, keep,
+                                ),
+                            }
                         }
                     }
-                }
+                });
                 for row in out.chunks_mut(n) {
                     row[n - 1] &= mask;
                 }

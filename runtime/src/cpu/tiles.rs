@@ -147,15 +147,16 @@ impl TileStepper {
         let tiles = words.div_ceil(TILE_WORDS - 2);
         let out_words = words.div_ceil(tiles);
         let tile_words = (out_words + 2).div_ceil(8) * 8;
+        // Four segments a thread, so a slow thread is helped by the others (measured better at
+        // 16 and 32 threads than one segment a thread, though each recomputes 2t more rows).
         let threads = rayon::current_num_threads();
         let segment = height.div_ceil(4 * threads).clamp(64.min(height), 1024);
         self.spare
             .words_mut()
             .par_chunks_mut(segment * words)
             .enumerate()
-            .for_each_init(
-                || Scratch::new(segment, t),
-                |scratch, (index, out)| {
+            .for_each(|(index, out)| {
+                Scratch::with(segment, t, |scratch| {
                     let y0 = index * segment;
                     let rows = out.len() / words;
                     for tile in 0..tiles {
@@ -177,8 +178,8 @@ impl TileStepper {
                                 .copy_from_slice(&scratch.rows_out[k].0[1..1 + width]);
                         }
                     }
-                },
-            );
+                })
+            });
     }
 }
 
@@ -199,12 +200,25 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(segment: usize, t: usize) -> Scratch {
-        Scratch {
-            rows_in: vec![Row::ZERO; segment + 2 * t],
-            rows_out: vec![Row::ZERO; segment],
-            levels: vec![LevelState::ZERO; t],
+    /// The worker thread's buffers for a segment of `segment` rows and `t` generations, kept
+    /// between passes (a pass that allocated them afresh faulted their pages in on every thread).
+    fn with<R>(segment: usize, t: usize, body: impl FnOnce(&mut Scratch) -> R) -> R {
+        thread_local! {
+            static SCRATCH: std::cell::RefCell<Scratch> = const {
+                std::cell::RefCell::new(Scratch {
+                    rows_in: Vec::new(),
+                    rows_out: Vec::new(),
+                    levels: Vec::new(),
+                })
+            };
         }
+        SCRATCH.with(|cell| {
+            let scratch = &mut cell.borrow_mut();
+            scratch.rows_in.resize(segment + 2 * t, Row::ZERO);
+            scratch.rows_out.resize(segment, Row::ZERO);
+            scratch.levels.resize(t, LevelState::ZERO);
+            body(scratch)
+        })
     }
 
     /// Input rows `y0 - t ..` of the tile whose first output word is column `base`: words

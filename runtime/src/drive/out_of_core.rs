@@ -21,6 +21,7 @@ use crate::drive::bands::{self, BandedSimulator, radius};
 use crate::drive::slices::Slices;
 use crate::formats::universe_file::{self, FileError, RunRecord, UniverseFile};
 use crate::gpu::device::{GpuError, open_device};
+use crate::interrupt::{self, Interrupted};
 use crate::memory::human_bytes;
 use crate::simulator::{BackendError, MakeSimulator, Simulator};
 use crate::universe::{Universe, fill_random_rows, words_per_row};
@@ -221,6 +222,16 @@ pub enum RunError {
     },
     #[error("a GPU memory limit was given, but this run is on the CPU")]
     GpuLimitOnCpu,
+    #[error(
+        "{stop}; {}: run the same command to resume",
+        match written { Some(g) => format!("the output holds generation {g}"),
+                        None => "the output is as it was before this run".to_string() }
+    )]
+    Interrupted {
+        stop: Interrupted,
+        /// The generation of the last checkpoint in the output, if any.
+        written: Option<u64>,
+    },
 }
 
 /// The GPU's free memory now.
@@ -443,6 +454,13 @@ fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Re
     let mut since_checkpoint = Instant::now();
     let mut slices = Slices::new(job.gens, sim.preferred_step(), None);
     while let Some(n) = slices.next() {
+        if let Err(stop) = interrupt::check(job.start_generation + slices.done()) {
+            // The watchdog ends the process if the checkpoint cannot be written in time; the
+            // last one stays then.
+            write(&mut sim, stop.generation, &mut times)?;
+            let written = Some(stop.generation);
+            return Err(RunError::Interrupted { stop, written });
+        }
         let simulating = Instant::now();
         sim.advance(n)?;
         let took = simulating.elapsed();
@@ -529,6 +547,10 @@ fn run_banded(
     let mut population;
     let mut layout;
     loop {
+        if let Err(stop) = interrupt::check(job.start_generation + done) {
+            let written = (passes > 0).then_some(stop.generation);
+            return Err(RunError::Interrupted { stop, written });
+        }
         gens = gens.min(job.gens - done);
         let bands = Bands::new(height, r, gens, max_rows).expect("the pass length fits the budget");
         layout = format!(
@@ -554,6 +576,16 @@ fn run_banded(
         let generation = job.start_generation + done + gens;
         let pass = run_pass(&job, bands, &mut held, generation, &mut |k| {
             progress.update(done as f64 + gens as f64 * k as f64 / bands.count as f64)
+        })
+        .map_err(|e| match e {
+            RunError::Interrupted { stop, .. } => RunError::Interrupted {
+                written: (passes > 0).then_some(job.start_generation + done),
+                stop: Interrupted {
+                    generation: job.start_generation + done,
+                    ..stop
+                },
+            },
+            e => e,
         })?;
         times.read += pass.read;
         times.write += pass.write;
@@ -701,7 +733,9 @@ fn run_pass(
         let reader = scope.spawn(move || -> Result<f64, RunError> {
             let mut busy = 0.0;
             for k in 0..bands.count {
-                if stop_reading.load(std::sync::atomic::Ordering::Relaxed) {
+                if stop_reading.load(std::sync::atomic::Ordering::Relaxed)
+                    || interrupt::requested().is_some()
+                {
                     break;
                 }
                 let mut band = match spare.try_recv() {
@@ -786,6 +820,11 @@ fn run_pass(
         if let Some(e) = failed {
             return Err(e);
         }
+        // Bands left unread: the pass's file is dropped unfinished (and removed).
+        interrupt::check(generation).map_err(|stop| RunError::Interrupted {
+            stop,
+            written: None,
+        })?;
         let read = read?;
         let (write, population, writer) = written?;
         let finishing = Instant::now();
@@ -840,6 +879,9 @@ fn work(
     let mut t = WorkTimes::default();
     let mut running: Option<u64> = None;
     loop {
+        if interrupt::requested().is_some() {
+            break;
+        }
         let next = from_reader.lock().expect("not poisoned").recv();
         let Ok((k, band)) = next else { break };
         let simulating = Instant::now();

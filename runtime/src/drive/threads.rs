@@ -19,16 +19,55 @@ pub enum ThreadsError {
     Start(#[source] rayon::ThreadPoolBuildError),
 }
 
-/// A rayon pool of `threads` workers (default: every core).
+/// A rayon pool of `threads` workers (default: [`default_threads`]). Each CPU pass cuts the
+/// universe into at most one band a worker, fewer where bands would be short against their
+/// halos (`cpu::band_count`), so workers beyond that wait rather than slow the pass.
 pub fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ThreadsError> {
     let threads = match threads {
         Some(0) => return Err(ThreadsError::Zero),
         Some(n) if n > MAX_THREADS => return Err(ThreadsError::TooMany(n)),
         Some(n) => n,
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => default_threads(),
     };
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .map_err(ThreadsError::Start)
+}
+
+/// The default worker count: the physical cores this process may run on. A second hardware
+/// thread of a core shares its vector units and its L1, which the tile kernels fill; where the
+/// topology cannot be read, every CPU the process may use.
+pub fn default_threads() -> usize {
+    let logical = std::thread::available_parallelism().map_or(1, |n| n.get());
+    physical_cores().map_or(logical, |cores| cores.clamp(1, logical))
+}
+
+/// The distinct cores (sets of hardware threads that share one) among the CPUs this process may
+/// run on, from Linux's sysfs; `None` elsewhere.
+fn physical_cores() -> Option<usize> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: a zeroed cpu_set_t is a valid empty set; sched_getaffinity fills it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if unsafe { libc::sched_getaffinity(0, size, &mut set) } != 0 {
+            return None;
+        }
+        let mut cores = std::collections::BTreeSet::new();
+        for cpu in 0..(8 * size) {
+            // SAFETY: `cpu` is below the set's capacity in bits.
+            if !unsafe { libc::CPU_ISSET(cpu, &set) } {
+                continue;
+            }
+            let siblings = std::fs::read_to_string(format!(
+                "/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list"
+            ))
+            .ok()?;
+            cores.insert(siblings.trim().to_string());
+        }
+        (!cores.is_empty()).then_some(cores.len())
+    }
+    #[cfg(not(target_os = "linux"))]
+    None
 }

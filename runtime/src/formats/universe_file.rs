@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::formats::npy::ReadAt;
 use crate::formats::npy::{Header, HeaderError, as_bytes, as_bytes_mut};
+use crate::interrupt::TemporaryFile;
 use crate::universe::{Universe, UniverseError, words_per_row};
 
 /// Where the rows start: the `.npy` header is padded to one page.
@@ -412,6 +413,8 @@ pub fn partial_path(path: &Path) -> PathBuf {
 pub struct Writer {
     path: PathBuf,
     partial: PathBuf,
+    /// Removed by the interrupt watchdog should it end the process mid-write.
+    _registered: TemporaryFile,
     sink: Option<BufWriter<File>>,
     width: u64,
     height: u64,
@@ -427,6 +430,7 @@ pub struct Writer {
 /// killed meanwhile leaves nothing new), then removed.
 pub fn write_seconds(path: &Path, sample: &[u64]) -> Result<f64, FileError> {
     let partial = partial_path(path);
+    let _registered = TemporaryFile::register(&partial);
     let start = std::time::Instant::now();
     let mut file = OpenOptions::new()
         .write(true)
@@ -462,6 +466,7 @@ impl Writer {
             .map_err(io_error(&partial))?;
         Ok(Writer {
             path: path.to_path_buf(),
+            _registered: TemporaryFile::register(&partial),
             partial,
             sink: Some(sink),
             width,

@@ -17,12 +17,23 @@ pub enum GpuError {
     NoDevice(String),
     #[error("the GPU backend has no kernel for {rule}: {why}; use --backend cpu")]
     Rule { rule: String, why: String },
-    #[error("a {width}x{height} universe needs {} of GPU memory (two copies of {}), but the GPU has {} free", human_bytes(2 * .bytes), human_bytes(*.bytes), human_bytes(*.free))]
+    #[error(
+        "a {width}x{height} universe needs {} of GPU memory (two copies of {}), but the GPU has {} \
+         free of {}{}; run a smaller universe, wait for the GPU's other work to end (nvidia-smi \
+         lists it), or stream the universe through host memory in bands: --output FILE.npy \
+         --gpu-memory SIZE",
+        human_bytes(2 * .bytes),
+        human_bytes(*.bytes),
+        human_bytes(*.free),
+        human_bytes(*.total),
+        if .total - .free > 2 << 30 { " (other processes hold the rest)" } else { "" }
+    )]
     Memory {
         width: u64,
         height: u64,
         bytes: u64,
         free: u64,
+        total: u64,
     },
     #[error("CUDA failed to {what}: {message}")]
     Driver { what: String, message: String },
@@ -76,6 +87,33 @@ pub fn device_count() -> usize {
         return 0;
     }
     CudaContext::device_count().map_or(0, |n| n.max(0) as usize)
+}
+
+/// Shows the driver only the first GPU it would see, before it starts (`cuInit` opens every
+/// visible GPU, which took about a second on a 4-GPU host for a run of a millisecond): keeps the
+/// first entry of `CUDA_VISIBLE_DEVICES`, or sets it to 0 where it is unset and Linux lists
+/// several NVIDIA GPUs. Returns how many GPUs it hid. Must run before any driver call.
+pub fn hide_all_but_first_gpu() -> usize {
+    const VARIABLE: &str = "CUDA_VISIBLE_DEVICES";
+    let (first, hidden) = match std::env::var(VARIABLE) {
+        Ok(list) => {
+            let mut entries = list.split(',').map(str::trim).filter(|e| !e.is_empty());
+            let Some(first) = entries.next() else {
+                return 0;
+            };
+            (first.to_string(), entries.count())
+        }
+        Err(_) => {
+            let listed = std::fs::read_dir("/proc/driver/nvidia/gpus").map_or(0, |d| d.count());
+            ("0".to_string(), listed.saturating_sub(1))
+        }
+    };
+    if hidden > 0 {
+        // SAFETY: no other thread reads the environment while a run is being set up (the
+        // worker threads and the interrupt watchdog never do).
+        unsafe { std::env::set_var(VARIABLE, first) };
+    }
+    hidden
 }
 
 thread_local! {

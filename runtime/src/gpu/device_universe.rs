@@ -117,15 +117,24 @@ impl DeviceUniverse {
         let table_bytes = table
             .as_ref()
             .map_or(0, |[s, d]| 8 * (s.len() + d.len()) as u64);
+        // Another process can take the memory between this check and the allocations: their
+        // failure is reported the same way.
+        let short = || -> GpuError {
+            match ctx.mem_get_info() {
+                Ok((free, total)) => GpuError::Memory {
+                    width,
+                    height,
+                    bytes,
+                    free: free as u64,
+                    total: total as u64,
+                },
+                Err(e) => driver("read the free memory")(e),
+            }
+        };
         let (free, _) = ctx.mem_get_info().map_err(driver("read the free memory"))?;
         // Leave room for the modules and the driver's own allocations.
         if 2 * bytes + table_bytes + (256 << 20) > free as u64 {
-            return Err(GpuError::Memory {
-                width,
-                height,
-                bytes,
-                free: free as u64,
-            });
+            return Err(short());
         }
         let edges = load_kernel(
             ctx,
@@ -140,7 +149,12 @@ impl DeviceUniverse {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream().map_err(driver("create a stream"))?;
         let n = stride as usize * rows as usize * universe.planes();
-        let alloc = |s: &Arc<CudaStream>| s.alloc_zeros::<u32>(n).map_err(driver("allocate"));
+        let alloc = |s: &Arc<CudaStream>| {
+            s.alloc_zeros::<u32>(n).map_err(|e| match e.0 {
+                sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => short(),
+                _ => driver("allocate")(e),
+            })
+        };
         let buffers = [alloc(&stream)?, alloc(&stream)?];
         let gather = match table {
             None => None,
