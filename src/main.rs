@@ -8,6 +8,7 @@ mod output;
 mod regen;
 mod run;
 mod run_file;
+mod run_plane;
 mod search;
 
 use clap::{Parser, Subcommand};

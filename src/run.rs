@@ -223,6 +223,10 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             bail!("{flag} is for runs into a universe file; give --output FILE.npy");
         }
     }
+    if crate::run_plane::wanted(&args, pattern.as_ref(), &rule_spec) {
+        let pattern = pattern.expect("the plane runs a pattern");
+        return crate::run_plane::run(&args, pattern, rule_spec);
+    }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;
     // Every output limit is checked, and every output opened, before the run.
@@ -543,7 +547,7 @@ type EveryN<'a> = Option<(u64, &'a mut dyn FnMut(&mut dyn Simulator) -> Result<(
 /// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
 /// once the run has taken a second. With `every`, no slice passes a multiple of its `N`, and its
 /// function is called at each one. Returns the time spent simulating, without those calls.
-fn advance_with_progress(
+pub(crate) fn advance_with_progress(
     simulator: &mut dyn Simulator,
     gens: u64,
     mut every: EveryN<'_>,

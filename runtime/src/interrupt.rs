@@ -1,83 +1,124 @@
 //! SIGINT and SIGTERM: heard between slices, where a run stops cleanly (a run into a universe
-//! file writes a checkpoint first), and enforced by a watchdog wherever the run waits (a launch,
-//! an allocation, a copy, a file write): [`GRACE`] after the signal it removes every temporary
-//! file still registered and ends the process, so nothing half-written is left and the run ends
+//! file writes a checkpoint first), and enforced by a timer wherever the run waits (a launch, an
+//! allocation, a copy, a file write): [`GRACE`] after the signal it removes every temporary file
+//! still registered and ends the process, so nothing half-written is left and the run ends
 //! within two seconds of the signal. A closed output pipe (SIGPIPE, `lifegen run | head -1`)
 //! ends the process at once and quietly, its temporary files removed too.
+//!
+//! No thread watches (a thread's first allocation reserves a malloc arena of 64 MiB of address
+//! space, which `ulimit -v` counts): the handlers themselves do it, with only async-signal-safe
+//! calls (`timer_settime`, `unlink`, `write`, `_exit`) and a registry of fixed slots.
 
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::cell::UnsafeCell;
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, AtomicU8, Ordering};
 use std::time::Duration;
 
-/// From the signal to the watchdog's exit.
+/// From the signal to the timer's exit.
 pub const GRACE: Duration = Duration::from_millis(1500);
 
 /// The signal that asked the run to stop (0: none).
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
 
-/// Temporary files being written: removed by the watchdog when it ends the process.
-static TEMPORARY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// The timer armed by the first SIGINT or SIGTERM (made by [`install`]).
+static mut TIMER: Option<libc::timer_t> = None;
 
-extern "C" fn on_signal(signal: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    SIGNAL.store(signal, Ordering::SeqCst);
+/// Temporary files being written, as NUL-terminated paths in fixed slots the handlers can read.
+const SLOTS: usize = 16;
+const PATH_BYTES: usize = 4096;
+const FREE: u8 = 0;
+const WRITING: u8 = 1;
+const READY: u8 = 2;
+
+struct Slot {
+    state: AtomicU8,
+    path: UnsafeCell<[u8; PATH_BYTES]>,
+}
+
+// SAFETY: a slot's path is written only by the thread that took it (state WRITING) and read only
+// once it is READY.
+unsafe impl Sync for Slot {}
+
+static TEMPORARY: [Slot; SLOTS] = [const {
+    Slot {
+        state: AtomicU8::new(FREE),
+        path: UnsafeCell::new([0; PATH_BYTES]),
+    }
+}; SLOTS];
+
+extern "C" fn on_stop(signal: libc::c_int) {
+    if SIGNAL.swap(signal, Ordering::SeqCst) != 0 {
+        return;
+    }
+    // SAFETY: timer_settime is async-signal-safe; the timer was made before the handler was set.
+    unsafe {
+        if let Some(timer) = TIMER {
+            let spec = libc::itimerspec {
+                it_interval: libc::timespec {
+                    tv_sec: 0,
+                    tv_nsec: 0,
+                },
+                it_value: libc::timespec {
+                    tv_sec: GRACE.as_secs() as libc::time_t,
+                    tv_nsec: GRACE.subsec_nanos() as libc::c_long,
+                },
+            };
+            libc::timer_settime(timer, 0, &spec, std::ptr::null_mut());
+        }
+    }
+}
+
+extern "C" fn on_deadline(_: libc::c_int) {
+    const SAY: &[u8] = b"error: stopped by a signal while the run could not stop by itself (a launch, a copy or a write in flight); temporary files removed\n";
+    // SAFETY: write, unlink and _exit are async-signal-safe.
+    unsafe {
+        libc::write(2, SAY.as_ptr().cast(), SAY.len());
+        remove_temporary();
+        libc::_exit(exit_status(SIGNAL.load(Ordering::SeqCst)));
+    }
+}
+
+extern "C" fn on_pipe(_: libc::c_int) {
+    // SAFETY: as in `on_deadline`; nothing is left to say to a closed pipe.
+    unsafe {
+        remove_temporary();
+        libc::_exit(exit_status(libc::SIGPIPE));
+    }
 }
 
 /// Hears SIGINT, SIGTERM and SIGPIPE from now on, for a process that runs one job (the command
-/// line): [`requested`] says when SIGINT or SIGTERM came, and the watchdog ends the process
-/// [`GRACE`] later; after SIGPIPE it ends it at once, and a panic of a print to the closed pipe
-/// stays quiet.
+/// line): [`requested`] says when SIGINT or SIGTERM came, and a timer ends the process
+/// [`GRACE`] later; SIGPIPE ends it at once.
 pub fn install() {
-    // SAFETY: the handler only stores to an atomic; `signal` replaces the default disposition.
+    // SAFETY: the timer is made before any handler that reads it is set; the handlers use only
+    // async-signal-safe calls.
     unsafe {
-        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGPIPE] {
+        let mut event: libc::sigevent = std::mem::zeroed();
+        event.sigev_notify = libc::SIGEV_SIGNAL;
+        event.sigev_signo = libc::SIGALRM;
+        let mut timer: libc::timer_t = std::mem::zeroed();
+        if libc::timer_create(libc::CLOCK_MONOTONIC, &mut event, &mut timer) == 0 {
+            TIMER = Some(timer);
+        }
+        let handlers: [(libc::c_int, extern "C" fn(libc::c_int)); 4] = [
+            (libc::SIGINT, on_stop),
+            (libc::SIGTERM, on_stop),
+            (libc::SIGALRM, on_deadline),
+            (libc::SIGPIPE, on_pipe),
+        ];
+        for (signal, handler) in handlers {
             libc::signal(
                 signal,
-                on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+                handler as extern "C" fn(libc::c_int) as libc::sighandler_t,
             );
         }
-    }
-    let watchdog = || {
-        while SIGNAL.load(Ordering::SeqCst) == 0 {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if SIGNAL.load(Ordering::SeqCst) == libc::SIGPIPE {
-            remove_temporary();
-            // SAFETY: as below; nothing is left to say to a closed pipe.
-            unsafe { libc::_exit(exit_status(libc::SIGPIPE)) };
-        }
-        std::thread::sleep(GRACE);
-        let signal = SIGNAL.load(Ordering::SeqCst);
-        eprintln!(
-            "error: stopped by {} while the run could not stop by itself (a launch, a copy or a \
-             write in flight); temporary files removed",
-            name(signal)
-        );
-        remove_temporary();
-        // SAFETY: ends the process at once; the driver frees the GPU's memory at exit.
-        unsafe { libc::_exit(exit_status(signal)) };
-    };
-    let report = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| {
-        if SIGNAL.load(Ordering::SeqCst) == libc::SIGPIPE {
-            // A print to the closed pipe: the watchdog ends the process.
-            std::thread::sleep(Duration::from_secs(1));
-        }
-        report(info)
-    }));
-    if let Err(e) = std::thread::Builder::new()
-        .name("lifegen-interrupt".into())
-        .spawn(watchdog)
-    {
-        eprintln!("warning: cannot start the interrupt watchdog ({e}); SIGTERM ends runs at once");
     }
 }
 
 /// The signal that asked the run to stop, if one did.
 pub fn requested() -> Option<i32> {
     match SIGNAL.load(Ordering::SeqCst) {
-        0 | libc::SIGPIPE => None,
+        0 => None,
         signal => Some(signal),
     }
 }
@@ -117,35 +158,51 @@ pub fn name(signal: i32) -> &'static str {
     }
 }
 
-/// A temporary file registered for removal should the watchdog end the process; unregistered
-/// when dropped (the file renamed into place or removed by its owner).
-pub struct TemporaryFile(PathBuf);
+/// A temporary file registered for removal should the timer end the process; unregistered when
+/// dropped (the file renamed into place or removed by its owner). A path too long for a slot,
+/// or one past the slots, goes unregistered.
+pub struct TemporaryFile(Option<usize>);
 
 impl TemporaryFile {
     pub fn register(path: &Path) -> TemporaryFile {
-        lock().push(path.to_path_buf());
-        TemporaryFile(path.to_path_buf())
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        if bytes.len() >= PATH_BYTES || bytes.contains(&0) {
+            return TemporaryFile(None);
+        }
+        for (i, slot) in TEMPORARY.iter().enumerate() {
+            if slot
+                .state
+                .compare_exchange(FREE, WRITING, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                // SAFETY: this thread took the slot (WRITING); nobody reads it until READY.
+                let buffer = unsafe { &mut *slot.path.get() };
+                buffer[..bytes.len()].copy_from_slice(bytes);
+                buffer[bytes.len()] = 0;
+                slot.state.store(READY, Ordering::SeqCst);
+                return TemporaryFile(Some(i));
+            }
+        }
+        TemporaryFile(None)
     }
 }
 
 impl Drop for TemporaryFile {
     fn drop(&mut self) {
-        let mut files = lock();
-        if let Some(at) = files.iter().position(|p| *p == self.0) {
-            files.swap_remove(at);
+        if let Some(i) = self.0 {
+            TEMPORARY[i].state.store(FREE, Ordering::SeqCst);
         }
     }
 }
 
-fn lock() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    TEMPORARY
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
+/// Unlinks every registered file (async-signal-safe).
 fn remove_temporary() {
-    for path in lock().iter() {
-        let _ = std::fs::remove_file(path);
+    for slot in &TEMPORARY {
+        if slot.state.load(Ordering::SeqCst) == READY {
+            // SAFETY: a READY slot holds a NUL-terminated path.
+            unsafe { libc::unlink((*slot.path.get()).as_ptr().cast()) };
+        }
     }
 }
 

@@ -22,6 +22,9 @@ pub enum BackendError {
     /// cannot have (a sphere is square).
     #[error("{0}")]
     Topology(String),
+    /// A pattern on the unbounded plane that cannot go on (it outgrew memory).
+    #[error("{0}")]
+    Plane(String),
     #[cfg(all(target_arch = "x86_64", unix))]
     #[error(transparent)]
     Native(#[from] crate::cpu::jit::JitError),

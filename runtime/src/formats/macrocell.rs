@@ -133,6 +133,21 @@ impl Tree {
         }
     }
 
+    /// Where Golly puts the top-left cell of the live cells' bounding box (the cell [`read_into`]
+    /// puts at (0, 0) when the rule names no torus) on its unbounded plane: Golly's (0, 0) is
+    /// the cell right of and above the tree's centre. `None` when it is beyond 64 bits.
+    ///
+    /// [`read_into`]: Tree::read_into
+    pub fn plane_position(&self) -> Option<(i64, i64)> {
+        let (Some(level), Some([x0, y0, ..])) = (self.level(), self.bbox()) else {
+            return Some((0, 0));
+        };
+        let (gx, gy) = golly_origin(level);
+        let x = i64::try_from(i128::from(x0) - i128::from(gx)).ok()?;
+        let y = i64::try_from(i128::from(y0) - i128::from(gy)).ok()?;
+        Some((x, y))
+    }
+
     /// The number of live cells, at most `u128::MAX` (a hash-consed tree can hold more cells
     /// than fit in 64 bits).
     pub fn population(&self) -> u128 {

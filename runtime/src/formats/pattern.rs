@@ -61,6 +61,8 @@ pub enum ReadError {
     Rle(#[from] RleError),
     #[error(transparent)]
     Macrocell(#[from] McError),
+    #[error("{0}")]
+    Plane(String),
 }
 
 /// Why a universe size cannot be settled.
@@ -230,6 +232,20 @@ impl Pattern {
             Contents::Macrocell(tree) => tree.size(),
             Contents::Universe(file) => (file.width(), file.height()),
             Contents::Array(array) => array.size(),
+        }
+    }
+
+    /// Where Golly puts the cell [`Pattern::read_into`] puts at (0, 0), on its unbounded plane:
+    /// an RLE's `#CXRLE Pos=x,y`, else (0, 0); a macrocell file's box where Golly's tree puts
+    /// it; (0, 0) for an array.
+    pub fn plane_position(&self) -> Result<(i64, i64), PatternError> {
+        match &self.contents {
+            Contents::Rle(reader) => Ok(reader.header().position.unwrap_or((0, 0))),
+            Contents::Macrocell(tree) => tree.plane_position().ok_or_else(|| PatternError::Read {
+                path: self.path.clone(),
+                source: ReadError::Plane("the pattern lies beyond 64-bit coordinates".into()),
+            }),
+            Contents::Universe(_) | Contents::Array(_) => Ok((0, 0)),
         }
     }
 

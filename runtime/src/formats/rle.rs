@@ -51,6 +51,8 @@ pub struct Header {
     pub width: u64,
     pub height: u64,
     pub rule: Option<RuleSpec>,
+    /// The top-left cell's position on Golly's plane, from a `#CXRLE Pos=x,y` line.
+    pub position: Option<(i64, i64)>,
 }
 
 /// Reads an RLE pattern held in memory. Every malformed input gives an error, never a panic.
@@ -60,6 +62,7 @@ pub fn parse(text: &str) -> Result<Pattern, RleError> {
         width,
         height,
         rule,
+        ..
     } = reader.header().clone();
     let (mut runs, mut dying) = (Vec::new(), Vec::new());
     reader.read_runs(|y, x, length, state| match state {
@@ -89,6 +92,7 @@ impl<R: BufRead> Reader<R> {
         let mut input = Lines::new(input);
         let mut buf = Vec::new();
         let mut last = 1;
+        let mut position = None;
         loop {
             let Some(number) = input.line(&mut buf)? else {
                 return Err(RleError {
@@ -102,6 +106,13 @@ impl<R: BufRead> Reader<R> {
                 bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
             }
             let start = bytes.trim_ascii_start();
+            if let Some(extended) = start.strip_prefix(b"#CXRLE") {
+                position = cxrle_position(extended).map_err(|message| RleError {
+                    line: number,
+                    message,
+                })?;
+                continue;
+            }
             if start.is_empty() || start.starts_with(b"#") {
                 continue;
             }
@@ -116,10 +127,11 @@ impl<R: BufRead> Reader<R> {
             if text.chars().any(|c| c.is_control() && c != '\t') {
                 return Err(not_text());
             }
-            let header = parse_header(text.trim()).map_err(|message| RleError {
+            let mut header = parse_header(text.trim()).map_err(|message| RleError {
                 line: number,
                 message,
             })?;
+            header.position = position;
             return Ok(Reader {
                 input,
                 header,
@@ -265,6 +277,21 @@ fn echo_bytes(bytes: &[u8]) -> String {
 
 /// The header line: `x = <width>, y = <height>[, rule = <rule>]`. Keys in either case, any
 /// blanks around `=` and `,`.
+/// The `Pos=x,y` of a `#CXRLE` line (Golly's extended RLE), the text after `#CXRLE`; other
+/// fields (`Gen=`) are read past.
+fn cxrle_position(line: &[u8]) -> Result<Option<(i64, i64)>, String> {
+    let text = String::from_utf8_lossy(line);
+    for field in text.split_ascii_whitespace() {
+        if let Some(value) = field.strip_prefix("Pos=") {
+            let bad = || format!("#CXRLE Pos={} is not two whole numbers x,y", quote(value));
+            let (x, y) = value.split_once(',').ok_or_else(bad)?;
+            let number = |t: &str| t.trim().parse::<i64>().map_err(|_| bad());
+            return Ok(Some((number(x)?, number(y)?)));
+        }
+    }
+    Ok(None)
+}
+
 fn parse_header(header: &str) -> Result<Header, String> {
     let mut width = None;
     let mut height = None;
@@ -306,6 +333,7 @@ fn parse_header(header: &str) -> Result<Header, String> {
             width,
             height,
             rule,
+            position: None,
         }),
         _ => Err(format!(
             "the header {} must give both x and y",
@@ -446,6 +474,27 @@ pub fn write_to(
     let (w, h) = (universe.width(), universe.height());
     let edges = universe.topology().suffix(Some((w as u64, h as u64)));
     writeln!(sink, "x = {w}, y = {h}, rule = {rule}{edges}")?;
+    write_cells(universe, sink)
+}
+
+/// Writes `cells` (the live cells' box of a pattern on Golly's unbounded plane, its top-left at
+/// `position`, at `generation`) as Golly saves it: a `#CXRLE Pos=x,y Gen=N` line, then RLE whose
+/// rule has no topology suffix.
+pub fn write_plane_to(
+    cells: &Universe,
+    rule: &lifegen_gen::Rule,
+    (x, y): (i64, i64),
+    generation: u64,
+    mut sink: impl std::io::Write,
+) -> std::io::Result<()> {
+    writeln!(sink, "#CXRLE Pos={x},{y} Gen={generation}")?;
+    let (w, h) = (cells.width(), cells.height());
+    writeln!(sink, "x = {w}, y = {h}, rule = {rule}")?;
+    write_cells(cells, sink)
+}
+
+/// The RLE body of `universe`: its rows, then `!`.
+fn write_cells(universe: &Universe, mut sink: impl std::io::Write) -> std::io::Result<()> {
     let mut line = Vec::with_capacity(LINE_LIMIT + 1);
     // Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
     let mut push = |n: u64, tag: &[u8], line: &mut Vec<u8>| -> std::io::Result<()> {

@@ -1,0 +1,393 @@
+//! Golly's unbounded plane, on a dense box that follows the pattern: the live cells sit in a
+//! bounded plane (`:P`, dead past its edges) with a margin round them, and the box is advanced
+//! only as many generations at a time as the margin keeps every edge out of reach (a cell's
+//! influence travels `r` cells a generation). Before each such chunk the box is re-cut round the
+//! live cells when they came too near an edge, or when it grew four times larger than they need:
+//! a glider flying for a million generations holds a box the size of its margins, not the road
+//! it travelled. Any simulator runs the box (the CPU's and the GPU's, every rule family), so the
+//! plane is exact wherever the bounded plane is.
+//!
+//! Coordinates are Golly's (x right, y down, 64-bit); the box's cell (0, 0) sits at `origin`.
+
+use lifegen_gen::{Rule, Topology};
+
+use crate::drive::bands::radius;
+use crate::reference;
+use crate::simulator::{BackendError, Simulator};
+use crate::universe::{Universe, UniverseError};
+
+/// Cells and where their top-left cell lies on Golly's plane.
+pub type Placed = (Universe, (i64, i64));
+
+/// Makes a simulator for a box (a bounded plane).
+pub type MakeBox = dyn Fn(Universe) -> Result<Box<dyn Simulator>, BackendError> + Send;
+
+/// The smallest margin round the live cells, in cells (a multiple of 64).
+const MIN_MARGIN: i64 = 64;
+
+/// Live cells' bounding box: first and last column and row, inclusive, in box coordinates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    pub left: i64,
+    pub top: i64,
+    pub right: i64,
+    pub bottom: i64,
+}
+
+impl Bounds {
+    pub fn width(&self) -> u64 {
+        (self.right - self.left + 1) as u64
+    }
+    pub fn height(&self) -> u64 {
+        (self.bottom - self.top + 1) as u64
+    }
+}
+
+/// The cells of `universe` that are not dead (any plane), bounded; `None` when there are none.
+pub fn live_bounds(universe: &Universe) -> Option<Bounds> {
+    let n = universe.words_per_row();
+    let mut bounds: Option<Bounds> = None;
+    for y in 0..universe.height() {
+        let (mut first, mut last) = (None, None);
+        for j in 0..n {
+            let word = (0..universe.planes()).fold(0, |w, p| w | universe.plane(p)[y * n + j]);
+            if word != 0 {
+                let lo = 64 * j as i64 + i64::from(word.trailing_zeros());
+                let hi = 64 * j as i64 + 63 - i64::from(word.leading_zeros());
+                first.get_or_insert(lo);
+                last = Some(hi);
+            }
+        }
+        if let (Some(lo), Some(hi)) = (first, last) {
+            let y = y as i64;
+            bounds = Some(match bounds {
+                None => Bounds {
+                    left: lo,
+                    top: y,
+                    right: hi,
+                    bottom: y,
+                },
+                Some(b) => Bounds {
+                    left: b.left.min(lo),
+                    top: b.top,
+                    right: b.right.max(hi),
+                    bottom: y,
+                },
+            });
+        }
+    }
+    bounds
+}
+
+/// 64 cells of `row` (a plane's row of `width` cells) from column `x` on, any `x`: cells outside
+/// the row are dead.
+fn cells_at(row: &[u64], width: i64, x: i64) -> u64 {
+    let word = |j: i64| -> u64 {
+        if j < 0 || j >= row.len() as i64 {
+            0
+        } else {
+            row[j as usize]
+        }
+    };
+    let (j, bit) = (x.div_euclid(64), x.rem_euclid(64));
+    let mut cells = if bit == 0 {
+        word(j)
+    } else {
+        word(j) >> bit | word(j + 1) << (64 - bit)
+    };
+    // Past the row's last cell.
+    let inside = width - x;
+    if inside <= 0 {
+        cells = 0;
+    } else if inside < 64 {
+        cells &= (1u64 << inside) - 1;
+    }
+    // Before the row's first cell, the words read as dead already.
+    cells
+}
+
+/// A `width` x `height` universe (of `src`'s states and `topology`) holding `src`'s cells with
+/// `src`'s (0, 0) at (`dx`, `dy`); cells that fall outside are dropped.
+pub fn recut(
+    src: &Universe,
+    (width, height): (u64, u64),
+    (dx, dy): (i64, i64),
+    topology: Topology,
+) -> Result<Universe, UniverseError> {
+    let mut out = Universe::new(width, height)?
+        .with_states(src.states())?
+        .with_topology(topology);
+    let (n_in, n_out) = (src.words_per_row(), out.words_per_row());
+    let src_width = src.width() as i64;
+    for p in 0..src.planes() {
+        let from = src.plane(p);
+        let to = out.plane_mut(p);
+        for y in 0..height as i64 {
+            let sy = y - dy;
+            if sy < 0 || sy >= src.height() as i64 {
+                continue;
+            }
+            let row = &from[sy as usize * n_in..(sy as usize + 1) * n_in];
+            for (j, word) in to[y as usize * n_out..(y as usize + 1) * n_out]
+                .iter_mut()
+                .enumerate()
+            {
+                *word = cells_at(row, src_width, 64 * j as i64 - dx);
+            }
+        }
+    }
+    let mask = out.last_word_mask();
+    for p in 0..out.planes() {
+        for row in out.plane_mut(p).chunks_mut(n_out) {
+            row[n_out - 1] &= mask;
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlaneError {
+    #[error(
+        "{0} gives birth on no neighbours (B0), which fills the unbounded plane at once; run it \
+         on a bounded grid (a :T or :P suffix, or --size)"
+    )]
+    BirthOnZero(Rule),
+    #[error("at generation {generation}, the pattern's box of {width}x{height} cells: {source}")]
+    Grown {
+        generation: u64,
+        width: u64,
+        height: u64,
+        source: UniverseError,
+    },
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+}
+
+/// A pattern on Golly's unbounded plane, advanced by a simulator of its box.
+pub struct PlaneSimulator {
+    make: Box<MakeBox>,
+    sim: Box<dyn Simulator>,
+    rule: Rule,
+    radius: i64,
+    /// Golly's coordinates of the box's cell (0, 0).
+    origin: (i64, i64),
+    generation: u64,
+    /// Times the box was re-cut round the cells.
+    recuts: u64,
+}
+
+impl PlaneSimulator {
+    /// `cells` (its live cells anywhere in it) with its cell (0, 0) at Golly's `origin`, run by
+    /// simulators `make` builds.
+    pub fn new(
+        rule: Rule,
+        cells: Universe,
+        origin: (i64, i64),
+        make: Box<MakeBox>,
+    ) -> Result<PlaneSimulator, PlaneError> {
+        if births_from_nothing(&rule) {
+            return Err(PlaneError::BirthOnZero(rule));
+        }
+        let radius = radius(&rule) as i64;
+        let (universe, shift) = fitted(&cells, radius, 0)?;
+        let sim = make(universe)?;
+        Ok(PlaneSimulator {
+            make,
+            sim,
+            rule,
+            radius,
+            origin: (origin.0 - shift.0, origin.1 - shift.1),
+            generation: 0,
+            recuts: 0,
+        })
+    }
+
+    /// Golly's coordinates of the box's cell (0, 0).
+    pub fn origin(&self) -> (i64, i64) {
+        self.origin
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The box's size now, in cells.
+    pub fn universe_size(&mut self) -> (u64, u64) {
+        self.sim
+            .universe()
+            .map_or((0, 0), |u| (u.width() as u64, u.height() as u64))
+    }
+
+    /// Times the box was re-cut round the cells.
+    pub fn recuts(&self) -> u64 {
+        self.recuts
+    }
+
+    /// The live cells' box and where its top-left cell is on Golly's plane; `None` when the
+    /// pattern died out.
+    pub fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
+        let origin = self.origin;
+        let universe = self.sim.universe()?;
+        let Some(b) = live_bounds(universe) else {
+            return Ok(None);
+        };
+        let cells = recut(
+            universe,
+            (b.width(), b.height()),
+            (-b.left, -b.top),
+            Topology::Torus,
+        )
+        .map_err(|source| PlaneError::Grown {
+            generation: self.generation,
+            width: b.width(),
+            height: b.height(),
+            source,
+        })?;
+        Ok(Some((cells, (origin.0 + b.left, origin.1 + b.top))))
+    }
+
+    /// Advances `gens` generations, re-cutting the box whenever the cells near its edges.
+    pub fn advance_plane(&mut self, gens: u64) -> Result<(), PlaneError> {
+        let r = self.radius;
+        let mut left = gens;
+        while left > 0 {
+            let universe = self.sim.universe()?;
+            let Some(b) = live_bounds(universe) else {
+                // Nothing lives and nothing is born from nothing: it stays empty.
+                self.generation += left;
+                return Ok(());
+            };
+            let (w, h) = (universe.width() as i64, universe.height() as i64);
+            let room = b.left.min(b.top).min(w - 1 - b.right).min(h - 1 - b.bottom);
+            // Cells within r of an edge after g generations need g + 1 radii of room.
+            let reach = room / r - 1;
+            let needed = (b.width().max(b.height()) as i64 / 4).max(MIN_MARGIN) / r;
+            let oversized = (w * h) as f64
+                > 16.0
+                    * ((b.width() + 2 * MIN_MARGIN as u64) as f64)
+                    * ((b.height() + 2 * MIN_MARGIN as u64) as f64);
+            if reach < needed.min(left as i64).max(1) || oversized {
+                let current = self.sim.universe()?.clone();
+                let (universe, shift) = fitted(&current, r, self.generation)?;
+                self.origin = (self.origin.0 - shift.0, self.origin.1 - shift.1);
+                self.sim = (self.make)(universe)?;
+                self.recuts += 1;
+                continue;
+            }
+            let step = (reach as u64).min(left);
+            self.sim.advance(step)?;
+            self.generation += step;
+            left -= step;
+        }
+        Ok(())
+    }
+
+    pub fn rule(&self) -> &Rule {
+        &self.rule
+    }
+}
+
+/// A box round `cells`' live cells with a margin of a quarter of their larger side (at least
+/// [`MIN_MARGIN`] cells), its width a multiple of 64; and the shift of the cells into it.
+fn fitted(
+    cells: &Universe,
+    radius: i64,
+    generation: u64,
+) -> Result<(Universe, (i64, i64)), PlaneError> {
+    let b = live_bounds(cells).unwrap_or(Bounds {
+        left: 0,
+        top: 0,
+        right: 0,
+        bottom: 0,
+    });
+    let margin = ((b.width().max(b.height()) / 4).max(MIN_MARGIN as u64) + 2 * radius as u64)
+        .div_ceil(64)
+        * 64;
+    let width = (b.width() + 2 * margin).div_ceil(64) * 64;
+    let height = b.height() + 2 * margin;
+    let margin = margin as i64;
+    let shift = (margin - b.left, margin - b.top);
+    let universe = recut(cells, (width, height), shift, Topology::Plane).map_err(|source| {
+        PlaneError::Grown {
+            generation,
+            width,
+            height,
+            source,
+        }
+    })?;
+    Ok((universe, shift))
+}
+
+/// Whether dead cells with no live neighbours come alive (B0).
+fn births_from_nothing(rule: &Rule) -> bool {
+    let side = 2 * radius(rule) + 2;
+    Universe::new(side, side)
+        .and_then(|u| u.with_states(rule.states()))
+        .map(|u| reference::run(&u, rule, 1).population() > 0)
+        .unwrap_or(false)
+}
+
+impl Simulator for PlaneSimulator {
+    fn describe(&self) -> String {
+        format!(
+            "Golly's unbounded plane on a box that follows the pattern (re-cut {} time{} so far), run by: {}",
+            self.recuts,
+            if self.recuts == 1 { "" } else { "s" },
+            self.sim.describe()
+        )
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.advance_plane(gens).map_err(|e| match e {
+            PlaneError::Backend(e) => e,
+            other => BackendError::Plane(other.to_string()),
+        })
+    }
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        self.sim.universe()
+    }
+    fn replace(&mut self, _: Universe) -> Result<Universe, BackendError> {
+        Err(BackendError::Plane(
+            "a pattern on the unbounded plane is not swapped for a band".into(),
+        ))
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        self.sim.kernel_seconds()
+    }
+    fn preferred_step(&self) -> u64 {
+        self.sim.preferred_step().max(64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_at_any_offset_read_the_row_with_dead_cells_round_it() {
+        let row = [0x8000_0000_0000_0001u64, 0b101];
+        let width = 67;
+        for x in -130..140i64 {
+            let expected = (0..64).fold(0u64, |acc, i| {
+                let c = x + i;
+                let alive = (0..width).contains(&c) && row[(c / 64) as usize] >> (c % 64) & 1 == 1;
+                acc | u64::from(alive) << i
+            });
+            assert_eq!(cells_at(&row, width, x), expected, "x = {x}");
+        }
+    }
+
+    #[test]
+    fn a_recut_moves_every_cell_by_the_shift() {
+        let mut u = Universe::new(130, 20).unwrap();
+        for (x, y) in [(0, 0), (63, 5), (64, 6), (129, 19), (70, 10)] {
+            u.set(x, y, true);
+        }
+        let out = recut(&u, (300, 50), (37, 11), Topology::Plane).unwrap();
+        assert_eq!(out.population(), 5);
+        for (x, y) in [(0, 0), (63, 5), (64, 6), (129, 19), (70, 10)] {
+            assert!(out.get(x + 37, y + 11));
+        }
+        let b = live_bounds(&out).unwrap();
+        assert_eq!((b.left, b.top, b.right, b.bottom), (37, 11, 166, 30));
+    }
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env python3
+"""Golly's Patterns collection on the unbounded plane: every .rle and .mc file whose rule names no
+bounded grid, run as a user runs it (`lifegen run --input F --gens G --output out.rle`, no other
+option) and by bgolly (the algorithm Golly picks for the rule's family), compared cell for cell at
+Golly's coordinates after each generation count.
+
+    scripts/golly/build-bgolly.sh /work/.mirror/jimblandy+golly/repo     # -> target/golly/bgolly
+    git --git-dir=/work/.mirror/jimblandy+golly/repo archive HEAD Patterns | tar x -C /tmp/golly
+    cargo build --release
+    scripts/golly/plane-check.py /tmp/golly/Patterns [--gens 100,1000] [--backend cpu]
+
+Golly's side: `bgolly -o` writes the live cells' box as plain RLE (no position), and a test script
+(`--exec`: `step 1` G times, `show`, `edges`) prints the box's corners on Golly's plane; the two
+place Golly's cells. lifegen's side: its RLE's `#CXRLE Pos=x,y` and its cells. Each file is
+IDENTICAL, DIFFERENT, REFUSED (lifegen says why; listed) or SKIPPED (bounded grids, gzip, rules
+bgolly cannot run); the exit status is 1 when any differs.
+"""
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
+
+
+def file_rule(path):
+    with open(path, errors="replace") as f:
+        text = f.read(200000)
+    if path.endswith(".mc"):
+        m = re.search(r"^#R\s*(\S+)", text, re.M)
+        return m.group(1) if m else "B3/S23"
+    m = re.search(r"^\s*x\s*=.*rule\s*=\s*(\S+)", text, re.M | re.I)
+    return m.group(1) if m else "B3/S23"
+
+
+def golly_cells(bgolly, algo, path, gens, work, timeout):
+    out = os.path.join(work, "golly.rle")
+    if os.path.exists(out):
+        os.remove(out)
+    rc, log = compare.run_cmd([bgolly, "-q", "-q", "-a", algo, "-m", str(gens), "-o", out, path],
+                              work, timeout)
+    if rc != 0 or not os.path.exists(out) or "Fatal error" in log:
+        raise compare.CaseError("bgolly -m %d failed (rc %d): %s" % (gens, rc, log.strip()[-300:]))
+    with open(out) as f:
+        _, cells = compare.parse_rle(f.read())
+    if not cells:
+        return {}
+    script = os.path.join(work, "script.txt")
+    with open(script, "w") as f:
+        f.write("step 1\n" * gens + "show\nedges\n")
+    rc, log = compare.run_cmd([bgolly, "-a", algo, "--exec", script, path], work, timeout)
+    m = re.search(r"Bounding box (-?[\d,]+) (-?[\d,]+) \.\.", log)
+    if not m:
+        raise compare.CaseError("bgolly --exec printed no bounding box: %s" % log.strip()[-300:])
+    x0, y0 = (int(v.replace(",", "")) for v in m.groups())
+    return {(x + x0, y + y0): s for (x, y), s in cells.items()}
+
+
+def lifegen_cells(lifegen, backend, path, gens, work, timeout):
+    out = os.path.join(work, "lifegen.rle")
+    if os.path.exists(out):
+        os.remove(out)
+    cmd = [lifegen, "run", "--input", path, "--gens", str(gens), "--output", out]
+    if backend:
+        cmd += ["--backend", backend]
+    rc, log = compare.run_cmd(cmd, work, timeout)
+    if rc != 0 or not os.path.exists(out):
+        return None, log.strip().splitlines()[-1] if log.strip() else "rc %d" % rc
+    with open(out) as f:
+        text = f.read()
+    m = re.search(r"^#CXRLE Pos=(-?\d+),(-?\d+)", text, re.M)
+    x0, y0 = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    _, cells = compare.parse_rle(text)
+    return {(x + x0, y + y0): s for (x, y), s in cells.items()}, None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("patterns")
+    ap.add_argument("--gens", default="100,1000")
+    ap.add_argument("--backend", default="", help="lifegen's --backend (default: none given)")
+    ap.add_argument("--bgolly", default="target/golly/bgolly")
+    ap.add_argument("--lifegen", default="target/release/lifegen")
+    ap.add_argument("--timeout", type=float, default=120)
+    args = ap.parse_args()
+    bgolly, lifegen = os.path.abspath(args.bgolly), os.path.abspath(args.lifegen)
+    gens = [int(g) for g in args.gens.split(",")]
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.patterns) for f in fs
+                   if f.endswith((".rle", ".mc", ".rle.gz", ".mc.gz", ".lif", ".cells")))
+    counts = {}
+    work = tempfile.mkdtemp(prefix="plane-check-")
+    for path in files:
+        name = os.path.relpath(path, args.patterns)
+        rule = file_rule(path) if not path.endswith(".gz") else ""
+        verdicts = []
+        if path.endswith(".gz"):
+            verdicts.append(("SKIPPED", "gzip"))
+        elif ":" in rule:
+            verdicts.append(("SKIPPED", "bounded grid %s (compare.py covers grids)" % rule))
+        else:
+            try:
+                _, algo, _ = compare.classify(rule)
+            except compare.CaseError as e:
+                algo = None
+                verdicts.append(("SKIPPED", "rule %s: %s" % (rule, e)))
+            except Exception:
+                algo = None
+                verdicts.append(("SKIPPED", "rule %s: not read by the oracle" % rule))
+            for g in gens if algo else []:
+                try:
+                    mine, refused = lifegen_cells(lifegen, args.backend, path, g, work,
+                                                  args.timeout)
+                    if refused:
+                        verdicts = [("REFUSED", refused)]
+                        break
+                    theirs = golly_cells(bgolly, algo, path, g, work, args.timeout)
+                except compare.CaseError as e:
+                    verdicts.append(("SKIPPED", "gen %d: %s" % (g, e)))
+                    continue
+                except Exception as e:  # a timeout
+                    verdicts.append(("ERROR", "gen %d: %s" % (g, e)))
+                    continue
+                if mine == theirs:
+                    verdicts.append(("IDENTICAL", "gen %d, %d cells" % (g, len(mine))))
+                else:
+                    only_mine = sorted(set(mine.items()) - set(theirs.items()))[:3]
+                    only_theirs = sorted(set(theirs.items()) - set(mine.items()))[:3]
+                    verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells; only "
+                                     "lifegen %s, only Golly %s" % (g, len(mine), len(theirs),
+                                                                    only_mine, only_theirs)))
+        worst = next((v for v in ("ERROR", "DIFFERENT", "REFUSED", "SKIPPED") if
+                      any(k == v for k, _ in verdicts)), "IDENTICAL")
+        counts[worst] = counts.get(worst, 0) + 1
+        print("%-9s %s: %s" % (worst, name, "; ".join(d for _, d in verdicts)), flush=True)
+    print("totals: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
+    sys.exit(1 if counts.get("DIFFERENT") or counts.get("ERROR") else 0)
+
+
+if __name__ == "__main__":
+    main()

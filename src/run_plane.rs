@@ -1,0 +1,110 @@
+//! `lifegen run` on Golly's unbounded plane: a pattern file whose rule names no bounded grid,
+//! run without `--size`, as Golly runs it (`lifegen_runtime::drive::plane`).
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use lifegen_gen::rule::RuleSpec;
+use lifegen_runtime::drive::plane::PlaneSimulator;
+use lifegen_runtime::formats::pattern::{Pattern, is_macrocell};
+use lifegen_runtime::formats::rle;
+use lifegen_runtime::{Simulator, Universe};
+
+use crate::output::{self, Pending};
+use crate::run::{RunArgs, advance_with_progress};
+
+/// Whether a run of `pattern` under `rule` goes on the unbounded plane: a pattern file (not a
+/// universe file or array) whose rule has no bounded-grid suffix, no `--size`, and no universe
+/// file to run into.
+pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> bool {
+    let is_npy = |path: &Path| path.extension().is_some_and(|e| e == "npy");
+    pattern.is_some_and(|p| !is_npy(p.path()))
+        && args.size.is_none()
+        && rule.size.is_none()
+        && rule.topology == lifegen_gen::Topology::Torus
+        && !args.output.as_deref().is_some_and(is_npy)
+}
+
+pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
+    let rule = rule.rule;
+    if args.gif.is_some() {
+        bail!(
+            "--gif draws a bounded universe; give the run one (--size WxH, or a :T or :P suffix \
+             on --rule)"
+        );
+    }
+    if let Some(path) = &args.output
+        && is_macrocell(path)
+    {
+        bail!(
+            "on the unbounded plane write RLE (--output FILE.rle), which carries Golly's \
+             coordinates (#CXRLE Pos); macrocell output runs on a bounded grid (--size WxH)"
+        );
+    }
+    let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect();
+    output::check_distinct(&outputs)?;
+    let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
+    let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
+
+    let (width, height) = pattern.size();
+    let position = pattern.plane_position()?;
+    let origin = pattern.origin();
+    let mut cells = Universe::new(width.max(1), height.max(1))?.with_states(rule.states())?;
+    pattern.read_into(&mut cells)?;
+    let backend = args.backend;
+    let mut plane = PlaneSimulator::new(
+        rule,
+        cells,
+        position,
+        Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe)),
+    )?;
+    println!("rule: {rule}");
+    println!(
+        "universe: Golly's unbounded plane (the rule names no bounded grid and no --size was \
+         given), {origin}: {width}x{height} at ({}, {})",
+        position.0, position.1
+    );
+    println!("backend: {}", plane.describe());
+    let elapsed = advance_with_progress(&mut plane, args.gens, None)?;
+    let live = plane.live_cells()?;
+    println!(
+        "generations: {} in {:.3} s",
+        args.gens,
+        elapsed.as_secs_f64()
+    );
+    let population = live.as_ref().map_or(0, |(cells, _)| cells.population());
+    println!("population: {population}");
+    match &live {
+        Some((cells, (x, y))) => println!(
+            "live cells: {}x{} at ({x}, {y}); the box was re-cut {} times",
+            cells.width(),
+            cells.height(),
+            plane.recuts()
+        ),
+        None => println!("live cells: none"),
+    }
+    let empty = Universe::new(1, 1)?.with_states(rule.states())?;
+    let (cells, at) = match &live {
+        Some((cells, at)) => (cells, *at),
+        None => (&empty, (0, 0)),
+    };
+    if let Some(out) = &mut rle_out {
+        rle::write_plane_to(cells, &rule, at, plane.generation(), out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
+    }
+    if let Some(out) = &mut png_out {
+        lifegen_runtime::formats::png::check_size(cells.width(), cells.height())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        lifegen_runtime::formats::png::write(cells, out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
+    }
+    for out in [rle_out, png_out].into_iter().flatten() {
+        out.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,127 @@
+//! Golly's unbounded plane (`lifegen_runtime::drive::plane`): the box that follows a pattern
+//! gives the cells a torus wide enough gives, at the same coordinates, on every family; a
+//! spaceship's box stays small however far it flies; B0 rules are refused.
+
+use std::collections::BTreeSet;
+
+use lifegen_gen::{Rule, Topology};
+use lifegen_runtime::drive::plane::PlaneSimulator;
+use lifegen_runtime::{BackendKind, Universe};
+
+fn parse(rule: &str) -> Rule {
+    lifegen_gen::rule::parse(rule).unwrap().rule
+}
+
+fn plane(rule: Rule, cells: Universe, origin: (i64, i64), kind: BackendKind) -> PlaneSimulator {
+    PlaneSimulator::new(
+        rule,
+        cells,
+        origin,
+        Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
+    )
+    .unwrap()
+}
+
+/// Live cells (any state above 0) of `u`, shifted by `at`.
+fn live(u: &Universe, at: (i64, i64)) -> BTreeSet<(i64, i64, u16)> {
+    let mut cells = BTreeSet::new();
+    for y in 0..u.height() {
+        for x in 0..u.width() {
+            let s = u.state(x, y);
+            if s != 0 {
+                cells.insert((x as i64 + at.0, y as i64 + at.1, s));
+            }
+        }
+    }
+    cells
+}
+
+fn soup(rule: &Rule, side: u64, seed: u64) -> Universe {
+    let mut u = Universe::random(side, side, 0.4, seed).unwrap();
+    if rule.states() > 2 {
+        u = Universe::random_states(side, side, rule.states(), 0.4, seed).unwrap();
+    }
+    u
+}
+
+/// The same start on the plane (placed at `origin`) and in the middle of a torus of `torus`
+/// cells a side, compared at Golly's coordinates after `gens`.
+fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: BackendKind) {
+    let rule = parse(rule);
+    let start = soup(&rule, side, 7);
+    let origin = (-37, 1_000_000_000_005);
+    let mut p = plane(rule, start.clone(), origin, kind);
+    p.advance_plane(gens).unwrap();
+    let on_plane = p
+        .live_cells()
+        .unwrap()
+        .map_or_else(BTreeSet::new, |(cells, at)| live(&cells, at));
+
+    let offset = ((torus - side) / 2) as i64;
+    let mut wide = Universe::new(torus, torus)
+        .unwrap()
+        .with_states(rule.states())
+        .unwrap()
+        .with_topology(Topology::Torus);
+    for y in 0..start.height() {
+        for x in 0..start.width() {
+            let s = start.state(x, y);
+            if s != 0 {
+                wide.set_state(x + offset as usize, y + offset as usize, s);
+            }
+        }
+    }
+    let mut reference = lifegen_runtime::create(BackendKind::Reference, &rule, wide).unwrap();
+    reference.advance(gens).unwrap();
+    let on_torus = live(
+        reference.universe().unwrap(),
+        (origin.0 - offset, origin.1 - offset),
+    );
+    assert_eq!(
+        on_plane, on_torus,
+        "{rule} {side}^2 soup, {gens} generations"
+    );
+}
+
+#[test]
+fn life_like_and_table_rules_agree_with_a_wide_torus() {
+    for rule in ["B3/S23", "B36/S23", "B2-a/S12", "B2/S34H"] {
+        agrees_with_a_wide_torus(rule, 40, 150, 512, BackendKind::Cpu);
+    }
+}
+
+#[test]
+fn generations_and_larger_than_life_agree_with_a_wide_torus() {
+    agrees_with_a_wide_torus("/2/3", 30, 120, 400, BackendKind::Cpu);
+    agrees_with_a_wide_torus("R2,C0,M1,S4..6,B5..6,NM", 24, 40, 256, BackendKind::Cpu);
+    agrees_with_a_wide_torus("R3,C4,M0,S6..12,B7..9,NN", 30, 30, 256, BackendKind::Cpu);
+}
+
+#[test]
+fn a_glider_keeps_a_small_box_however_far_it_flies() {
+    let glider = lifegen_runtime::formats::rle::parse("x = 3, y = 3\nbob$2bo$3o!\n").unwrap();
+    let cells = lifegen_runtime::formats::rle::to_universe(&glider).unwrap();
+    let mut p = plane(Rule::CONWAY, cells, (0, 0), BackendKind::Cpu);
+    p.advance_plane(100_000).unwrap();
+    let (cells, at) = p.live_cells().unwrap().unwrap();
+    // A glider moves one cell diagonally every four generations (south-east).
+    assert_eq!(at, (25_000, 25_000));
+    assert_eq!(cells.population(), 5);
+    let held = p.universe_size();
+    assert!(held.0 * held.1 < 512 * 512, "the box grew to {held:?}");
+}
+
+#[test]
+fn birth_on_no_neighbours_is_refused_on_the_plane() {
+    let cells = Universe::new(4, 4).unwrap();
+    let error = PlaneSimulator::new(
+        parse("B013/S23"),
+        cells,
+        (0, 0),
+        Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(error.contains("B0"), "{error}");
+}
