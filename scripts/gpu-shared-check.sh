@@ -3,9 +3,10 @@
 # random moments of GPU runs (held whole, bands over two GPUs, out of core) and their resume, CPU
 # thread scaling, and the README's run on every GPU against one.
 # Expects .gpu/lifegen (this build) and, for the same-call baselines, .gpu/lifegen-old (the
-# commit before); writes ${OUT:-.}/gpu-shared-check.log. PARTS="concurrent term threads readme".
+# commit before); writes ${OUT:-.}/gpu-shared-check.log. PARTS="concurrent term threads readme plane"
+# (plane: patterns on the unbounded plane, GPU against CPU).
 set -u
-parts=${PARTS:-concurrent term threads readme}
+parts=${PARTS:-concurrent term threads readme plane}
 log=${OUT:-.}/gpu-shared-check.log
 exec > >(tee "$log") 2>&1
 L=$PWD/.gpu/lifegen
@@ -14,6 +15,7 @@ step() { echo; echo "=== $* ($(date +%T))"; }
 want() { case " $parts " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 D=/tmp/shared-scratch
 mkdir -p "$D"
+R=$PWD
 cd "$D" || exit 1
 
 step device
@@ -95,5 +97,13 @@ if want readme; then
     step "README run on this host: $(basename $bin)"
     for i in 1 2; do /usr/bin/time -f "wall %e s" $bin run 2>&1 | grep -E "^gpus|^backend|wall" | cut -c1-160; done
     CUDA_VISIBLE_DEVICES=0 /usr/bin/time -f "one GPU visible: wall %e s" $bin run 2>&1 | grep wall
+  done
+fi
+
+if want plane; then
+  step "the unbounded plane: GPU against CPU"
+  for f in "$R"/tests/data/gosper_glider_gun.rle "$R"/tests/data/ltl_disc.rle "$R"/tests/data/glider_cxrle.rle; do
+    for b in cpu gpu; do $L run --input "$f" --gens 1000 --backend $b --output plane-$b.rle | grep -E "^backend|^live" | cut -c1-200; done
+    if cmp -s plane-cpu.rle plane-gpu.rle; then echo "IDENTICAL $(basename $f)"; else echo "DIFFERENT $(basename $f)"; fi
   done
 fi

@@ -51,7 +51,8 @@ pub struct Header {
     pub width: u64,
     pub height: u64,
     pub rule: Option<RuleSpec>,
-    /// The top-left cell's position on Golly's plane, from a `#CXRLE Pos=x,y` line.
+    /// The top-left cell's position on Golly's plane, from a `#CXRLE Pos=x,y` line that opens
+    /// the file (Golly reads no other).
     pub position: Option<(i64, i64)>,
 }
 
@@ -93,6 +94,7 @@ impl<R: BufRead> Reader<R> {
         let mut buf = Vec::new();
         let mut last = 1;
         let mut position = None;
+        let mut at_start = true;
         loop {
             let Some(number) = input.line(&mut buf)? else {
                 return Err(RleError {
@@ -106,7 +108,12 @@ impl<R: BufRead> Reader<R> {
                 bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
             }
             let start = bytes.trim_ascii_start();
-            if let Some(extended) = start.strip_prefix(b"#CXRLE") {
+            // Golly reads #CXRLE lines only where they open the file (readpattern.cpp: readrle).
+            let opening = at_start;
+            at_start &= start.starts_with(b"#CXRLE");
+            if let Some(extended) = start.strip_prefix(b"#CXRLE")
+                && opening
+            {
                 position = cxrle_position(extended).map_err(|message| RleError {
                     line: number,
                     message,
@@ -656,6 +663,25 @@ impl From<LineError> for RleError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cxrle_position_counts_only_where_it_opens_the_file() {
+        let header = |text: &str| Reader::new(text.as_bytes()).unwrap().header().position;
+        let body = "x = 3, y = 3\nbob$2bo$3o!\n";
+        assert_eq!(
+            header(&format!("#CXRLE Pos=-10,7 Gen=4\n{body}")),
+            Some((-10, 7))
+        );
+        assert_eq!(
+            header(&format!("#C a glider\n#CXRLE Pos=-10,7\n{body}")),
+            None
+        );
+        assert_eq!(header(body), None);
+        let bad = Reader::new(format!("#CXRLE Pos=1\n{body}").as_bytes())
+            .err()
+            .unwrap();
+        assert!(bad.to_string().contains("not two whole numbers"), "{bad}");
+    }
 
     #[test]
     fn glider_with_comments_and_cxrle() {
