@@ -28,7 +28,8 @@ pub struct BenchArgs {
     /// Timed runs after the warm-up; the median is reported.
     #[arg(long, default_value_t = 5)]
     runs: usize,
-    /// CPU worker threads (default: the physical cores this process may use).
+    /// CPU worker threads (default: the physical cores this process may use; at most the CPUs it
+    /// may use).
     #[arg(long)]
     threads: Option<usize>,
     /// GPU kernel plan, like k2-t10-funnel (words per lane, generations per launch, shifts).

@@ -64,7 +64,8 @@ pub struct RunArgs {
     /// search finds one (GPU runs; default 60, or $LIFEGEN_SEARCH_BESIDE_SECONDS; 0: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
     search_beside_seconds: Option<std::time::Duration>,
-    /// Worker threads (default: the physical cores this process may use).
+    /// Worker threads (default: the physical cores this process may use; at most the CPUs it may
+    /// use).
     #[arg(long)]
     threads: Option<usize>,
     /// GPUs to spread the universe over, in bands of rows (default: all the driver sees).

@@ -27,9 +27,11 @@ import compare  # noqa: E402
 
 
 def file_rule(path):
-    with open(path, errors="replace") as f:
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
         text = f.read(200000)
-    if path.endswith(".mc"):
+    if path.endswith((".mc", ".mc.gz", ".lif")):
         m = re.search(r"^#R\s*(\S+)", text, re.M)
         return m.group(1) if m else "B3/S23"
     m = re.search(r"^\s*x\s*=.*rule\s*=\s*(\S+)", text, re.M | re.I)
@@ -94,11 +96,9 @@ def main():
     work = tempfile.mkdtemp(prefix="plane-check-")
     for path in files:
         name = os.path.relpath(path, args.patterns)
-        rule = file_rule(path) if not path.endswith(".gz") else ""
+        rule = file_rule(path)
         verdicts = []
-        if path.endswith(".gz"):
-            verdicts.append(("SKIPPED", "gzip"))
-        elif ":" in rule:
+        if ":" in rule:
             verdicts.append(("SKIPPED", "bounded grid %s (compare.py covers grids)" % rule))
         else:
             try:

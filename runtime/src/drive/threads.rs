@@ -26,7 +26,9 @@ pub fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ThreadsError> {
     let threads = match threads {
         Some(0) => return Err(ThreadsError::Zero),
         Some(n) if n > MAX_THREADS => return Err(ThreadsError::TooMany(n)),
-        Some(n) => n,
+        // More workers than CPUs only take turns on them: each pass waits for the last one
+        // (R16 4096^2 on 32 CPUs: 1.03e11 at 32 threads, 4.76e10 at 64).
+        Some(n) => n.min(logical_cpus()),
         None => default_threads(),
     };
     rayon::ThreadPoolBuilder::new()
@@ -39,8 +41,13 @@ pub fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool, ThreadsError> {
 /// thread of a core shares its vector units and its L1, which the tile kernels fill; where the
 /// topology cannot be read, every CPU the process may use.
 pub fn default_threads() -> usize {
-    let logical = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let logical = logical_cpus();
     physical_cores().map_or(logical, |cores| cores.clamp(1, logical))
+}
+
+/// The CPUs this process may run on.
+pub fn logical_cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 /// The distinct cores (sets of hardware threads that share one) among the CPUs this process may

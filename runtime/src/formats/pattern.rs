@@ -1,23 +1,28 @@
-//! Pattern files, RLE, macrocell or `.npy` (a universe file or a plain array) by their extension,
-//! and the size of the universe they are placed in: what `lifegen run` and the Python package
-//! share.
+//! Pattern files, and the size of the universe they are placed in: what `lifegen run` and the
+//! Python package share. `.npy` (a universe file or a plain array) and `.mc` (macrocell) by their
+//! extension; any other file by its first line, as Golly tells them apart: Life 1.05/1.06 and
+//! plaintext (`cell_lines`), else RLE. Any of them may be gzipped (`.rle.gz`, `.mc.gz`: read
+//! by the gzip magic number, not the name).
 
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
 use lifegen_gen::rule::{Rule, RuleSpec};
 
+use crate::formats::cell_lines::{self, CellLinesError};
 use crate::formats::macrocell::{self, McError};
 use crate::formats::npy::{self, NpyError};
 use crate::formats::rle::{self, RleError};
 use crate::formats::universe_file::{self, FileError, UniverseFile};
 use crate::universe::{Universe, UniverseError};
 
-/// Whether `path` names a macrocell file: its extension is `mc`, in any case.
+/// Whether `path` names a macrocell file: its extension is `mc` (or `mc.gz`), in any case.
 pub fn is_macrocell(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("mc"))
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase());
+    name.is_some_and(|n| n.ends_with(".mc") || n.ends_with(".mc.gz"))
 }
 
 /// Whether `path` names a universe file (as an output; as an input, a plain array too): its
@@ -61,6 +66,8 @@ pub enum ReadError {
     Rle(#[from] RleError),
     #[error(transparent)]
     Macrocell(#[from] McError),
+    #[error(transparent)]
+    CellLines(#[from] CellLinesError),
     #[error("{0}")]
     Plane(String),
 }
@@ -161,7 +168,14 @@ pub struct Pattern {
 enum Contents {
     /// An RLE file read up to its header line; the cells are read later, straight into the
     /// universe (see [`rle::Reader`]).
-    Rle(rle::Reader<BufReader<File>>),
+    Rle(rle::Reader<Box<dyn BufRead>>),
+    /// A Life 1.05/1.06 or plaintext file: its live cells' box, where Golly puts its top-left
+    /// cell, and its rule.
+    Cells {
+        cells: Universe,
+        position: (i64, i64),
+        rule: Option<RuleSpec>,
+    },
     /// A macrocell file's node table (see [`macrocell::Tree`]).
     Macrocell(macrocell::Tree),
     /// A universe file, its header and metadata checked.
@@ -184,12 +198,33 @@ impl Pattern {
             });
         }
         let file = File::open(path).map_err(|e| cannot(e.into()))?;
+        let mut input: Box<dyn BufRead> = Box::new(BufReader::new(file));
+        if input
+            .fill_buf()
+            .map_err(|e| cannot(e.into()))?
+            .starts_with(&[0x1f, 0x8b])
+        {
+            input = Box::new(BufReader::new(flate2::bufread::MultiGzDecoder::new(input)));
+        }
+        let first = input.fill_buf().map_err(|e| cannot(e.into()))?;
+        let first = &first[first
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(first.len())..];
         let contents = if is_macrocell(path) {
-            Contents::Macrocell(
-                macrocell::read(BufReader::new(file)).map_err(|e| cannot(e.into()))?,
-            )
+            Contents::Macrocell(macrocell::read(input).map_err(|e| cannot(e.into()))?)
+        } else if cell_lines::recognises(first) {
+            let list = cell_lines::read(input).map_err(|e| cannot(e.into()))?;
+            let rule = list.rule;
+            let states = rule.map_or(2, |r| r.rule.states());
+            let (cells, position) = list.to_universe(states)?;
+            Contents::Cells {
+                cells,
+                position,
+                rule,
+            }
         } else {
-            Contents::Rle(rle::Reader::new(BufReader::new(file)).map_err(|e| cannot(e.into()))?)
+            Contents::Rle(rle::Reader::new(input).map_err(|e| cannot(e.into()))?)
         };
         Ok(Pattern {
             path: path.to_path_buf(),
@@ -216,6 +251,7 @@ impl Pattern {
     pub fn rule(&self) -> Option<RuleSpec> {
         match &self.contents {
             Contents::Rle(reader) => reader.header().rule,
+            Contents::Cells { rule, .. } => *rule,
             Contents::Macrocell(tree) => tree.rule(),
             Contents::Universe(file) => lifegen_gen::rule::parse(&file.metadata().rule).ok(),
             // A plain array carries none.
@@ -229,6 +265,7 @@ impl Pattern {
     pub fn size(&self) -> (u64, u64) {
         match &self.contents {
             Contents::Rle(reader) => (reader.header().width, reader.header().height),
+            Contents::Cells { cells, .. } => (cells.width() as u64, cells.height() as u64),
             Contents::Macrocell(tree) => tree.size(),
             Contents::Universe(file) => (file.width(), file.height()),
             Contents::Array(array) => array.size(),
@@ -241,6 +278,7 @@ impl Pattern {
     pub fn plane_position(&self) -> Result<(i64, i64), PatternError> {
         match &self.contents {
             Contents::Rle(reader) => Ok(reader.header().position.unwrap_or((0, 0))),
+            Contents::Cells { position, .. } => Ok(*position),
             Contents::Macrocell(tree) => tree.plane_position().ok_or_else(|| PatternError::Read {
                 path: self.path.clone(),
                 source: ReadError::Plane("the pattern lies beyond 64-bit coordinates".into()),
@@ -309,6 +347,17 @@ impl Pattern {
                 let header = reader.header();
                 universe.check_fits(header.width, header.height)?;
                 reader.read_into(universe).map_err(|e| cannot(e.into()))
+            }
+            Contents::Cells { cells, .. } => {
+                universe.check_fits(cells.width() as u64, cells.height() as u64)?;
+                for y in 0..cells.height() {
+                    for x in 0..cells.width() {
+                        if cells.get(x, y) {
+                            universe.set(x, y, true);
+                        }
+                    }
+                }
+                Ok(())
             }
             Contents::Macrocell(tree) => tree.read_into(universe).map_err(|e| cannot(e.into())),
             Contents::Universe(file) => {
