@@ -523,15 +523,17 @@ fn a_torus_side_below_twice_the_radius_is_raised_as_golly_raises_it() {
     );
     assert!(log.contains("universe: 64x4 torus, random soup"), "{log}");
     assert_eq!(suffixed, reference);
-    // A pattern's own size is raised the same way: a 3x1 pattern under R2 runs on a 4x4 torus.
+    // A pattern's own size is raised the same way: a 3x1 pattern under R2 with a bare :P (a
+    // bounded plane of the pattern's size; without a suffix it would run on the unbounded plane)
+    // runs on a 4x4 plane.
     let blinker = scratch("r2-line.rle");
-    std::fs::write(&blinker, format!("x = 3, y = 1, rule = {r2}\n3o!\n")).unwrap();
+    std::fs::write(&blinker, format!("x = 3, y = 1, rule = {r2}:P\n3o!\n")).unwrap();
     let (log, _) = run(
         &["run", "--input", blinker.to_str().unwrap(), "--gens", "2"],
         &scratch("r2-line-out.rle"),
     );
     assert!(
-        log.contains("universe: 4x4 torus, raised from 3x1"),
+        log.contains("universe: 4x4 bounded plane, raised from 3x1"),
         "{log}"
     );
     // Life-like rules keep their sides, as Golly's :T1,1 does.

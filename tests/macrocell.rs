@@ -169,8 +169,9 @@ fn the_command_line_reads_and_writes_macrocell() {
 }
 
 #[test]
-fn a_hand_written_deep_file_opens_at_the_corner() {
-    // A block at Golly's (-2, -1) and a glider from (0, 1) in a level-20 tree.
+fn a_hand_written_deep_file_opens_at_gollys_coordinates() {
+    // A block at Golly's (-2, -1) and a glider from (0, 1) in a level-20 tree, on Golly's
+    // unbounded plane (the #R rule names no grid).
     let out_path = scratch("deep.rle");
     let out = lifegen(&[
         "run",
@@ -182,10 +183,13 @@ fn a_hand_written_deep_file_opens_at_the_corner() {
         out_path.to_str().unwrap(),
     ]);
     succeeds(&out);
-    assert!(String::from_utf8_lossy(&out.stdout).contains("universe: 5x5 torus"));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("unbounded plane"),
+        "{out:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(&out_path).unwrap(),
-        "x = 5, y = 5, rule = B3/S23:T5,5\n2o$2o$3bo$4bo$2b3o!\n"
+        "#CXRLE Pos=-2,-1 Gen=0\nx = 5, y = 5, rule = B3/S23\n2o$2o$3bo$4bo$2b3o!\n"
     );
     // On a larger torus, 20 generations from the macrocell file and from the same cells as
     // RLE end the same.

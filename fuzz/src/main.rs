@@ -1,4 +1,4 @@
-//! `lifegen-fuzz <rle|rule|universe|numpy> [--iterations N] [--seconds S] [--seed N] [--max-len BYTES]
+//! `lifegen-fuzz <rle|rule|universe|numpy|cells> [--iterations N] [--seconds S] [--seed N] [--max-len BYTES]
 //! [--corpus DIR] [--crashes DIR] [--replay FILE]`
 //!
 //! Replays the target's corpus (fuzz/corpus/<target>/), then fuzzes it until the budget is spent;
@@ -14,7 +14,7 @@ use lifegen_fuzz::{Target, targets};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: lifegen-fuzz <rle|rule|universe|numpy> [--iterations N] [--seconds S] [--seed N] \
+        "usage: lifegen-fuzz <rle|rule|universe|numpy|cells> [--iterations N] [--seconds S] [--seed N] \
          [--max-len BYTES] [--corpus DIR] [--crashes DIR] [--replay FILE]"
     );
     ExitCode::from(2)
@@ -30,6 +30,7 @@ fn main() -> ExitCode {
         "rule" => (targets::rule, targets::RULE_DICTIONARY),
         "universe" => (targets::universe, targets::UNIVERSE_DICTIONARY),
         "numpy" => (targets::numpy, targets::NUMPY_DICTIONARY),
+        "cells" => (targets::cell_lines, targets::CELL_LINES_DICTIONARY),
         _ => return usage(),
     };
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));

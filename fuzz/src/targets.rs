@@ -651,3 +651,58 @@ mod tests {
         assert!(check_message("x", "fine").is_ok());
     }
 }
+
+/// Life 1.05/1.06 and plaintext (`formats::cell_lines`): never a panic; an error names its line
+/// (within the input) in a clean message; what is read places every cell at its coordinates, and
+/// a box small enough to make holds them all.
+pub fn cell_lines(data: &[u8]) -> Result<Outcome, String> {
+    use lifegen_runtime::formats::cell_lines;
+    let list = match cell_lines::read(data) {
+        Ok(list) => list,
+        Err(e) => {
+            check_message("cell list", &e.to_string())?;
+            let lines = data.iter().filter(|&&b| b == b'\n' || b == b'\r').count() + 1;
+            if e.line == 0 || e.line > lines {
+                return Err(format!("error on line {} of {lines}: {e}", e.line));
+            }
+            return Ok(Outcome::Rejected);
+        }
+    };
+    let span = |of: fn(&(i64, i64)) -> i64| {
+        let (lo, hi) = (
+            list.cells.iter().map(of).min(),
+            list.cells.iter().map(of).max(),
+        );
+        lo.zip(hi)
+            .map_or(0, |(lo, hi)| i128::from(hi) - i128::from(lo) + 1)
+    };
+    let small = span(|c| c.0).saturating_mul(span(|c| c.1)) <= i128::from(MAX_CELLS);
+    if small
+        && list.cells.len() < 1 << 16
+        && let Ok((universe, (left, top))) = list.to_universe(2)
+    {
+        for &(x, y) in &list.cells {
+            if !universe.get((x - left) as usize, (y - top) as usize) {
+                return Err(format!("cell ({x}, {y}) missing from its box"));
+            }
+        }
+    }
+    Ok(Outcome::Accepted)
+}
+
+pub const CELL_LINES_DICTIONARY: &[&str] = &[
+    "#Life 1.05\n",
+    "#Life 1.06\n",
+    "#P ",
+    "#N\n",
+    "#R 23/3\n",
+    "#R B36/S23\n",
+    "!Name: x\n",
+    ".*",
+    "**\n",
+    "-3 4\n",
+    "9223372036854775807 ",
+    "-9223372036854775808",
+    "3O",
+    "..O\n",
+];

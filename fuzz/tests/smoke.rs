@@ -85,3 +85,14 @@ fn numpy_smoke() {
         200,
     );
 }
+
+#[test]
+fn cell_lines_smoke() {
+    smoke(
+        "cells",
+        targets::cell_lines,
+        targets::CELL_LINES_DICTIONARY,
+        4096,
+        500,
+    );
+}

@@ -13,6 +13,14 @@ use lifegen_gen::rule::{self, RuleSpec};
 use crate::formats::lines::{LineErrorKind, Lines};
 use crate::universe::{Universe, UniverseError};
 
+/// The most live cells a cell-list file may hold (16 bytes each as read): larger patterns are
+/// written as RLE or macrocell, which lifegen streams.
+pub const MAX_CELLS: usize = 1 << 24;
+
+fn too_many() -> String {
+    format!("more than {MAX_CELLS} live cells: write so large a pattern as RLE or macrocell")
+}
+
 /// A malformed cell-list file, with the line it was seen on.
 #[derive(Debug, thiserror::Error)]
 #[error("line {line}: {message}")]
@@ -98,10 +106,8 @@ pub fn read(input: impl BufRead) -> Result<CellList, CellLinesError> {
                         count = 0;
                     }
                     'O' => {
-                        if count > 1 << 31 {
-                            return Err(bad(format!(
-                                "a run of {count} live cells: more than Golly reads (2^31)"
-                            )));
+                        if count.max(1) as usize > MAX_CELLS - list.cells.len() {
+                            return Err(bad(too_many()));
                         }
                         for _ in 0..count.max(1) {
                             list.cells.push((cx, y));
@@ -142,10 +148,16 @@ pub fn read(input: impl BufRead) -> Result<CellList, CellLinesError> {
         } else if trimmed.starts_with('-') || trimmed.starts_with(|c: char| c.is_ascii_digit()) {
             let cell = two_numbers(trimmed)
                 .ok_or_else(|| bad(format!("a Life 1.06 cell wants two numbers: {trimmed:?}")))?;
+            if list.cells.len() == MAX_CELLS {
+                return Err(bad(too_many()));
+            }
             list.cells.push(cell);
         } else if trimmed.starts_with(['.', '*']) {
             for (i, c) in trimmed.chars().enumerate() {
                 if c == '*' {
+                    if list.cells.len() == MAX_CELLS {
+                        return Err(bad(too_many()));
+                    }
                     list.cells.push((x.saturating_add(i as i64), y));
                 }
             }
