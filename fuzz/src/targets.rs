@@ -619,39 +619,6 @@ pub fn numpy(data: &[u8]) -> Result<Outcome, String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_targets_accept_good_input_and_refuse_bad() {
-        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o!"), Ok(Outcome::Accepted));
-        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o"), Ok(Outcome::Rejected));
-        assert_eq!(
-            rle(b"x = 12, y = 3, rule = R2,C0,M1,S1..3,B2..3,NN\n12o!"),
-            Ok(Outcome::Accepted)
-        );
-        assert_eq!(rle(b"\xff\xfe"), Ok(Outcome::Rejected));
-        assert_eq!(rule(b"B3/S23:T10,10"), Ok(Outcome::Accepted));
-        assert_eq!(rule(b"R5,C0,S33-57,B34-45,NN:T3,3"), Ok(Outcome::Accepted));
-        assert_eq!(rule(b"B9/S"), Ok(Outcome::Rejected));
-        let mut bytes = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
-        let dict = "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }";
-        bytes.extend(format!("{dict:<117}\n").as_bytes());
-        bytes.extend([0, 1, 1, 0, 1, 1]);
-        assert_eq!(numpy(&bytes), Ok(Outcome::Accepted));
-        bytes[130] = 5;
-        assert_eq!(numpy(&bytes), Ok(Outcome::Accepted));
-        assert_eq!(numpy(&bytes[..bytes.len() - 1]), Ok(Outcome::Rejected));
-    }
-
-    #[test]
-    fn error_messages_with_control_characters_are_caught() {
-        assert!(check_message("x", "line\nbreak").is_err());
-        assert!(check_message("x", "fine").is_ok());
-    }
-}
-
 /// Life 1.05/1.06 and plaintext (`formats::cell_lines`): never a panic; an error names its line
 /// (within the input) in a clean message; what is read places every cell at its coordinates, and
 /// a box small enough to make holds them all.
@@ -706,3 +673,36 @@ pub const CELL_LINES_DICTIONARY: &[&str] = &[
     "3O",
     "..O\n",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_targets_accept_good_input_and_refuse_bad() {
+        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o!"), Ok(Outcome::Accepted));
+        assert_eq!(rle(b"x = 3, y = 3\nbo$2bo$3o"), Ok(Outcome::Rejected));
+        assert_eq!(
+            rle(b"x = 12, y = 3, rule = R2,C0,M1,S1..3,B2..3,NN\n12o!"),
+            Ok(Outcome::Accepted)
+        );
+        assert_eq!(rle(b"\xff\xfe"), Ok(Outcome::Rejected));
+        assert_eq!(rule(b"B3/S23:T10,10"), Ok(Outcome::Accepted));
+        assert_eq!(rule(b"R5,C0,S33-57,B34-45,NN:T3,3"), Ok(Outcome::Accepted));
+        assert_eq!(rule(b"B9/S"), Ok(Outcome::Rejected));
+        let mut bytes = b"\x93NUMPY\x01\x00\x76\x00".to_vec();
+        let dict = "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }";
+        bytes.extend(format!("{dict:<117}\n").as_bytes());
+        bytes.extend([0, 1, 1, 0, 1, 1]);
+        assert_eq!(numpy(&bytes), Ok(Outcome::Accepted));
+        bytes[130] = 5;
+        assert_eq!(numpy(&bytes), Ok(Outcome::Accepted));
+        assert_eq!(numpy(&bytes[..bytes.len() - 1]), Ok(Outcome::Rejected));
+    }
+
+    #[test]
+    fn error_messages_with_control_characters_are_caught() {
+        assert!(check_message("x", "line\nbreak").is_err());
+        assert!(check_message("x", "fine").is_ok());
+    }
+}
