@@ -4,7 +4,8 @@
 # thread scaling, and the README's run on every GPU against one.
 # Expects .gpu/lifegen (this build) and, for the same-call baselines, .gpu/lifegen-old (the
 # commit before); writes ${OUT:-.}/gpu-shared-check.log. PARTS="concurrent term threads readme plane"
-# (plane: patterns on the unbounded plane, GPU against CPU).
+# (plane: patterns on the unbounded plane, GPU against CPU); MODES picks among the SIGTERM runs
+# (held-whole|bands|out-of-core).
 set -u
 parts=${PARTS:-concurrent term threads readme plane}
 log=${OUT:-.}/gpu-shared-check.log
@@ -67,11 +68,12 @@ if want term; then
       echo "trial $trial: rc=$rc exit $took ms after SIGTERM; temporary files left: $left; resumed: $same; $(grep -E '^error' term.txt | cut -c1-160)"
     done
     echo "$name: $ok of 10 identical after SIGTERM and resume"
-  done <<'EOF'
+  done < <(grep -E "^(${MODES:-held-whole|bands|out-of-core}) " <<'EOF'
 held-whole --backend gpu --size 32768 --gens 100000 --checkpoint-every 1
 bands --backend gpu --gpus 2 --size 32768 --gens 100000 --checkpoint-every 1
-out-of-core --backend gpu --size 65536 --gens 16000 --gpu-memory 1GiB
+out-of-core --backend gpu --gpus 1 --size 131072 --gens 2000 --gpu-memory 1GiB
 EOF
+)
   rm -f ref.npy run.npy
 fi
 
