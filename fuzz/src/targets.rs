@@ -623,7 +623,20 @@ pub fn numpy(data: &[u8]) -> Result<Outcome, String> {
 /// (within the input) in a clean message; what is read places every cell at its coordinates, and
 /// a box small enough to make holds them all.
 pub fn cell_lines(data: &[u8]) -> Result<Outcome, String> {
-    use lifegen_runtime::formats::cell_lines;
+    use lifegen_runtime::formats::{apgcode, cell_lines};
+    // The same bytes as an apgcode: never a panic, and a clean message naming a byte inside.
+    if let Ok(text) = std::str::from_utf8(data)
+        && let Err(e) = apgcode::read(text)
+    {
+        check_message("apgcode", &e.to_string())?;
+        if e.byte == 0 || e.byte > data.len() + 1 {
+            return Err(format!(
+                "apgcode error at byte {} of {}: {e}",
+                e.byte,
+                data.len()
+            ));
+        }
+    }
     let list = match cell_lines::read(data) {
         Ok(list) => list,
         Err(e) => {
@@ -672,6 +685,11 @@ pub const CELL_LINES_DICTIONARY: &[&str] = &[
     "-9223372036854775808",
     "3O",
     "..O\n",
+    "xs4_",
+    "xp2_",
+    "xq4_",
+    "y",
+    "z",
 ];
 
 #[cfg(test)]

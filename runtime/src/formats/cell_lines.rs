@@ -30,6 +30,7 @@ pub struct CellLinesError {
 }
 
 /// Live cells at Golly's coordinates, and the rule the file names.
+#[derive(Debug)]
 pub struct CellList {
     pub cells: Vec<(i64, i64)>,
     pub rule: Option<RuleSpec>,

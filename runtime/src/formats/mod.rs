@@ -2,6 +2,7 @@
 //! universe files (.npy) and plain NumPy arrays (read only).
 
 pub mod animation;
+pub mod apgcode;
 pub mod cell_lines;
 pub mod colours;
 mod lines;

@@ -2,7 +2,8 @@
 //! Python package share. `.npy` (a universe file or a plain array) and `.mc` (macrocell) by their
 //! extension; any other file by its first line, as Golly tells them apart: Life 1.05/1.06 and
 //! plaintext (`cell_lines`), else RLE. Any of them may be gzipped (`.rle.gz`, `.mc.gz`: read
-//! by the gzip magic number, not the name).
+//! by the gzip magic number, not the name). An `--input` that names no file but has the shape of
+//! a Catagolue apgcode (`xs4_33`) is read as one.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -10,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use lifegen_gen::rule::{Rule, RuleSpec};
 
+use crate::formats::apgcode::{self, ApgcodeError};
 use crate::formats::cell_lines::{self, CellLinesError};
 use crate::formats::macrocell::{self, McError};
 use crate::formats::npy::{self, NpyError};
@@ -68,6 +70,8 @@ pub enum ReadError {
     Macrocell(#[from] McError),
     #[error(transparent)]
     CellLines(#[from] CellLinesError),
+    #[error(transparent)]
+    Apgcode(#[from] ApgcodeError),
     #[error("{0}")]
     Plane(String),
 }
@@ -195,6 +199,20 @@ impl Pattern {
             return Ok(Pattern {
                 path: path.to_path_buf(),
                 contents: open_npy(path)?,
+            });
+        }
+        if let Some(code) = path.to_str().filter(|t| apgcode::looks_like(t))
+            && !path.exists()
+        {
+            let list = apgcode::read(code).map_err(|e| cannot(e.into()))?;
+            let (cells, position) = list.to_universe(2)?;
+            return Ok(Pattern {
+                path: path.to_path_buf(),
+                contents: Contents::Cells {
+                    cells,
+                    position,
+                    rule: None,
+                },
             });
         }
         let file = File::open(path).map_err(|e| cannot(e.into()))?;
