@@ -172,7 +172,7 @@ pub struct Pattern {
 enum Contents {
     /// An RLE file read up to its header line; the cells are read later, straight into the
     /// universe (see [`rle::Reader`]).
-    Rle(rle::Reader<Box<dyn BufRead>>),
+    Rle(rle::Reader<Box<dyn BufRead + Send>>),
     /// A Life 1.05/1.06 or plaintext file: its live cells' box, where Golly puts its top-left
     /// cell, and its rule.
     Cells {
@@ -216,7 +216,7 @@ impl Pattern {
             });
         }
         let file = File::open(path).map_err(|e| cannot(e.into()))?;
-        let mut input: Box<dyn BufRead> = Box::new(BufReader::new(file));
+        let mut input: Box<dyn BufRead + Send> = Box::new(BufReader::new(file));
         if input
             .fill_buf()
             .map_err(|e| cannot(e.into()))?
