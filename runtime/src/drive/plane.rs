@@ -270,7 +270,12 @@ impl PlaneSimulator {
                 let current = self.sim.universe()?.clone();
                 let (universe, shift) = fitted(&current, r, self.generation)?;
                 self.origin = (self.origin.0 - shift.0, self.origin.1 - shift.1);
-                self.sim = (self.make)(universe)?;
+                // A box of the same size (a spaceship's) keeps its simulator and its kernels.
+                if (universe.width(), universe.height()) == (current.width(), current.height()) {
+                    self.sim.replace(universe)?;
+                } else {
+                    self.sim = (self.make)(universe)?;
+                }
                 self.recuts += 1;
                 continue;
             }
