@@ -280,7 +280,8 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     )?;
     let gpus = gpu_choice.as_ref().map(|choice| choice.count);
     let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, gpus)?;
-    println!("rule: {rule}");
+    // As Golly writes it, with the grid the run is on.
+    println!("rule: {rule}{}", topology.suffix(Some((width, height))));
     println!(
         "universe: {width}x{height} {}, {raised}{origin}",
         topology.name()

@@ -65,7 +65,7 @@ pub fn run(
     origin: &str,
 ) -> Result<()> {
     let (rule, output, target) = (run.rule, run.output.clone(), run.target_generation);
-    println!("rule: {rule}");
+    println!("rule: {rule}:T{width},{height}");
     println!("universe: {width}x{height} torus, {origin}");
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     bar.set_style(

@@ -272,7 +272,7 @@ fn an_array_sits_at_the_corner_of_a_larger_universe_and_runs_as_the_reference_do
                 out.to_str().unwrap(),
             ]);
             // A plain array carries no rule: B3/S23.
-            assert!(log.contains("rule: B3/S23\n"), "{log}");
+            assert!(log.contains("rule: B3/S23:T67,40\n"), "{log}");
             assert!(log.contains("numpy array"), "{log}");
             std::fs::read_to_string(out).unwrap()
         })
@@ -282,7 +282,7 @@ fn an_array_sits_at_the_corner_of_a_larger_universe_and_runs_as_the_reference_do
     assert!(outputs[0].starts_with("x = 67, y = 40, rule = B3/S23:T67,40\n"));
     // --rule applies to it.
     let log = run_ok(&["run", "--input", &c, "--gens", "1", "--rule", "B36/S23"]);
-    assert!(log.contains("rule: B36/S23\n"), "{log}");
+    assert!(log.contains("rule: B36/S23:T67,40\n"), "{log}");
 }
 
 #[test]
