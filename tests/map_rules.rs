@@ -167,7 +167,7 @@ fn the_cli_runs_them_on_every_cpu_code() {
             .unwrap()
     };
     for (given, written) in [
-        ("b2-as12", "B2-a/S12"),
+        ("b2-a/s12", "B2-a/S12"),
         ("B2ce3aeiknrjy/S23-a", "B2ce3-cq/S23-a"),
         ("B2/S34H", "B2/S34H"),
     ] {

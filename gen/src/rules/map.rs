@@ -318,6 +318,12 @@ pub fn parse_bs(body: &str) -> Result<Rule, String> {
     if tidy.contains('/') && tidy.contains('_') {
         return Err("a rule has a slash or an underscore, not both".into());
     }
+    if letters && !tidy.contains(['/', '_']) {
+        return Err(format!(
+            "a rule with Hensel letters has a slash between its parts (B2a/S1); Golly refuses \
+             {body:?} (\"Invalid characters at start of rule.\")"
+        ));
+    }
     let tidy = tidy.replace('_', "/");
     let (birth, survival) = split_parts(&tidy)?;
     let max = neighbourhood.neighbours();
@@ -698,7 +704,6 @@ mod tests {
     fn written_back_as_golly_writes_them() {
         for (given, golly) in [
             ("B2-a/S12", "B2-a/S12"),
-            ("b2-as12", "B2-a/S12"),
             ("B2ce3aeiknrjy/S23-a", "B2ce3-cq/S23-a"),
             ("B3/S2-i34q", "B3/S2-i34q"),
             ("B2ceka/S", "B2-in/S"),
@@ -771,6 +776,8 @@ mod tests {
             ("B5/S2V", "at most 4"),
             ("B7/SH", "at most 6"),
             ("B2a/S2H", "Hensel letters are for the Moore neighbourhood"),
+            ("B2aS1", "has a slash between its parts"),
+            ("b2-as12", "has a slash between its parts"),
             ("B2a2-c/S", "letters and negated letters on one count"),
             ("B-2/S", "a minus can only follow a digit"),
             ("B1k/S", "1 neighbours take the letters ce"),
