@@ -510,7 +510,8 @@ const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 /// Reads the base64 after `MAP` (`liferules::setrule`): 86, 22 or 6 characters (Moore,
 /// hexagonal, von Neumann), `==` padding allowed.
 pub fn parse_map(base64: &str) -> Result<MapRule, String> {
-    let text = base64.trim();
+    // Not trimmed: Golly refuses `MAP <base64>` (a space counts as a character).
+    let text = base64;
     let text = if text.len() > 2 {
         text.strip_suffix("==").unwrap_or(text)
     } else {
@@ -786,6 +787,7 @@ mod tests {
             ("B2H/S3", "must end the rule"),
             ("W30", "Wolfram"),
             ("MAPAAAA", "86 (Moore), 22 (hexagonal) or 6 (von Neumann)"),
+            ("map AAAAAA", "this one has 7"),
             ("MAPAAAAA!", "not a base64 character"),
             ("B3/S23//", "only one slash"),
             ("B3_S23", "only in non-totalistic rules"),
