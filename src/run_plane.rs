@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
 use lifegen_runtime::drive::plane::PlaneSimulator;
-use lifegen_runtime::formats::pattern::{Pattern, is_macrocell};
+use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::{Simulator, Universe};
 
@@ -17,12 +17,11 @@ use crate::run::{RunArgs, advance_with_progress};
 /// universe file or array) whose rule has no bounded-grid suffix, no `--size`, and no universe
 /// file to run into.
 pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> bool {
-    let is_npy = |path: &Path| path.extension().is_some_and(|e| e == "npy");
-    pattern.is_some_and(|p| !is_npy(p.path()))
+    pattern.is_some_and(|p| !is_universe_file(p.path()))
         && args.size.is_none()
         && rule.size.is_none()
         && rule.topology == lifegen_gen::Topology::Torus
-        && !args.output.as_deref().is_some_and(is_npy)
+        && !args.output.as_deref().is_some_and(is_universe_file)
 }
 
 pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {

@@ -125,3 +125,28 @@ fn birth_on_no_neighbours_is_refused_on_the_plane() {
     .to_string();
     assert!(error.contains("B0"), "{error}");
 }
+
+#[test]
+fn the_cli_runs_a_pattern_file_on_the_plane_and_writes_golly_s_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("after.rle");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args([
+            "run",
+            "--input",
+            "tests/data/glider_cxrle.rle",
+            "--gens",
+            "4",
+            "--backend",
+        ])
+        .args(["cpu", "--output", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert!(String::from_utf8_lossy(&run.stdout).contains("Golly's unbounded plane"));
+    // The glider starts at Golly's (-1, -1) and moves one cell down and right in 4 generations.
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "#CXRLE Pos=0,0 Gen=4\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n"
+    );
+}
