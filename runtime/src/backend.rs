@@ -377,6 +377,12 @@ fn gpu_rate_floor(rule: &Rule) -> f64 {
     }
 }
 
+/// The seconds `gens` generations of a `width` x `height` universe take on one GPU, at most
+/// (from [`gpu_rate_floor`]).
+fn one_gpu_seconds(rule: &Rule, (width, height): (u64, u64), gens: u64) -> f64 {
+    width as f64 * height as f64 * gens as f64 / gpu_rate_floor(rule)
+}
+
 /// The GPUs for `gens` generations of a `width` x `height` universe of `rule` when `present` GPUs
 /// are there, each with about `free` bytes free: the fewest that hold the universe (two copies of
 /// each band), then more while the time they save (from [`gpu_rate_floor`]) passes what starting
@@ -417,12 +423,11 @@ pub fn choose_gpus(
     let bytes = 2 * universe_bytes(width, height);
     let usable = free.saturating_sub(512 << 20).max(1);
     let fits = (bytes.div_ceil(usable) as usize).max(1);
-    let one = (width as f64) * (height as f64) * gens as f64 / gpu_rate_floor(rule);
+    let one = one_gpu_seconds(rule, (width, height), gens);
     let cost = |n: usize| one / n as f64 + SECONDS_A_GPU * (n - 1) as f64;
-    let fastest = (fits..=present)
+    let count = (fits.min(present)..=present)
         .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
         .unwrap_or(present);
-    let count = fastest.max(fits).min(present);
     let why = if fits > 1 && count == fits {
         format!(
             "{count} of {present} GPUs: the universe needs {} on the GPUs, one has about {} free",
@@ -456,7 +461,7 @@ pub fn plan_gpus(
 ) -> Result<Option<GpuChoice>, BackendError> {
     // Work too small to pay for a second GPU never starts the others: choose before the driver
     // starts, so it opens one GPU.
-    let one_gpu_seconds = size.0 as f64 * size.1 as f64 * gens as f64 / gpu_rate_floor(rule);
+    let one_gpu_seconds = one_gpu_seconds(rule, size, gens);
     let small = 2 * universe_bytes(size.0, size.1) <= 8 << 30 && one_gpu_seconds < SECONDS_A_GPU;
     let hidden = match (asked, kind) {
         (None, BackendKind::Auto | BackendKind::Gpu) if small => {

@@ -123,11 +123,6 @@ pub fn requested() -> Option<i32> {
     }
 }
 
-/// Asks the run to stop as `signal` would (for tests and embedders).
-pub fn request(signal: i32) {
-    SIGNAL.store(signal, Ordering::SeqCst);
-}
-
 /// A run stopped by SIGINT or SIGTERM between slices.
 #[derive(Debug, thiserror::Error)]
 #[error("stopped by {} at generation {generation}", name(*.signal))]
