@@ -106,6 +106,22 @@ pub struct RunArgs {
     /// Pixels per cell on a side in --gif.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "gif")]
     scale: u64,
+    /// On Golly's unbounded plane: tiles (active tiles, stepped only where the pattern changes),
+    /// dense (one box that follows the pattern, every cell of it computed), or auto (tiles).
+    #[arg(long, default_value = "auto")]
+    pub(crate) algo: PlaneAlgo,
+    /// With --algo tiles: a tile's side in cells (a multiple of 64; default 256, or four times
+    /// a Larger-than-Life rule's margin).
+    #[arg(long, value_name = "CELLS")]
+    pub(crate) tile: Option<i64>,
+}
+
+/// How a pattern on the unbounded plane is held and stepped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PlaneAlgo {
+    Auto,
+    Tiles,
+    Dense,
 }
 
 const DEFAULT_SIDE: u64 = 4096;

@@ -5,13 +5,14 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
-use lifegen_runtime::drive::plane::PlaneSimulator;
+use lifegen_runtime::Universe;
+use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
+use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
-use lifegen_runtime::{Simulator, Universe};
 
 use crate::output::{self, Pending};
-use crate::run::{RunArgs, advance_with_progress};
+use crate::run::{PlaneAlgo, RunArgs, advance_with_progress};
 
 /// Whether a run of `pattern` under `rule` goes on the unbounded plane: a pattern file (not a
 /// universe file or array) whose rule has no bounded-grid suffix, no `--size`, and no universe
@@ -54,12 +55,32 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let mut cells = Universe::new(width.max(1), height.max(1))?.with_states(rule.states())?;
     pattern.read_into(&mut cells)?;
     let backend = args.backend;
-    let mut plane = PlaneSimulator::new(
-        rule,
-        cells,
-        position,
-        Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe)),
-    )?;
+    let make = Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe));
+    let mut plane: Box<dyn PlaneEngine> = match args.algo {
+        PlaneAlgo::Auto | PlaneAlgo::Tiles => {
+            let shape = args
+                .tile
+                .map(|side| {
+                    TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
+                        .with_side(side)
+                })
+                .transpose()
+                .map_err(|e| anyhow::anyhow!("--tile {e}"))?;
+            Box::new(ActiveTiles::new(
+                rule.clone(),
+                &cells,
+                position,
+                shape,
+                make,
+            )?)
+        }
+        PlaneAlgo::Dense => {
+            if args.tile.is_some() {
+                bail!("--tile sizes the tiles of --algo tiles; --algo dense runs one box");
+            }
+            Box::new(PlaneSimulator::new(rule.clone(), cells, position, make)?)
+        }
+    };
     println!("rule: {rule}");
     println!(
         "universe: Golly's unbounded plane (the rule names no bounded grid and no --size was \
@@ -67,21 +88,21 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
         position.0, position.1
     );
     println!("backend: {}", plane.describe());
-    let elapsed = advance_with_progress(&mut plane, args.gens, None)?;
+    let elapsed = advance_with_progress(plane.as_mut(), args.gens, None)?;
     let live = plane.live_cells()?;
     println!(
         "generations: {} in {:.3} s",
         args.gens,
         elapsed.as_secs_f64()
     );
-    let population = live.as_ref().map_or(0, |(cells, _)| cells.population());
+    let population = plane.population()?;
     println!("population: {population}");
     match &live {
         Some((cells, (x, y))) => println!(
-            "live cells: {}x{} at ({x}, {y}); the box was re-cut {} times",
+            "live cells: {}x{} at ({x}, {y}); {}",
             cells.width(),
             cells.height(),
-            plane.recuts()
+            plane.report()
         ),
         None => println!("live cells: none"),
     }

@@ -1,12 +1,14 @@
-//! Golly's unbounded plane (`lifegen_runtime::drive::plane`): the box that follows a pattern
-//! gives the cells a torus wide enough gives, at the same coordinates, on every family; a
-//! spaceship's box stays small however far it flies; B0 rules are refused.
+//! Golly's unbounded plane (`lifegen_runtime::drive::plane` and `active_tiles`): the box that
+//! follows a pattern and the active tiles give the cells a torus wide enough gives, at the same
+//! coordinates, on every family; a spaceship's box and tiles stay few however far it flies;
+//! settled tiles are left alone; B0 rules are refused.
 
 use std::collections::BTreeSet;
 
 use lifegen_gen::{Rule, Topology};
-use lifegen_runtime::drive::plane::PlaneSimulator;
-use lifegen_runtime::{BackendKind, Universe};
+use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
+use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
+use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 fn parse(rule: &str) -> Rule {
     lifegen_gen::rule::parse(rule).unwrap().rule
@@ -44,19 +46,79 @@ fn soup(rule: &Rule, side: u64, seed: u64) -> Universe {
     u
 }
 
+/// How the plane is held in a test: the dense box, or active tiles of a side.
+#[derive(Clone, Copy, Debug)]
+enum Engine {
+    Dense,
+    Tiles(Option<i64>),
+}
+
+fn engine(
+    engine: Engine,
+    rule: Rule,
+    cells: Universe,
+    origin: (i64, i64),
+    kind: BackendKind,
+) -> Box<dyn PlaneEngine> {
+    match engine {
+        Engine::Dense => Box::new(plane(rule, cells, origin, kind)),
+        Engine::Tiles(side) => {
+            let shape = side.map(|side| {
+                TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
+                    .with_side(side)
+                    .unwrap()
+            });
+            Box::new(
+                ActiveTiles::new(
+                    rule,
+                    &cells,
+                    origin,
+                    shape,
+                    Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
+                )
+                .unwrap(),
+            )
+        }
+    }
+}
+
+const ENGINES: [Engine; 3] = [Engine::Dense, Engine::Tiles(None), Engine::Tiles(Some(64))];
+
 /// The same start on the plane (placed at `origin`) and in the middle of a torus of `torus`
-/// cells a side, compared at Golly's coordinates after `gens`.
+/// cells a side, compared at Golly's coordinates after `gens`, for every engine. The run goes
+/// in three pieces of different lengths, so the tiles' chunks change length.
 fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: BackendKind) {
     let rule = parse(rule);
     let start = soup(&rule, side, 7);
     let origin = (-37, 1_000_000_000_005);
-    let mut p = plane(rule, start.clone(), origin, kind);
-    p.advance_plane(gens).unwrap();
-    let on_plane = p
-        .live_cells()
-        .unwrap()
-        .map_or_else(BTreeSet::new, |(cells, at)| live(&cells, at));
+    let on_torus = on_a_wide_torus(&rule, &start, origin, gens, torus);
+    for e in ENGINES {
+        let mut p = engine(e, rule.clone(), start.clone(), origin, kind);
+        for piece in [gens / 3, 1, gens - gens / 3 - 1] {
+            p.advance(piece).unwrap();
+        }
+        let on_plane = p
+            .live_cells()
+            .unwrap()
+            .map_or_else(BTreeSet::new, |(cells, at)| live(&cells, at));
+        assert_eq!(
+            on_plane, on_torus,
+            "{rule} {side}^2 soup, {gens} generations, {e:?}"
+        );
+        assert_eq!(p.population().unwrap(), on_torus.len() as u64);
+    }
+}
 
+/// `start`'s cells after `gens` in the middle of a torus of `torus` cells a side, at the
+/// coordinates they have when `start`'s (0, 0) sits at `origin`.
+fn on_a_wide_torus(
+    rule: &Rule,
+    start: &Universe,
+    origin: (i64, i64),
+    gens: u64,
+    torus: u64,
+) -> BTreeSet<(i64, i64, u16)> {
+    let side = start.width() as u64;
     let offset = ((torus - side) / 2) as i64;
     let mut wide = Universe::new(torus, torus)
         .unwrap()
@@ -71,16 +133,12 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
             }
         }
     }
-    let mut reference = lifegen_runtime::create(BackendKind::Reference, &rule, wide).unwrap();
+    let mut reference = lifegen_runtime::create(BackendKind::Reference, rule, wide).unwrap();
     reference.advance(gens).unwrap();
-    let on_torus = live(
+    live(
         reference.universe().unwrap(),
         (origin.0 - offset, origin.1 - offset),
-    );
-    assert_eq!(
-        on_plane, on_torus,
-        "{rule} {side}^2 soup, {gens} generations"
-    );
+    )
 }
 
 #[test]
@@ -109,6 +167,72 @@ fn a_glider_keeps_a_small_box_however_far_it_flies() {
     assert_eq!(cells.population(), 5);
     let held = p.universe_size();
     assert!(held.0 * held.1 < 512 * 512, "the box grew to {held:?}");
+}
+
+#[test]
+fn a_glider_keeps_few_tiles_however_far_it_flies() {
+    let glider = lifegen_runtime::formats::rle::parse("x = 3, y = 3\nbob$2bo$3o!\n").unwrap();
+    let cells = lifegen_runtime::formats::rle::to_universe(&glider).unwrap();
+    let mut p = engine(
+        Engine::Tiles(None),
+        Rule::CONWAY,
+        cells,
+        (0, 0),
+        BackendKind::Cpu,
+    );
+    p.advance(100_000).unwrap();
+    let (cells, at) = p.live_cells().unwrap().unwrap();
+    assert_eq!(at, (25_000, 25_000));
+    assert_eq!(cells.population(), 5);
+    assert!(
+        p.report().starts_with("1 tiles") || p.report().starts_with("2 tiles"),
+        "{}",
+        p.report()
+    );
+}
+
+#[test]
+fn settled_tiles_are_left_alone() {
+    // A block and a blinker (period 2, which divides the chunk) far apart: after the first
+    // chunks nothing is stepped.
+    let still = "x = 2, y = 2\n2o$2o!\n";
+    let blinker = "x = 3, y = 1\n3o!\n";
+    let mut cells = Universe::new(2000, 2000).unwrap();
+    for (text, (x, y)) in [(still, (10, 10)), (blinker, (900, 900))] {
+        let p = lifegen_runtime::formats::rle::parse(text).unwrap();
+        let u = lifegen_runtime::formats::rle::to_universe(&p).unwrap();
+        for yy in 0..u.height() {
+            for xx in 0..u.width() {
+                if u.get(xx, yy) {
+                    cells.set(x + xx, y + yy, true);
+                }
+            }
+        }
+    }
+    let mut tiles = ActiveTiles::new(
+        Rule::CONWAY,
+        &cells,
+        (0, 0),
+        None,
+        Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)),
+    )
+    .unwrap();
+    let chunk = tiles.shape().chunk;
+    tiles.advance_plane(4 * chunk).unwrap();
+    let settled = tiles.tile_steps();
+    tiles.advance_plane(100 * chunk).unwrap();
+    assert_eq!(
+        tiles.tile_steps(),
+        settled,
+        "settled tiles were stepped again"
+    );
+    assert_eq!(tiles.population().unwrap(), 7);
+    // A chunk of another length steps them again, and they stay right.
+    tiles.advance_plane(chunk + 1).unwrap();
+    assert!(tiles.tile_steps() > settled);
+    let (after, at) = tiles.live_cells().unwrap().unwrap();
+    assert_eq!(after.population(), 7);
+    assert_eq!(at, (10, 10));
 }
 
 #[test]

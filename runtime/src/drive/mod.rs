@@ -1,6 +1,7 @@
 //! The drivers above the simulators: slices and progress, bands and their exchange, universes
 //! larger than memory, checkpoints and resume, Golly's unbounded plane, the worker threads.
 
+pub mod active_tiles;
 pub mod bands;
 pub mod file_run;
 pub mod out_of_core;

@@ -81,7 +81,7 @@ pub fn live_bounds(universe: &Universe) -> Option<Bounds> {
 
 /// 64 cells of `row` (a plane's row of `width` cells) from column `x` on, any `x`: cells outside
 /// the row are dead.
-fn cells_at(row: &[u64], width: i64, x: i64) -> u64 {
+pub(crate) fn cells_at(row: &[u64], width: i64, x: i64) -> u64 {
     let word = |j: i64| -> u64 {
         if j < 0 || j >= row.len() as i64 {
             0
@@ -163,6 +163,19 @@ pub enum PlaneError {
     Backend(#[from] BackendError),
 }
 
+/// A pattern on Golly's unbounded plane, however it is held: what a run on the plane asks of it
+/// beside a simulator's advance.
+pub trait PlaneEngine: Simulator {
+    /// The live cells' box and where its top-left cell is on Golly's plane; `None` when the
+    /// pattern died out.
+    fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError>;
+    /// Cells not dead, as Golly counts them.
+    fn population(&mut self) -> Result<u64, PlaneError>;
+    fn generation(&self) -> u64;
+    /// How the engine went about it, for people (one line).
+    fn report(&self) -> String;
+}
+
 /// A pattern on Golly's unbounded plane, advanced by a simulator of its box.
 pub struct PlaneSimulator {
     make: Box<MakeBox>,
@@ -207,10 +220,6 @@ impl PlaneSimulator {
         self.origin
     }
 
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
     /// The box's size now, in cells.
     pub fn universe_size(&mut self) -> (u64, u64) {
         self.sim
@@ -221,29 +230,6 @@ impl PlaneSimulator {
     /// Times the box was re-cut round the cells.
     pub fn recuts(&self) -> u64 {
         self.recuts
-    }
-
-    /// The live cells' box and where its top-left cell is on Golly's plane; `None` when the
-    /// pattern died out.
-    pub fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
-        let origin = self.origin;
-        let universe = self.sim.universe()?;
-        let Some(b) = live_bounds(universe) else {
-            return Ok(None);
-        };
-        let cells = recut(
-            universe,
-            (b.width(), b.height()),
-            (-b.left, -b.top),
-            Topology::Torus,
-        )
-        .map_err(|source| PlaneError::Grown {
-            generation: self.generation,
-            width: b.width(),
-            height: b.height(),
-            source,
-        })?;
-        Ok(Some((cells, (origin.0 + b.left, origin.1 + b.top))))
     }
 
     /// Advances `gens` generations, re-cutting the box whenever the cells near its edges.
@@ -324,12 +310,47 @@ fn fitted(
 }
 
 /// Whether dead cells with no live neighbours come alive (B0).
-fn births_from_nothing(rule: &Rule) -> bool {
+pub(crate) fn births_from_nothing(rule: &Rule) -> bool {
     let side = 2 * radius(rule) + 2;
     Universe::new(side, side)
         .and_then(|u| u.with_states(rule.states()))
         .map(|u| reference::run(&u, rule, 1).population() > 0)
         .unwrap_or(false)
+}
+
+impl PlaneEngine for PlaneSimulator {
+    /// The live cells' box and where its top-left cell is on Golly's plane; `None` when the
+    /// pattern died out.
+    fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
+        let origin = self.origin;
+        let universe = self.sim.universe()?;
+        let Some(b) = live_bounds(universe) else {
+            return Ok(None);
+        };
+        let cells = recut(
+            universe,
+            (b.width(), b.height()),
+            (-b.left, -b.top),
+            Topology::Torus,
+        )
+        .map_err(|source| PlaneError::Grown {
+            generation: self.generation,
+            width: b.width(),
+            height: b.height(),
+            source,
+        })?;
+        Ok(Some((cells, (origin.0 + b.left, origin.1 + b.top))))
+    }
+
+    fn population(&mut self) -> Result<u64, PlaneError> {
+        Ok(self.sim.universe()?.population())
+    }
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+    fn report(&self) -> String {
+        format!("the box was re-cut {} times", self.recuts)
+    }
 }
 
 impl Simulator for PlaneSimulator {
