@@ -107,7 +107,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "S", default_value_t = 1, requires = "gif")]
     scale: u64,
     /// On Golly's unbounded plane: tiles (active tiles, stepped only where the pattern changes),
-    /// dense (one box that follows the pattern, every cell of it computed), or auto (tiles).
+    /// dense (one box that follows the pattern, every cell of it computed), hashlife (Gosper's
+    /// quadtree, for long runs of regular patterns; two-state rules of range 1), or auto (tiles).
     #[arg(long, default_value = "auto")]
     pub(crate) algo: PlaneAlgo,
     /// With --algo tiles: a tile's side in cells (a multiple of 64; default 256, or four times
@@ -122,6 +123,7 @@ pub enum PlaneAlgo {
     Auto,
     Tiles,
     Dense,
+    Hashlife,
 }
 
 const DEFAULT_SIDE: u64 = 4096;

@@ -5,11 +5,12 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
-use lifegen_runtime::Universe;
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
+use lifegen_runtime::hashlife::HashLife;
+use lifegen_runtime::{BackendKind, Universe};
 
 use crate::output::{self, Pending};
 use crate::run::{PlaneAlgo, RunArgs, advance_with_progress};
@@ -73,6 +74,18 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
                 shape,
                 make,
             )?)
+        }
+        PlaneAlgo::Hashlife => {
+            if args.tile.is_some() {
+                bail!("--tile sizes the tiles of --algo tiles; HashLife's nodes are its own");
+            }
+            // A base node is 64x64 cells: the CPU's kernels, never a GPU launch each.
+            let kind = match backend {
+                BackendKind::Reference => BackendKind::Reference,
+                _ => BackendKind::Cpu,
+            };
+            let base = Box::new(move |universe| lifegen_runtime::create(kind, &rule, universe));
+            Box::new(HashLife::new(rule.clone(), &cells, position, base)?)
         }
         PlaneAlgo::Dense => {
             if args.tile.is_some() {

@@ -1,0 +1,585 @@
+//! HashLife (Gosper's algorithm) on Golly's unbounded plane: the plane is a quadtree of
+//! canonical nodes (one node for each distinct square of cells, found by hashing), and each
+//! node's future is computed once: a node of side 2^k knows its centre half 2^(k-2) generations
+//! on (and, in a table beside, for smaller powers of two), so a pattern that repeats itself in
+//! space or time is advanced by whole repetitions at once.
+//!
+//! Leaves hold 8x8 cells in a word. The smallest future computed from cells (a node of 64x64 to
+//! its centre 32x32, up to 16 generations) is advanced by the rule's own simulator (the CPU's
+//! native kernels), so every rule the simulators run and the recursion can hold is run the same.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use lifegen_gen::{Rule, Topology};
+
+use crate::drive::bands::radius;
+use crate::drive::plane::{MakeBox, Placed, PlaneEngine, PlaneError, births_from_nothing};
+use crate::simulator::{BackendError, Simulator};
+use crate::universe::Universe;
+
+type NodeId = u32;
+
+const NONE: NodeId = NodeId::MAX;
+/// Leaves: 8x8 cells, bit 8y + x.
+const LEAF_LEVEL: u8 = 3;
+/// Nodes whose future the simulator computes: 64x64 cells, to their centre after up to 16
+/// generations.
+const BASE_LEVEL: u8 = 6;
+const BASE_SIDE: usize = 1 << BASE_LEVEL;
+/// The longest step, 2^56 generations: the root then spans 2^59 cells.
+const MAX_STEP_EXPONENT: u8 = 56;
+
+#[derive(Clone, Copy)]
+struct Node {
+    level: u8,
+    /// North-west, north-east, south-west, south-east; none for a leaf.
+    children: [NodeId; 4],
+    /// A leaf's cells.
+    cells: u64,
+    population: u64,
+    /// The centre half after 2^(level - 2) generations, once computed.
+    result: NodeId,
+}
+
+/// A multiply-and-rotate hasher for node keys (plain integers).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
+}
+
+type Table<K> = HashMap<K, NodeId, BuildHasherDefault<KeyHasher>>;
+
+/// A pattern on Golly's unbounded plane as a HashLife quadtree.
+pub struct HashLife {
+    rule: Rule,
+    make: Box<MakeBox>,
+    /// The simulator of base nodes, made on first use.
+    base: Option<Box<dyn Simulator>>,
+    nodes: Vec<Node>,
+    leaves: Table<u64>,
+    interior: Table<[NodeId; 4]>,
+    /// Futures of 2^j generations shorter than a node's own: (node, j).
+    shorter: Table<(NodeId, u8)>,
+    /// The empty node of each level.
+    empty: Vec<NodeId>,
+    root: NodeId,
+    /// Golly's coordinates of the root's top-left cell.
+    origin: (i64, i64),
+    generation: u64,
+    /// Base nodes advanced by the simulator.
+    base_steps: u64,
+    gathered: Option<Universe>,
+    description: Option<String>,
+}
+
+impl HashLife {
+    /// `cells` with its (0, 0) at Golly's `origin`; base nodes are advanced by simulators
+    /// `make` builds (of 64x64 bounded planes).
+    pub fn new(
+        rule: Rule,
+        cells: &Universe,
+        origin: (i64, i64),
+        make: Box<MakeBox>,
+    ) -> Result<HashLife, PlaneError> {
+        if births_from_nothing(&rule) {
+            return Err(PlaneError::BirthOnZero(rule));
+        }
+        if rule.states() != 2 || radius(&rule) != 1 {
+            return Err(PlaneError::Backend(BackendError::Plane(format!(
+                "HashLife runs rules of two states and a range of one cell so far; {rule} is \
+                 not one (--algo tiles runs it)"
+            ))));
+        }
+        let mut life = HashLife {
+            rule,
+            make,
+            base: None,
+            nodes: Vec::new(),
+            leaves: Table::default(),
+            interior: Table::default(),
+            shorter: Table::default(),
+            empty: Vec::new(),
+            root: NONE,
+            origin,
+            generation: 0,
+            base_steps: 0,
+            gathered: None,
+            description: None,
+        };
+        let side = cells.width().max(cells.height()).max(BASE_SIDE);
+        let level = (side.next_power_of_two().trailing_zeros() as u8).max(BASE_LEVEL + 1);
+        life.root = life.build(cells, 0, 0, level);
+        Ok(life)
+    }
+
+    fn leaf(&mut self, cells: u64) -> NodeId {
+        if let Some(&id) = self.leaves.get(&cells) {
+            return id;
+        }
+        let id = self.push(Node {
+            level: LEAF_LEVEL,
+            children: [NONE; 4],
+            cells,
+            population: u64::from(cells.count_ones()),
+            result: NONE,
+        });
+        self.leaves.insert(cells, id);
+        id
+    }
+
+    fn node(&mut self, children: [NodeId; 4]) -> NodeId {
+        if let Some(&id) = self.interior.get(&children) {
+            return id;
+        }
+        let level = self.nodes[children[0] as usize].level + 1;
+        let population = children
+            .iter()
+            .map(|&c| self.nodes[c as usize].population)
+            .fold(0u64, u64::saturating_add);
+        let id = self.push(Node {
+            level,
+            children,
+            cells: 0,
+            population,
+            result: NONE,
+        });
+        self.interior.insert(children, id);
+        id
+    }
+
+    fn push(&mut self, node: Node) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        assert!(id != NONE, "HashLife holds at most 2^32 - 1 nodes");
+        self.nodes.push(node);
+        id
+    }
+
+    fn empty(&mut self, level: u8) -> NodeId {
+        while self.empty.len() <= level as usize {
+            let below = self.empty.len();
+            let id = if below < LEAF_LEVEL as usize {
+                NONE
+            } else if below == LEAF_LEVEL as usize {
+                self.leaf(0)
+            } else {
+                let e = self.empty[below - 1];
+                self.node([e; 4])
+            };
+            self.empty.push(id);
+        }
+        self.empty[level as usize]
+    }
+
+    fn children(&self, id: NodeId) -> [NodeId; 4] {
+        self.nodes[id as usize].children
+    }
+
+    fn level(&self, id: NodeId) -> u8 {
+        self.nodes[id as usize].level
+    }
+
+    fn population_of(&self, id: NodeId) -> u64 {
+        self.nodes[id as usize].population
+    }
+
+    /// The node of side 2^`level` whose top-left cell is `cells`' (`x`, `y`); cells outside
+    /// `cells` are dead.
+    fn build(&mut self, cells: &Universe, x: usize, y: usize, level: u8) -> NodeId {
+        let side = 1usize << level;
+        if x >= cells.width() || y >= cells.height() {
+            return self.empty(level);
+        }
+        if level == LEAF_LEVEL {
+            let n = cells.words_per_row();
+            let words = cells.plane(0);
+            let mut bits = 0u64;
+            for row in 0..8 {
+                if y + row >= cells.height() {
+                    break;
+                }
+                let line = &words[(y + row) * n..(y + row + 1) * n];
+                let byte =
+                    crate::drive::plane::cells_at(line, cells.width() as i64, x as i64) & 0xff;
+                bits |= byte << (8 * row);
+            }
+            return self.leaf(bits);
+        }
+        let half = side / 2;
+        let level = level - 1;
+        let quadrants = [
+            self.build(cells, x, y, level),
+            self.build(cells, x + half, y, level),
+            self.build(cells, x, y + half, level),
+            self.build(cells, x + half, y + half, level),
+        ];
+        self.node(quadrants)
+    }
+
+    /// The node of side 2^(level - 1) at the centre of `id` (level at least 5).
+    fn centre(&mut self, id: NodeId) -> NodeId {
+        let [nw, ne, sw, se] = self.children(id);
+        self.node([
+            self.children(nw)[3],
+            self.children(ne)[2],
+            self.children(sw)[1],
+            self.children(se)[0],
+        ])
+    }
+
+    /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2).
+    fn future(&mut self, id: NodeId, j: u8) -> Result<NodeId, BackendError> {
+        let level = self.level(id);
+        let full = j + 2 >= level;
+        if self.population_of(id) == 0 {
+            return Ok(self.empty(level - 1));
+        }
+        if full {
+            let known = self.nodes[id as usize].result;
+            if known != NONE {
+                return Ok(known);
+            }
+        } else if let Some(&known) = self.shorter.get(&(id, j)) {
+            return Ok(known);
+        }
+        let result = if level == BASE_LEVEL {
+            self.advance_base(id, if full { 1 << (level - 2) } else { 1 << j })?
+        } else {
+            let [a, b, c, d] = self.children(id);
+            let [_, a_ne, a_sw, a_se] = self.children(a);
+            let [b_nw, _, b_sw, b_se] = self.children(b);
+            let [c_nw, c_ne, _, c_se] = self.children(c);
+            let [d_nw, d_ne, d_sw, _] = self.children(d);
+            let nine = [
+                a,
+                self.node([a_ne, b_nw, a_se, b_sw]),
+                b,
+                self.node([a_sw, a_se, c_nw, c_ne]),
+                self.node([a_se, b_sw, c_ne, d_nw]),
+                self.node([b_sw, b_se, d_nw, d_ne]),
+                c,
+                self.node([c_ne, d_nw, c_se, d_sw]),
+                d,
+            ];
+            // The first half of the time, or none of it when the step is shorter than a half.
+            let mut first = [NONE; 9];
+            for (i, &n) in nine.iter().enumerate() {
+                first[i] = if full {
+                    self.future(n, j)?
+                } else {
+                    self.centre(n)
+                };
+            }
+            let f = |r: usize, c: usize| first[3 * r + c];
+            let quads = [
+                [f(0, 0), f(0, 1), f(1, 0), f(1, 1)],
+                [f(0, 1), f(0, 2), f(1, 1), f(1, 2)],
+                [f(1, 0), f(1, 1), f(2, 0), f(2, 1)],
+                [f(1, 1), f(1, 2), f(2, 1), f(2, 2)],
+            ];
+            let mut second = [NONE; 4];
+            for (i, quad) in quads.into_iter().enumerate() {
+                let n = self.node(quad);
+                second[i] = self.future(n, j)?;
+            }
+            self.node(second)
+        };
+        if full {
+            self.nodes[id as usize].result = result;
+        } else {
+            self.shorter.insert((id, j), result);
+        }
+        Ok(result)
+    }
+
+    /// A 64x64 node's centre 32x32 after `gens` (at most 16) generations, by the simulator.
+    fn advance_base(&mut self, id: NodeId, gens: u64) -> Result<NodeId, BackendError> {
+        let mut rows = [0u64; BASE_SIDE];
+        self.paint_rows(id, 0, 0, &mut rows);
+        let mut universe = Universe::new(BASE_SIDE as u64, BASE_SIDE as u64)
+            .map_err(|e| BackendError::Plane(e.to_string()))?
+            .with_topology(Topology::Plane);
+        universe.plane_mut(0).copy_from_slice(&rows);
+        let sim = match &mut self.base {
+            Some(sim) => {
+                sim.replace(universe)?;
+                sim
+            }
+            None => {
+                let sim = (self.make)(universe)?;
+                self.description = Some(sim.describe());
+                self.base.insert(sim)
+            }
+        };
+        sim.advance(gens)?;
+        let after = sim.universe()?.plane(0);
+        let quarter = BASE_SIDE / 4;
+        let centre: Vec<u64> = after[quarter..3 * quarter]
+            .iter()
+            .map(|row| row >> quarter & 0xffff_ffff)
+            .collect();
+        self.base_steps += 1;
+        Ok(self.from_rows(&centre, 0, 0, BASE_LEVEL - 1))
+    }
+
+    /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide) at (`x`, `y`).
+    fn paint_rows(&self, id: NodeId, x: usize, y: usize, rows: &mut [u64]) {
+        let node = self.nodes[id as usize];
+        if node.population == 0 {
+            return;
+        }
+        if node.level == LEAF_LEVEL {
+            for row in 0..8 {
+                rows[y + row] |= (node.cells >> (8 * row) & 0xff) << x;
+            }
+            return;
+        }
+        let half = 1 << (node.level - 1);
+        for (i, &child) in node.children.iter().enumerate() {
+            self.paint_rows(child, x + half * (i & 1), y + half * (i >> 1), rows);
+        }
+    }
+
+    /// The node of side 2^`level` (at most 64) whose cells are `rows`' from (`x`, `y`).
+    fn from_rows(&mut self, rows: &[u64], x: usize, y: usize, level: u8) -> NodeId {
+        if level == LEAF_LEVEL {
+            let bits = (0..8).fold(0u64, |bits, row| {
+                bits | (rows[y + row] >> x & 0xff) << (8 * row)
+            });
+            return self.leaf(bits);
+        }
+        let half = 1 << (level - 1);
+        let quadrants = [
+            self.from_rows(rows, x, y, level - 1),
+            self.from_rows(rows, x + half, y, level - 1),
+            self.from_rows(rows, x, y + half, level - 1),
+            self.from_rows(rows, x + half, y + half, level - 1),
+        ];
+        self.node(quadrants)
+    }
+
+    /// Puts the root in the middle of a node twice its side.
+    fn expand(&mut self) {
+        let level = self.level(self.root);
+        let e = self.empty(level - 1);
+        let [nw, ne, sw, se] = self.children(self.root);
+        let quadrants = [
+            self.node([e, e, e, nw]),
+            self.node([e, e, ne, e]),
+            self.node([e, sw, e, e]),
+            self.node([se, e, e, e]),
+        ];
+        self.root = self.node(quadrants);
+        let half = 1i64 << (level - 1);
+        self.origin = (self.origin.0 - half, self.origin.1 - half);
+    }
+
+    /// Advances 2^`j` generations.
+    fn step(&mut self, j: u8) -> Result<(), BackendError> {
+        // The root's centre half after 2^j generations holds every cell the pattern can reach
+        // when the pattern lies in the root's centre quarter and 2^j is at most an eighth of
+        // its side.
+        loop {
+            let level = self.level(self.root);
+            let inner = self.centre(self.root);
+            let quarter = self.centre(inner);
+            if level >= (j + 3).max(BASE_LEVEL + 1)
+                && self.population_of(quarter) == self.population_of(self.root)
+            {
+                break;
+            }
+            self.expand();
+        }
+        let level = self.level(self.root);
+        self.root = self.future(self.root, j)?;
+        let quarter = 1i64 << (level - 2);
+        self.origin = (self.origin.0 + quarter, self.origin.1 + quarter);
+        self.generation += 1 << j;
+        // Shrink while the pattern fits the centre, so the root stays near the pattern's size.
+        while self.level(self.root) > BASE_LEVEL + 1 {
+            let inner = self.centre(self.root);
+            if self.population_of(inner) != self.population_of(self.root) {
+                break;
+            }
+            let quarter = 1i64 << (self.level(self.root) - 2);
+            self.root = inner;
+            self.origin = (self.origin.0 + quarter, self.origin.1 + quarter);
+        }
+        Ok(())
+    }
+
+    /// Advances `gens` generations, in powers of two.
+    pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
+        let mut left = gens;
+        while left > 0 {
+            if self.population_of(self.root) == 0 {
+                self.generation += left;
+                break;
+            }
+            // Steps of at most 2^MAX_STEP_EXPONENT keep every coordinate inside 64 bits.
+            let j = ((63 - left.leading_zeros()) as u8).min(MAX_STEP_EXPONENT);
+            self.step(j)?;
+            left -= 1 << j;
+        }
+        self.gathered = None;
+        Ok(())
+    }
+
+    /// Nodes held now.
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// First and last column and row with a live cell, relative to the root's top-left.
+    fn bounds(&self, id: NodeId, x: i64, y: i64, acc: &mut Option<(i64, i64, i64, i64)>) {
+        let node = self.nodes[id as usize];
+        if node.population == 0 {
+            return;
+        }
+        if node.level == LEAF_LEVEL {
+            for row in 0..8 {
+                let byte = node.cells >> (8 * row) & 0xff;
+                if byte == 0 {
+                    continue;
+                }
+                let lo = x + i64::from(byte.trailing_zeros());
+                let hi = x + 63 - i64::from(byte.leading_zeros());
+                let yy = y + row as i64;
+                *acc = Some(match *acc {
+                    None => (lo, yy, hi, yy),
+                    Some((l, t, r, b)) => (l.min(lo), t.min(yy), r.max(hi), b.max(yy)),
+                });
+            }
+            return;
+        }
+        let half = 1i64 << (node.level - 1);
+        for (i, &child) in node.children.iter().enumerate() {
+            self.bounds(
+                child,
+                x + half * (i & 1) as i64,
+                y + half * (i >> 1) as i64,
+                acc,
+            );
+        }
+    }
+
+    /// Sets `id`'s live cells in `cells`, the node's top-left at (`x`, `y`) of it.
+    fn paint(&self, id: NodeId, x: i64, y: i64, cells: &mut Universe) {
+        let node = self.nodes[id as usize];
+        if node.population == 0 {
+            return;
+        }
+        if node.level == LEAF_LEVEL {
+            for bit in 0..64 {
+                if node.cells >> bit & 1 == 1 {
+                    let (cx, cy) = (x + (bit % 8) as i64, y + (bit / 8) as i64);
+                    cells.set(cx as usize, cy as usize, true);
+                }
+            }
+            return;
+        }
+        let half = 1i64 << (node.level - 1);
+        for (i, &child) in node.children.iter().enumerate() {
+            self.paint(
+                child,
+                x + half * (i & 1) as i64,
+                y + half * (i >> 1) as i64,
+                cells,
+            );
+        }
+    }
+
+    fn gather_live_cells(&self) -> Result<Option<Placed>, PlaneError> {
+        let mut bounds = None;
+        self.bounds(self.root, 0, 0, &mut bounds);
+        let Some((left, top, right, bottom)) = bounds else {
+            return Ok(None);
+        };
+        let (width, height) = ((right - left + 1) as u64, (bottom - top + 1) as u64);
+        let mut cells = Universe::new(width, height).map_err(|source| PlaneError::Grown {
+            generation: self.generation,
+            width,
+            height,
+            source,
+        })?;
+        self.paint(self.root, -left, -top, &mut cells);
+        Ok(Some((cells, (self.origin.0 + left, self.origin.1 + top))))
+    }
+
+    pub fn rule(&self) -> &Rule {
+        &self.rule
+    }
+}
+
+impl PlaneEngine for HashLife {
+    fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
+        self.gather_live_cells()
+    }
+    fn population(&mut self) -> Result<u64, PlaneError> {
+        Ok(self.population_of(self.root))
+    }
+    fn generation(&self) -> u64 {
+        self.generation
+    }
+    fn report(&self) -> String {
+        format!(
+            "{} HashLife nodes, {} base nodes advanced by the kernel",
+            self.nodes.len(),
+            self.base_steps
+        )
+    }
+}
+
+impl Simulator for HashLife {
+    fn describe(&self) -> String {
+        format!(
+            "HashLife on Golly's unbounded plane, 64x64 base nodes advanced by: {}",
+            self.description
+                .as_deref()
+                .unwrap_or("the backend's kernels")
+        )
+    }
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.advance_plane(gens)
+    }
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        if self.gathered.is_none() {
+            let cells = match self.gather_live_cells() {
+                Ok(Some((cells, _))) => cells,
+                Ok(None) => Universe::new(1, 1).map_err(|e| BackendError::Plane(e.to_string()))?,
+                Err(e) => return Err(BackendError::Plane(e.to_string())),
+            };
+            self.gathered = Some(cells);
+        }
+        Ok(self.gathered.as_ref().expect("gathered above"))
+    }
+    fn replace(&mut self, _: Universe) -> Result<Universe, BackendError> {
+        Err(BackendError::Plane(
+            "a pattern in a HashLife tree is not swapped for a band".into(),
+        ))
+    }
+    fn kernel_seconds(&self) -> Option<f64> {
+        None
+    }
+    fn preferred_step(&self) -> u64 {
+        1024
+    }
+}
