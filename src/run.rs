@@ -78,6 +78,8 @@ pub struct RunArgs {
     pub(crate) output: Option<PathBuf>,
     /// With a .npy --output: the host memory the run may use for universes (like 512MiB, 8GiB;
     /// default: 80% of what is available). Less than the universe needs: it runs in bands.
+    /// With --algo hashlife: the memory the tree may hold before unused nodes are dropped
+    /// (default: half of what is available).
     #[arg(long, value_name = "SIZE")]
     pub(crate) host_memory: Option<String>,
     /// With a .npy --output on the GPU: the memory each GPU may use (default: what is free),
@@ -233,7 +235,10 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         return run_into_file(args, pattern, rule_spec.rule, (width, height), &raised);
     }
     for (flag, given) in [
-        ("--host-memory", args.host_memory.is_some()),
+        (
+            "--host-memory",
+            args.host_memory.is_some() && args.algo != PlaneAlgo::Hashlife,
+        ),
         ("--gpu-memory", args.gpu_memory.is_some()),
         ("--checkpoint-every", args.checkpoint_every.is_some()),
         ("--gens-per-pass", args.gens_per_pass.is_some()),
@@ -245,6 +250,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     if crate::run_plane::wanted(&args, pattern.as_ref(), &rule_spec) {
         let pattern = pattern.expect("the plane runs a pattern");
         return crate::run_plane::run(&args, pattern, rule_spec);
+    }
+    if args.algo != PlaneAlgo::Auto || args.tile.is_some() {
+        bail!(
+            "--algo and --tile choose how Golly's unbounded plane is run: a pattern file whose \
+             rule names no bounded grid, without --size; this run is on a bounded universe"
+        );
     }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;

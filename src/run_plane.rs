@@ -85,7 +85,14 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
                 _ => BackendKind::Cpu,
             };
             let base = Box::new(move |universe| lifegen_runtime::create(kind, &rule, universe));
-            Box::new(HashLife::new(rule.clone(), &cells, position, base)?)
+            let mut tree = HashLife::new(rule.clone(), &cells, position, base)?;
+            let budget = match &args.host_memory {
+                Some(text) => crate::run_file::parse_bytes(text)
+                    .with_context(|| format!("--host-memory {text:?}"))?,
+                None => lifegen_runtime::memory::headroom().map_or(4 << 30, |(bytes, _)| bytes / 2),
+            };
+            tree.set_memory_budget(budget);
+            Box::new(tree)
         }
         PlaneAlgo::Dense => {
             if args.tile.is_some() {

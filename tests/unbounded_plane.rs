@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
+use lifegen_runtime::hashlife::HashLife;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 fn parse(rule: &str) -> Rule {
@@ -51,6 +52,7 @@ fn soup(rule: &Rule, side: u64, seed: u64) -> Universe {
 enum Engine {
     Dense,
     Tiles(Option<i64>),
+    HashLife,
 }
 
 fn engine(
@@ -62,6 +64,15 @@ fn engine(
 ) -> Box<dyn PlaneEngine> {
     match engine {
         Engine::Dense => Box::new(plane(rule, cells, origin, kind)),
+        Engine::HashLife => Box::new(
+            HashLife::new(
+                rule,
+                &cells,
+                origin,
+                Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
+            )
+            .unwrap(),
+        ),
         Engine::Tiles(side) => {
             let shape = side.map(|side| {
                 TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
@@ -82,7 +93,12 @@ fn engine(
     }
 }
 
-const ENGINES: [Engine; 3] = [Engine::Dense, Engine::Tiles(None), Engine::Tiles(Some(64))];
+const ENGINES: [Engine; 4] = [
+    Engine::Dense,
+    Engine::Tiles(None),
+    Engine::Tiles(Some(64)),
+    Engine::HashLife,
+];
 
 /// The same start on the plane (placed at `origin`) and in the middle of a torus of `torus`
 /// cells a side, compared at Golly's coordinates after `gens`, for every engine. The run goes
@@ -93,6 +109,11 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
     let origin = (-37, 1_000_000_000_005);
     let on_torus = on_a_wide_torus(&rule, &start, origin, gens, torus);
     for e in ENGINES {
+        let two_state_range_one =
+            rule.states() == 2 && lifegen_runtime::drive::bands::radius(&rule) == 1;
+        if matches!(e, Engine::HashLife) && !two_state_range_one {
+            continue;
+        }
         let mut p = engine(e, rule.clone(), start.clone(), origin, kind);
         for piece in [gens / 3, 1, gens - gens / 3 - 1] {
             p.advance(piece).unwrap();
@@ -143,7 +164,14 @@ fn on_a_wide_torus(
 
 #[test]
 fn life_like_and_table_rules_agree_with_a_wide_torus() {
-    for rule in ["B3/S23", "B36/S23", "B2-a/S12", "B2/S34H"] {
+    for rule in [
+        "B3/S23",
+        "B36/S23",
+        "B2-a/S12",
+        "B2/S34H",
+        "B3-cnqy/S23-e",
+        "MAPARYXfhZofugWaH7oaIDogBZofuhogOiAaIDogIAAgAAWaH7oaIDogGiA6ICAAIAAaIDogIAAgACAAIAAAAAAAA",
+    ] {
         agrees_with_a_wide_torus(rule, 40, 150, 512, BackendKind::Cpu);
     }
 }
@@ -273,4 +301,53 @@ fn the_cli_runs_a_pattern_file_on_the_plane_and_writes_golly_s_position() {
         std::fs::read_to_string(&out).unwrap(),
         "#CXRLE Pos=0,0 Gen=4\nx = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n"
     );
+}
+
+#[test]
+fn hashlife_reaches_far_generations_and_stays_identical_when_its_nodes_are_collected() {
+    let glider = lifegen_runtime::formats::rle::parse("x = 3, y = 3\nbob$2bo$3o!\n").unwrap();
+    let cells = lifegen_runtime::formats::rle::to_universe(&glider).unwrap();
+    let mut p = engine(
+        Engine::HashLife,
+        Rule::CONWAY,
+        cells,
+        (0, 0),
+        BackendKind::Cpu,
+    );
+    p.advance(1 << 40).unwrap();
+    let (cells, at) = p.live_cells().unwrap().unwrap();
+    assert_eq!(at, (1 << 38, 1 << 38));
+    assert_eq!(cells.population(), 5);
+
+    // A soup whose debris keeps making nodes, run with room for few of them and with plenty.
+    let rule = Rule::CONWAY;
+    let start = soup(&rule, 64, 11);
+    let run = |budget: Option<u64>| {
+        let mut tree = HashLife::new(
+            rule.clone(),
+            &start,
+            (5, -9),
+            Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)),
+        )
+        .unwrap();
+        if let Some(bytes) = budget {
+            tree.set_memory_budget(bytes);
+        }
+        for _ in 0..12 {
+            tree.advance(125).unwrap();
+        }
+        let collections = tree.collections();
+        let cells = tree.live_cells().unwrap().map(|(c, at)| live(&c, at));
+        (cells, collections)
+    };
+    let (roomy, none) = run(None);
+    let (tight, collections) = run(Some(1));
+    assert_eq!(none, 0);
+    assert!(collections > 0, "no collection under a tiny budget");
+    assert_eq!(roomy, tight);
+    // The tiles agree with a wide torus in the tests above; the tree agrees with the tiles.
+    let mut tiles = engine(Engine::Tiles(None), rule, start, (5, -9), BackendKind::Cpu);
+    tiles.advance(1500).unwrap();
+    let expected = tiles.live_cells().unwrap().map(|(c, at)| live(&c, at));
+    assert_eq!(roomy, expected);
 }

@@ -27,6 +27,8 @@ const LEAF_LEVEL: u8 = 3;
 /// generations.
 const BASE_LEVEL: u8 = 6;
 const BASE_SIDE: usize = 1 << BASE_LEVEL;
+/// Memory a node takes with its share of the hash tables, about.
+const BYTES_A_NODE: u64 = 96;
 /// The longest step, 2^56 generations: the root then spans 2^59 cells.
 const MAX_STEP_EXPONENT: u8 = 56;
 
@@ -87,6 +89,10 @@ pub struct HashLife {
     generation: u64,
     /// Base nodes advanced by the simulator.
     base_steps: u64,
+    /// Nodes held at most before a collection (from the memory budget).
+    node_limit: usize,
+    /// Collections so far.
+    collections: u64,
     gathered: Option<Universe>,
     description: Option<String>,
 }
@@ -122,6 +128,8 @@ impl HashLife {
             origin,
             generation: 0,
             base_steps: 0,
+            node_limit: usize::MAX,
+            collections: 0,
             gathered: None,
             description: None,
         };
@@ -392,8 +400,82 @@ impl HashLife {
         self.origin = (self.origin.0 - half, self.origin.1 - half);
     }
 
+    /// Holds the tree in about `bytes` of memory: past it, nodes the pattern no longer uses are
+    /// dropped between steps (and the futures with them, when that is not enough).
+    pub fn set_memory_budget(&mut self, bytes: u64) {
+        self.node_limit = (bytes / BYTES_A_NODE).max(1 << 12) as usize;
+    }
+
+    /// Collections of unused nodes so far.
+    pub fn collections(&self) -> u64 {
+        self.collections
+    }
+
+    /// Keeps the nodes reachable from the root (through the memoized futures too, unless
+    /// `keep_futures` is false), renumbered in the order they were made.
+    fn collect(&mut self, keep_futures: bool) {
+        let mut keep = vec![false; self.nodes.len()];
+        let mut stack: Vec<NodeId> = vec![self.root];
+        stack.extend(self.empty.iter().copied().filter(|&e| e != NONE));
+        while let Some(id) = stack.pop() {
+            if std::mem::replace(&mut keep[id as usize], true) {
+                continue;
+            }
+            let node = self.nodes[id as usize];
+            if node.level > LEAF_LEVEL {
+                stack.extend(node.children);
+            }
+            if keep_futures && node.result != NONE {
+                stack.push(node.result);
+            }
+        }
+        let mut renumbered = vec![NONE; self.nodes.len()];
+        let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
+        for (id, node) in self.nodes.iter().enumerate() {
+            if keep[id] {
+                renumbered[id] = nodes.len() as NodeId;
+                nodes.push(*node);
+            }
+        }
+        let map = |id: NodeId| {
+            if id == NONE {
+                NONE
+            } else {
+                renumbered[id as usize]
+            }
+        };
+        self.leaves.clear();
+        self.interior.clear();
+        for (id, node) in nodes.iter_mut().enumerate() {
+            if node.level == LEAF_LEVEL {
+                self.leaves.insert(node.cells, id as NodeId);
+            } else {
+                node.children = node.children.map(map);
+                self.interior.insert(node.children, id as NodeId);
+            }
+            node.result = if keep_futures { map(node.result) } else { NONE };
+        }
+        self.shorter = std::mem::take(&mut self.shorter)
+            .into_iter()
+            .filter_map(|((id, j), result)| {
+                let (id, result) = (map(id), map(result));
+                (keep_futures && id != NONE && result != NONE).then_some(((id, j), result))
+            })
+            .collect();
+        self.empty = self.empty.iter().map(|&e| map(e)).collect();
+        self.root = map(self.root);
+        self.nodes = nodes;
+        self.collections += 1;
+    }
+
     /// Advances 2^`j` generations.
     fn step(&mut self, j: u8) -> Result<(), BackendError> {
+        if self.nodes.len() > self.node_limit {
+            self.collect(true);
+            if self.nodes.len() > self.node_limit / 2 {
+                self.collect(false);
+            }
+        }
         // The root's centre half after 2^j generations holds every cell the pattern can reach
         // when the pattern lies in the root's centre quarter and 2^j is at most an eighth of
         // its side.
@@ -541,9 +623,10 @@ impl PlaneEngine for HashLife {
     }
     fn report(&self) -> String {
         format!(
-            "{} HashLife nodes, {} base nodes advanced by the kernel",
+            "{} HashLife nodes, {} base nodes advanced by the kernel, {} collections",
             self.nodes.len(),
-            self.base_steps
+            self.base_steps,
+            self.collections
         )
     }
 }
