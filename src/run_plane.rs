@@ -53,8 +53,18 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let (width, height) = pattern.size();
     let position = pattern.plane_position()?;
     let origin = pattern.origin();
-    let mut cells = Universe::new(width.max(1), height.max(1))?.with_states(rule.states())?;
-    pattern.read_into(&mut cells)?;
+    let tree = match (args.algo, pattern.macrocell()) {
+        (PlaneAlgo::Hashlife, Some(tree)) if rule.states() == 2 => Some(tree.clone()),
+        _ => None,
+    };
+    let cells = if tree.is_some() {
+        // The tree is read node for node, never expanded.
+        Universe::new(1, 1)?
+    } else {
+        let mut cells = Universe::new(width.max(1), height.max(1))?.with_states(rule.states())?;
+        pattern.read_into(&mut cells)?;
+        cells
+    };
     let backend = args.backend;
     let make = Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe));
     let mut plane: Box<dyn PlaneEngine> = match args.algo {
@@ -85,14 +95,17 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
                 _ => BackendKind::Cpu,
             };
             let base = Box::new(move |universe| lifegen_runtime::create(kind, &rule, universe));
-            let mut tree = HashLife::new(rule.clone(), &cells, position, base)?;
+            let mut engine = match &tree {
+                Some(tree) => HashLife::from_macrocell(rule.clone(), tree, base)?,
+                None => HashLife::new(rule.clone(), &cells, position, base)?,
+            };
             let budget = match &args.host_memory {
                 Some(text) => crate::run_file::parse_bytes(text)
                     .with_context(|| format!("--host-memory {text:?}"))?,
                 None => lifegen_runtime::memory::headroom().map_or(4 << 30, |(bytes, _)| bytes / 2),
             };
-            tree.set_memory_budget(budget);
-            Box::new(tree)
+            engine.set_memory_budget(budget);
+            Box::new(engine)
         }
         PlaneAlgo::Dense => {
             if args.tile.is_some() {

@@ -15,6 +15,7 @@ use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
 use crate::drive::plane::{MakeBox, Placed, PlaneEngine, PlaneError, births_from_nothing};
+use crate::formats::macrocell::Fold;
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 
@@ -27,6 +28,10 @@ const LEAF_LEVEL: u8 = 3;
 /// generations.
 const BASE_LEVEL: u8 = 6;
 const BASE_SIDE: usize = 1 << BASE_LEVEL;
+/// Base nodes side by side in a row of a batch (one word each).
+const BASE_ROW: usize = 16;
+/// Rows of base nodes in a batch at most.
+const BASE_ROWS_MAX: usize = 256;
 /// Memory a node takes with its share of the hash tables, about.
 const BYTES_A_NODE: u64 = 96;
 /// The longest step, 2^56 generations: the root then spans 2^59 cells.
@@ -74,8 +79,10 @@ type Table<K> = HashMap<K, NodeId, BuildHasherDefault<KeyHasher>>;
 pub struct HashLife {
     rule: Rule,
     make: Box<MakeBox>,
-    /// The simulator of base nodes, made on first use.
-    base: Option<Box<dyn Simulator>>,
+    /// The simulators of base nodes by the rows of nodes they hold, made on first use, and the
+    /// universes they gave back last.
+    base: HashMap<usize, Box<dyn Simulator>>,
+    spare: HashMap<usize, Universe>,
     nodes: Vec<Node>,
     leaves: Table<u64>,
     interior: Table<[NodeId; 4]>,
@@ -87,8 +94,9 @@ pub struct HashLife {
     /// Golly's coordinates of the root's top-left cell.
     origin: (i64, i64),
     generation: u64,
-    /// Base nodes advanced by the simulator.
+    /// Base nodes advanced by the simulator, and the calls that advanced them.
     base_steps: u64,
+    base_calls: u64,
     /// Nodes held at most before a collection (from the memory budget).
     node_limit: usize,
     /// Collections so far.
@@ -118,7 +126,8 @@ impl HashLife {
         let mut life = HashLife {
             rule,
             make,
-            base: None,
+            base: HashMap::new(),
+            spare: HashMap::new(),
             nodes: Vec::new(),
             leaves: Table::default(),
             interior: Table::default(),
@@ -128,6 +137,7 @@ impl HashLife {
             origin,
             generation: 0,
             base_steps: 0,
+            base_calls: 0,
             node_limit: usize::MAX,
             collections: 0,
             gathered: None,
@@ -136,6 +146,44 @@ impl HashLife {
         let side = cells.width().max(cells.height()).max(BASE_SIDE);
         let level = (side.next_power_of_two().trailing_zeros() as u8).max(BASE_LEVEL + 1);
         life.root = life.build(cells, 0, 0, level);
+        Ok(life)
+    }
+
+    /// A two-state macrocell file's tree, node for node, without expanding its cells: Golly's
+    /// `HashLife` folder (metacells, boxes of billions of cells) loads as it is stored.
+    pub fn from_macrocell(
+        rule: Rule,
+        tree: &crate::formats::macrocell::Tree,
+        make: Box<MakeBox>,
+    ) -> Result<HashLife, PlaneError> {
+        let mut life = HashLife::new(rule, &Universe::new(1, 1).expect("1x1"), (0, 0), make)?;
+        let root = tree.fold_bits(|fold| match fold {
+            Fold::Leaf(cells) => life.leaf(cells),
+            Fold::Node(level, quadrants) => {
+                let children = quadrants.map(|q| q.unwrap_or_else(|| life.empty(level - 1)));
+                life.node(children)
+            }
+        });
+        let Some((mut root, (x, y))) = root else {
+            return Err(PlaneError::Backend(BackendError::Plane(
+                "HashLife reads two-state macrocell files so far; this one has more states \
+                 (--algo tiles runs it)"
+                    .into(),
+            )));
+        };
+        let origin = (
+            i64::try_from(x).map_err(|_| too_far(tree))?,
+            i64::try_from(y).map_err(|_| too_far(tree))?,
+        );
+        if life.level(root) == LEAF_LEVEL {
+            let e = life.empty(LEAF_LEVEL);
+            root = life.node([root, e, e, e]);
+        }
+        life.root = root;
+        life.origin = origin;
+        while life.level(life.root) < BASE_LEVEL + 1 {
+            life.expand();
+        }
         Ok(life)
     }
 
@@ -255,97 +303,156 @@ impl HashLife {
 
     /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2).
     fn future(&mut self, id: NodeId, j: u8) -> Result<NodeId, BackendError> {
-        let level = self.level(id);
-        let full = j + 2 >= level;
-        if self.population_of(id) == 0 {
-            return Ok(self.empty(level - 1));
-        }
-        if full {
-            let known = self.nodes[id as usize].result;
-            if known != NONE {
-                return Ok(known);
-            }
-        } else if let Some(&known) = self.shorter.get(&(id, j)) {
-            return Ok(known);
-        }
-        let result = if level == BASE_LEVEL {
-            self.advance_base(id, if full { 1 << (level - 2) } else { 1 << j })?
-        } else {
-            let [a, b, c, d] = self.children(id);
-            let [_, a_ne, a_sw, a_se] = self.children(a);
-            let [b_nw, _, b_sw, b_se] = self.children(b);
-            let [c_nw, c_ne, _, c_se] = self.children(c);
-            let [d_nw, d_ne, d_sw, _] = self.children(d);
-            let nine = [
-                a,
-                self.node([a_ne, b_nw, a_se, b_sw]),
-                b,
-                self.node([a_sw, a_se, c_nw, c_ne]),
-                self.node([a_se, b_sw, c_ne, d_nw]),
-                self.node([b_sw, b_se, d_nw, d_ne]),
-                c,
-                self.node([c_ne, d_nw, c_se, d_sw]),
-                d,
-            ];
-            // The first half of the time, or none of it when the step is shorter than a half.
-            let mut first = [NONE; 9];
-            for (i, &n) in nine.iter().enumerate() {
-                first[i] = if full {
-                    self.future(n, j)?
-                } else {
-                    self.centre(n)
-                };
-            }
-            let f = |r: usize, c: usize| first[3 * r + c];
-            let quads = [
-                [f(0, 0), f(0, 1), f(1, 0), f(1, 1)],
-                [f(0, 1), f(0, 2), f(1, 1), f(1, 2)],
-                [f(1, 0), f(1, 1), f(2, 0), f(2, 1)],
-                [f(1, 1), f(1, 2), f(2, 1), f(2, 2)],
-            ];
-            let mut second = [NONE; 4];
-            for (i, quad) in quads.into_iter().enumerate() {
-                let n = self.node(quad);
-                second[i] = self.future(n, j)?;
-            }
-            self.node(second)
-        };
-        if full {
-            self.nodes[id as usize].result = result;
-        } else {
-            self.shorter.insert((id, j), result);
-        }
-        Ok(result)
+        Ok(self.futures(&[id], j)?[0])
     }
 
-    /// A 64x64 node's centre 32x32 after `gens` (at most 16) generations, by the simulator.
-    fn advance_base(&mut self, id: NodeId, gens: u64) -> Result<NodeId, BackendError> {
-        let mut rows = [0u64; BASE_SIDE];
-        self.paint_rows(id, 0, 0, &mut rows);
-        let mut universe = Universe::new(BASE_SIDE as u64, BASE_SIDE as u64)
-            .map_err(|e| BackendError::Plane(e.to_string()))?
-            .with_topology(Topology::Plane);
-        universe.plane_mut(0).copy_from_slice(&rows);
-        let sim = match &mut self.base {
-            Some(sim) => {
-                sim.replace(universe)?;
-                sim
+    /// The future of `id` for 2^`j` generations if it is known (or the node is empty).
+    fn known_future(&mut self, id: NodeId, j: u8) -> Option<NodeId> {
+        let level = self.level(id);
+        if self.population_of(id) == 0 {
+            Some(self.empty(level - 1))
+        } else if j + 2 >= level {
+            Some(self.nodes[id as usize].result).filter(|&r| r != NONE)
+        } else {
+            self.shorter.get(&(id, j)).copied()
+        }
+    }
+
+    /// The nine overlapping nodes of half `id`'s side, row by row from the north-west.
+    fn nine(&mut self, id: NodeId) -> [NodeId; 9] {
+        let [a, b, c, d] = self.children(id);
+        let [_, a_ne, a_sw, a_se] = self.children(a);
+        let [b_nw, _, b_sw, b_se] = self.children(b);
+        let [c_nw, c_ne, _, c_se] = self.children(c);
+        let [d_nw, d_ne, d_sw, _] = self.children(d);
+        [
+            a,
+            self.node([a_ne, b_nw, a_se, b_sw]),
+            b,
+            self.node([a_sw, a_se, c_nw, c_ne]),
+            self.node([a_se, b_sw, c_ne, d_nw]),
+            self.node([b_sw, b_se, d_nw, d_ne]),
+            c,
+            self.node([c_ne, d_nw, c_se, d_sw]),
+            d,
+        ]
+    }
+
+    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most the level
+    /// - 2), a whole level at a time: the nodes not known yet are worked out together, so that
+    /// the base nodes they come down to go to the simulator in large batches.
+    fn futures(&mut self, ids: &[NodeId], j: u8) -> Result<Vec<NodeId>, BackendError> {
+        let level = self.level(ids[0]);
+        let full = j + 2 >= level;
+        let mut unknown: Vec<NodeId> = Vec::new();
+        for &id in ids {
+            if self.known_future(id, j).is_none() {
+                unknown.push(id);
             }
-            None => {
-                let sim = (self.make)(universe)?;
-                self.description = Some(sim.describe());
-                self.base.insert(sim)
+        }
+        unknown.sort_unstable();
+        unknown.dedup();
+        if !unknown.is_empty() {
+            let results = if level == BASE_LEVEL {
+                self.advance_bases(&unknown, if full { 1 << (level - 2) } else { 1 << j })?
+            } else {
+                let mut nines = Vec::with_capacity(9 * unknown.len());
+                for &id in &unknown {
+                    nines.extend(self.nine(id));
+                }
+                // The first half of the time, or none of it when the step is shorter than a
+                // half.
+                let first = if full {
+                    self.futures(&nines, j)?
+                } else {
+                    nines.iter().map(|&n| self.centre(n)).collect()
+                };
+                let mut quads = Vec::with_capacity(4 * unknown.len());
+                for f in first.chunks(9) {
+                    for [r, c] in [[0, 0], [0, 1], [1, 0], [1, 1]] {
+                        let at = |dr: usize, dc: usize| f[3 * (r + dr) + c + dc];
+                        quads.push([at(0, 0), at(0, 1), at(1, 0), at(1, 1)]);
+                    }
+                }
+                let quads: Vec<NodeId> = quads.into_iter().map(|q| self.node(q)).collect();
+                let second = self.futures(&quads, j)?;
+                second
+                    .chunks(4)
+                    .map(|s| self.node([s[0], s[1], s[2], s[3]]))
+                    .collect()
+            };
+            for (id, result) in unknown.into_iter().zip(results) {
+                if full {
+                    self.nodes[id as usize].result = result;
+                } else {
+                    self.shorter.insert((id, j), result);
+                }
             }
-        };
-        sim.advance(gens)?;
-        let after = sim.universe()?.plane(0);
-        let quarter = BASE_SIDE / 4;
-        let centre: Vec<u64> = after[quarter..3 * quarter]
+        }
+        Ok(ids
             .iter()
-            .map(|row| row >> quarter & 0xffff_ffff)
-            .collect();
-        self.base_steps += 1;
-        Ok(self.from_rows(&centre, 0, 0, BASE_LEVEL - 1))
+            .map(|&id| self.known_future(id, j).expect("worked out above"))
+            .collect())
+    }
+
+    /// 64x64 nodes' centres 32x32 after `gens` (at most 16) generations, by the simulator. The
+    /// nodes lie side by side, [`BASE_ROW`] a row of a universe and rows of them one under
+    /// another: a neighbour's cells reach 16 cells into a node in 16 generations, never its
+    /// centre. Universes of a few heights only (powers of two of rows), so a few simulators
+    /// (compiled kernels) serve every batch.
+    fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
+        let mut results = Vec::with_capacity(ids.len());
+        for batch in ids.chunks(BASE_ROW * BASE_ROWS_MAX) {
+            let rows_of_nodes = batch.len().div_ceil(BASE_ROW).next_power_of_two();
+            let (width, height) = (BASE_ROW * BASE_SIDE, rows_of_nodes * BASE_SIDE);
+            let mut universe = match self.spare.remove(&rows_of_nodes) {
+                Some(mut universe) => {
+                    universe.plane_mut(0).fill(0);
+                    universe
+                }
+                None => Universe::new(width as u64, height as u64)
+                    .map_err(|e| BackendError::Plane(e.to_string()))?
+                    .with_topology(Topology::Plane),
+            };
+            let words = universe.plane_mut(0);
+            for (slot, &id) in batch.iter().enumerate() {
+                let (column, top) = (slot % BASE_ROW, slot / BASE_ROW * BASE_SIDE);
+                let mut node_rows = [0u64; BASE_SIDE];
+                self.paint_rows(id, 0, 0, &mut node_rows);
+                for (y, word) in node_rows.into_iter().enumerate() {
+                    words[(top + y) * BASE_ROW + column] = word;
+                }
+            }
+            let mut sim = match self.base.remove(&rows_of_nodes) {
+                Some(mut sim) => {
+                    self.spare.insert(rows_of_nodes, sim.replace(universe)?);
+                    sim
+                }
+                None => {
+                    let sim = (self.make)(universe)?;
+                    self.description.get_or_insert_with(|| sim.describe());
+                    sim
+                }
+            };
+            sim.advance(gens)?;
+            let after = sim.universe()?.plane(0);
+            let quarter = BASE_SIDE / 4;
+            let centres: Vec<[u64; BASE_SIDE / 2]> = (0..batch.len())
+                .map(|slot| {
+                    let (column, top) = (slot % BASE_ROW, slot / BASE_ROW * BASE_SIDE);
+                    std::array::from_fn(|y| {
+                        after[(top + quarter + y) * BASE_ROW + column] >> quarter & 0xffff_ffff
+                    })
+                })
+                .collect();
+            self.base.insert(rows_of_nodes, sim);
+            for centre in centres {
+                results.push(self.from_rows(&centre, 0, 0, BASE_LEVEL - 1));
+            }
+            self.base_steps += batch.len() as u64;
+            self.base_calls += 1;
+        }
+        Ok(results)
     }
 
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide) at (`x`, `y`).
@@ -570,10 +677,23 @@ impl HashLife {
             return;
         }
         if node.level == LEAF_LEVEL {
-            for bit in 0..64 {
-                if node.cells >> bit & 1 == 1 {
-                    let (cx, cy) = (x + (bit % 8) as i64, y + (bit / 8) as i64);
-                    cells.set(cx as usize, cy as usize, true);
+            let n = cells.words_per_row();
+            let height = cells.height() as i64;
+            let words = cells.plane_mut(0);
+            for row in 0..8 {
+                let byte = node.cells >> (8 * row) & 0xff;
+                let yy = y + row as i64;
+                if byte == 0 || !(0..height).contains(&yy) {
+                    continue;
+                }
+                // The leaf's byte may straddle two words; the painted box holds every live cell.
+                let line = &mut words[yy as usize * n..(yy as usize + 1) * n];
+                let (j, bit) = (x.div_euclid(64), x.rem_euclid(64));
+                if (0..n as i64).contains(&j) {
+                    line[j as usize] |= byte << bit;
+                }
+                if bit > 56 && j + 1 < n as i64 && j + 1 >= 0 {
+                    line[(j + 1) as usize] |= byte >> (64 - bit);
                 }
             }
             return;
@@ -611,6 +731,13 @@ impl HashLife {
     }
 }
 
+fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
+    PlaneError::Backend(BackendError::Plane(format!(
+        "a macrocell tree of level {} reaches past 64-bit coordinates",
+        tree.level().unwrap_or(0)
+    )))
+}
+
 impl PlaneEngine for HashLife {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
         self.gather_live_cells()
@@ -623,9 +750,10 @@ impl PlaneEngine for HashLife {
     }
     fn report(&self) -> String {
         format!(
-            "{} HashLife nodes, {} base nodes advanced by the kernel, {} collections",
+            "{} HashLife nodes, {} base nodes advanced by the kernel in {} calls, {} collections",
             self.nodes.len(),
             self.base_steps,
+            self.base_calls,
             self.collections
         )
     }

@@ -76,6 +76,13 @@ struct Node {
     bbox: Option<[u64; 4]>,
 }
 
+/// What [`Tree::fold_bits`] hands its function: a leaf's 8x8 cells (row r in byte r, column c
+/// in bit c), or a node's level and its quadrants' values (nw, ne, sw, se; `None`: empty).
+pub enum Fold<T> {
+    Leaf(u64),
+    Node(u8, [Option<T>; 4]),
+}
+
 /// A macrocell file read into memory: its nodes and its rule.
 #[derive(Clone, Debug)]
 pub struct Tree {
@@ -146,6 +153,29 @@ impl Tree {
         let x = i64::try_from(i128::from(x0) - i128::from(gx)).ok()?;
         let y = i64::try_from(i128::from(y0) - i128::from(gy)).ok()?;
         Some((x, y))
+    }
+
+    /// A two-state file's tree folded bottom up, each distinct node once, by `f`: given an 8x8
+    /// leaf's cells, or a node's level and quadrants (`None` for an empty one). Gives the root's
+    /// value and where Golly puts the root's top-left cell; `None` for a file of several states
+    /// or of no nodes.
+    pub fn fold_bits<T: Copy>(&self, mut f: impl FnMut(Fold<T>) -> T) -> Option<(T, (i128, i128))> {
+        if self.highest_state > 1 {
+            return None;
+        }
+        let mut values: Vec<T> = Vec::with_capacity(self.nodes.len());
+        for n in &self.nodes {
+            let value = if is_bit_leaf(n) {
+                f(Fold::Leaf(n.cells))
+            } else {
+                let quadrants = n.children.map(|c| (c != 0).then(|| values[c as usize - 1]));
+                f(Fold::Node(n.level, quadrants))
+            };
+            values.push(value);
+        }
+        let level = self.level()?;
+        let (x, y) = golly_origin(level);
+        Some((*values.last()?, (-i128::from(x), -i128::from(y))))
     }
 
     /// The number of live cells, at most `u128::MAX` (a hash-consed tree can hold more cells

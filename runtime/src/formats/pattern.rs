@@ -265,6 +265,14 @@ impl Pattern {
         }
     }
 
+    /// A macrocell file's tree, as read.
+    pub fn macrocell(&self) -> Option<&macrocell::Tree> {
+        match &self.contents {
+            Contents::Macrocell(tree) => Some(tree),
+            _ => None,
+        }
+    }
+
     /// The rule the file names, if any.
     pub fn rule(&self) -> Option<RuleSpec> {
         match &self.contents {
