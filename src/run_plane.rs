@@ -122,7 +122,6 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     );
     println!("backend: {}", plane.describe());
     let elapsed = advance_with_progress(plane.as_mut(), args.gens, None)?;
-    let live = plane.live_cells()?;
     println!(
         "generations: {} in {:.3} s",
         args.gens,
@@ -130,15 +129,18 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     );
     let population = plane.population()?;
     println!("population: {population}");
-    match &live {
-        Some((cells, (x, y))) => println!(
-            "live cells: {}x{} at ({x}, {y}); {}",
-            cells.width(),
-            cells.height(),
+    match plane.live_box()? {
+        Some((x, y, width, height)) => println!(
+            "live cells: {width}x{height} at ({x}, {y}); {}",
             plane.report()
         ),
         None => println!("live cells: none"),
     }
+    if rle_out.is_none() && png_out.is_none() {
+        return Ok(());
+    }
+    // The cells themselves only for an output: a tree's box can be far larger than memory.
+    let live = plane.live_cells()?;
     let empty = Universe::new(1, 1)?.with_states(rule.states())?;
     let (cells, at) = match &live {
         Some((cells, at)) => (cells, *at),

@@ -58,8 +58,16 @@ impl Hasher for KeyHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
+        // Integer slices (a node's children) arrive as their bytes: eight at a time.
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            self.write_u64(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut last = [0u8; 8];
+            last[..rest.len()].copy_from_slice(rest);
+            self.write_u64(u64::from_le_bytes(last));
         }
     }
     fn write_u64(&mut self, n: u64) {
@@ -637,37 +645,63 @@ impl HashLife {
         self.nodes.len()
     }
 
-    /// First and last column and row with a live cell, relative to the root's top-left.
-    fn bounds(&self, id: NodeId, x: i64, y: i64, acc: &mut Option<(i64, i64, i64, i64)>) {
+    /// The first live column of node `id` from its left edge (`Some` when it has live cells),
+    /// each distinct node looked at once (`seen`): `flip` mirrors the node left to right, and
+    /// `transpose` swaps its rows and columns, so one walk finds all four edges.
+    fn edge(
+        &self,
+        id: NodeId,
+        flip: bool,
+        transpose: bool,
+        seen: &mut HashMap<NodeId, Option<u64>, BuildHasherDefault<KeyHasher>>,
+    ) -> Option<u64> {
+        if let Some(&known) = seen.get(&id) {
+            return known;
+        }
         let node = self.nodes[id as usize];
-        if node.population == 0 {
-            return;
-        }
-        if node.level == LEAF_LEVEL {
-            for row in 0..8 {
-                let byte = node.cells >> (8 * row) & 0xff;
-                if byte == 0 {
-                    continue;
-                }
-                let lo = x + i64::from(byte.trailing_zeros());
-                let hi = x + 63 - i64::from(byte.leading_zeros());
-                let yy = y + row as i64;
-                *acc = Some(match *acc {
-                    None => (lo, yy, hi, yy),
-                    Some((l, t, r, b)) => (l.min(lo), t.min(yy), r.max(hi), b.max(yy)),
-                });
-            }
-            return;
-        }
-        let half = 1i64 << (node.level - 1);
-        for (i, &child) in node.children.iter().enumerate() {
-            self.bounds(
-                child,
-                x + half * (i & 1) as i64,
-                y + half * (i >> 1) as i64,
-                acc,
-            );
-        }
+        let found = if node.population == 0 {
+            None
+        } else if node.level == LEAF_LEVEL {
+            (0..8u64).find(|&column| {
+                let x = if flip { 7 - column } else { column };
+                (0..8).any(|row| {
+                    let (cx, cy) = if transpose { (row, x) } else { (x, row) };
+                    node.cells >> (8 * cy + cx) & 1 == 1
+                })
+            })
+        } else {
+            // Quadrants nearer the edge first: (near, far) pairs of the two halves.
+            let [nw, ne, sw, se] = node.children;
+            let (near, far) = match (flip, transpose) {
+                (false, false) => ([nw, sw], [ne, se]),
+                (true, false) => ([ne, se], [nw, sw]),
+                (false, true) => ([nw, ne], [sw, se]),
+                (true, true) => ([sw, se], [nw, ne]),
+            };
+            let half = 1u64 << (node.level - 1);
+            let nearest = |life: &Self, pair: [NodeId; 2], seen: &mut _| {
+                pair.iter()
+                    .filter_map(|&c| life.edge(c, flip, transpose, seen))
+                    .min()
+            };
+            nearest(self, near, seen).or_else(|| nearest(self, far, seen).map(|x| x + half))
+        };
+        seen.insert(id, found);
+        found
+    }
+
+    /// First and last column and row with a live cell, in Golly's coordinates.
+    pub fn live_bounds(&self) -> Option<(i64, i64, i64, i64)> {
+        let side = 1i64 << self.level(self.root);
+        let edge = |flip, transpose| {
+            let mut seen = HashMap::default();
+            self.edge(self.root, flip, transpose, &mut seen)
+                .map(|d| d as i64)
+        };
+        let (left, right) = (edge(false, false)?, side - 1 - edge(true, false)?);
+        let (top, bottom) = (edge(false, true)?, side - 1 - edge(true, true)?);
+        let (x, y) = self.origin;
+        Some((x + left, y + top, x + right, y + bottom))
     }
 
     /// Sets `id`'s live cells in `cells`, the node's top-left at (`x`, `y`) of it.
@@ -710,9 +744,7 @@ impl HashLife {
     }
 
     fn gather_live_cells(&self) -> Result<Option<Placed>, PlaneError> {
-        let mut bounds = None;
-        self.bounds(self.root, 0, 0, &mut bounds);
-        let Some((left, top, right, bottom)) = bounds else {
+        let Some((left, top, right, bottom)) = self.live_bounds() else {
             return Ok(None);
         };
         let (width, height) = ((right - left + 1) as u64, (bottom - top + 1) as u64);
@@ -741,6 +773,16 @@ fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
 impl PlaneEngine for HashLife {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
         self.gather_live_cells()
+    }
+    fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
+        Ok(self.live_bounds().map(|(left, top, right, bottom)| {
+            (
+                left,
+                top,
+                (right - left + 1) as u64,
+                (bottom - top + 1) as u64,
+            )
+        }))
     }
     fn population(&mut self) -> Result<u64, PlaneError> {
         Ok(self.population_of(self.root))

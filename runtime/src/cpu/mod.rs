@@ -274,13 +274,27 @@ pub type ChainFn = Box<dyn Fn(u32) -> Result<Program, String> + Send>;
 /// `chain` for a bounded plane: the program of several generations chained from `chain(1)`
 /// with the plane's edges masked between them ([`Program::chain_bounded`]) and checked on
 /// planes ([`lifegen_gen::kernel::eval::bounded_and_checked`]); one generation needs no mask.
+/// A chain checked once in the process serves every stepper after (HashLife and the active
+/// tiles make one for each batch size).
 pub fn plane_chain(chain: ChainFn) -> ChainFn {
+    type Checked = Vec<(Program, u32, Program)>;
+    static CHECKED: std::sync::Mutex<Checked> = std::sync::Mutex::new(Vec::new());
     Box::new(move |gens| {
         let one = chain(1)?;
         if gens == 1 {
             return Ok(one);
         }
-        lifegen_gen::kernel::eval::bounded_and_checked(&one, gens)
+        let lock = || {
+            CHECKED
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+        };
+        if let Some((_, _, chained)) = lock().iter().find(|(o, g, _)| *g == gens && *o == one) {
+            return Ok(chained.clone());
+        }
+        let chained = lifegen_gen::kernel::eval::bounded_and_checked(&one, gens)?;
+        lock().push((one, gens, chained.clone()));
+        Ok(chained)
     })
 }
 

@@ -169,6 +169,13 @@ pub trait PlaneEngine: Simulator {
     /// The live cells' box and where its top-left cell is on Golly's plane; `None` when the
     /// pattern died out.
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError>;
+    /// Where the live cells' box lies and its size, `(x, y, width, height)`; `None` when the
+    /// pattern died out.
+    fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
+        Ok(self
+            .live_cells()?
+            .map(|(cells, (x, y))| (x, y, cells.width() as u64, cells.height() as u64)))
+    }
     /// Cells not dead, as Golly counts them.
     fn population(&mut self) -> Result<u64, PlaneError>;
     fn generation(&self) -> u64;
