@@ -110,7 +110,8 @@ pub struct RunArgs {
     scale: u64,
     /// On Golly's unbounded plane: tiles (active tiles, stepped only where the pattern changes),
     /// dense (one box that follows the pattern, every cell of it computed), hashlife (Gosper's
-    /// quadtree, for long runs of regular patterns; two-state rules of range 1), or auto (tiles).
+    /// quadtree; two-state rules of range 1), or auto (hashlife where it runs the rule and no
+    /// --backend is named, else tiles).
     #[arg(long, default_value = "auto")]
     pub(crate) algo: PlaneAlgo,
     /// With --algo tiles: a tile's side in cells (a multiple of 64; default 256, or four times

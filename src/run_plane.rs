@@ -53,7 +53,8 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let (width, height) = pattern.size();
     let position = pattern.plane_position()?;
     let origin = pattern.origin();
-    let tree = match (args.algo, pattern.macrocell()) {
+    let algo = chosen_algo(args.algo, &rule, backend_given(args) || args.tile.is_some());
+    let tree = match (algo, pattern.macrocell()) {
         (PlaneAlgo::Hashlife, Some(tree)) if rule.states() == 2 => Some(tree.clone()),
         _ => None,
     };
@@ -67,8 +68,8 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     };
     let backend = args.backend;
     let make = Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe));
-    let mut plane: Box<dyn PlaneEngine> = match args.algo {
-        PlaneAlgo::Auto | PlaneAlgo::Tiles => {
+    let mut plane: Box<dyn PlaneEngine> = match algo {
+        PlaneAlgo::Tiles | PlaneAlgo::Auto => {
             let shape = args
                 .tile
                 .map(|side| {
@@ -162,4 +163,24 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
         out.commit()?;
     }
     Ok(())
+}
+
+/// Whether the run named a backend other than auto.
+fn backend_given(args: &RunArgs) -> bool {
+    args.backend != BackendKind::Auto
+}
+
+/// What `--algo auto` runs: HashLife for the rules it runs (two states, a range of one cell),
+/// unless a backend or a tile size was named (HashLife's base nodes run on the CPU); active
+/// tiles otherwise.
+/// Measured on one thread against the tiles (BENCHMARKS.md, the unbounded plane): acorn to 5206
+/// 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a 512^2 soup to 3000 1.5 s against
+/// 1.4 s.
+fn chosen_algo(asked: PlaneAlgo, rule: &lifegen_gen::Rule, tiles_hinted: bool) -> PlaneAlgo {
+    let hashlife_runs_it = rule.states() == 2 && lifegen_runtime::drive::bands::radius(rule) == 1;
+    match asked {
+        PlaneAlgo::Auto if hashlife_runs_it && !tiles_hinted => PlaneAlgo::Hashlife,
+        PlaneAlgo::Auto => PlaneAlgo::Tiles,
+        other => other,
+    }
 }

@@ -406,12 +406,17 @@ impl HashLife {
     /// 64x64 nodes' centres 32x32 after `gens` (at most 16) generations, by the simulator. The
     /// nodes lie side by side, [`BASE_ROW`] a row of a universe and rows of them one under
     /// another: a neighbour's cells reach 16 cells into a node in 16 generations, never its
-    /// centre. Universes of a few heights only (powers of two of rows), so a few simulators
+    /// centre. Universes of five heights only, so five simulators
     /// (compiled kernels) serve every batch.
     fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
         let mut results = Vec::with_capacity(ids.len());
         for batch in ids.chunks(BASE_ROW * BASE_ROWS_MAX) {
-            let rows_of_nodes = batch.len().div_ceil(BASE_ROW).next_power_of_two();
+            // 1, 4, 16, 64 or 256 rows: each size is a simulator to make (kernels compiled).
+            let rows_needed = batch.len().div_ceil(BASE_ROW);
+            let rows_of_nodes = [1, 4, 16, 64, BASE_ROWS_MAX]
+                .into_iter()
+                .find(|&rows| rows >= rows_needed)
+                .unwrap_or(BASE_ROWS_MAX);
             let (width, height) = (BASE_ROW * BASE_SIDE, rows_of_nodes * BASE_SIDE);
             let mut universe = match self.spare.remove(&rows_of_nodes) {
                 Some(mut universe) => {

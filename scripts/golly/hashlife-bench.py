@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""Times lifegen's HashLife against Golly's HashLife and QuickLife (bgolly, one thread) on a suite
+of patterns from Golly's own Patterns folder, at several horizons, as a user waits for them: the
+whole process from start to exit, no output file. The populations each prints are compared too
+(the cell-for-cell check is plane-check.py's). A Golly run that passes --limit seconds is left out
+(with its algorithm named); the ratio is lifegen's time over the faster Golly algorithm's.
+
+  scripts/golly/hashlife-bench.py PATTERNS_DIR [--gens 1000,100000,10000000,1073741824]
+      [--limit 60] [--quicklife-max 100000] [--bgolly target/golly/bgolly]
+      [--lifegen target/release/lifegen]
+"""
+
+import argparse
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+# Guns, breeders, puffers, spacefillers, methuselahs, metacells, Golly's HashLife folder.
+SUITE = [
+    "Life/Guns/period-52-glider-gun.rle",
+    "Life/Guns/vacuum-cleaner.rle",
+    "Life/Guns/loafer-gun-p210.rle",
+    "Life/Breeders/switch-engine-breeder.rle",
+    "Life/Breeders/breeder.lif",
+    "Life/Breeders/LWSS-breeder.rle",
+    "Life/Breeders/spacefiller.rle",
+    "Life/Breeders/c4-diag-switch-engines.rle",
+    "Life/Breeders/one-cell-thick-quadratic-growth-2596x1.rle",
+    "Life/Puffers/puffer-train.rle",
+    "Life/Puffers/pufferfish-spaceship.rle",
+    "Life/Methuselahs/acorn.lif",
+    "Life/Methuselahs/rabbits.lif",
+    "Life/Methuselahs/iwona.rle",
+    "Life/Methuselahs/lidka-predecessor.rle",
+    "HashLife/Metacell/metapixel-galaxy.mc.gz",
+    "HashLife/Metacell/metapixel-p216-gun.mc.gz",
+    "HashLife/Eventful/catacryst.mc",
+    "HashLife/Eventful/wedge-grow.mc",
+    "HashLife/Eventful/ruler.mc",
+    "HashLife/Eventful/unlimited-novelty.mc",
+    "HashLife/Constructions/logarithmic-width.mc",
+]
+
+
+def timed(cmd, limit):
+    start = time.monotonic()
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:
+        return None, None
+    took = time.monotonic() - start
+    if out.returncode != 0:
+        return took, "error: " + (out.stderr.strip().splitlines() or ["?"])[-1]
+    return took, out.stdout + out.stderr
+
+
+def golly_run(bgolly, algo, gens, path, limit):
+    """Seconds and output of a bgolly run that printed its population; (None, None) else."""
+    took, out = timed([bgolly, "-a", algo, "-m", str(gens), path], limit)
+    return (took, out) if golly_population(out) is not None else (None, None)
+
+
+def golly_population(text):
+    found = re.findall(r"^([\d,]+): ([\d,]+)\s*$", text or "", re.M)
+    return int(found[-1][1].replace(",", "")) if found else None
+
+
+def lifegen_population(text):
+    found = re.search(r"^population: (\d+)", text or "", re.M)
+    return int(found.group(1)) if found else None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("patterns")
+    ap.add_argument("--gens", default="1000,100000,10000000,1073741824")
+    ap.add_argument("--limit", type=float, default=60)
+    ap.add_argument("--quicklife-max", type=int, default=100000,
+                    help="QuickLife only up to this horizon (it grows linearly in time)")
+    ap.add_argument("--bgolly", default="target/golly/bgolly")
+    ap.add_argument("--lifegen", default="target/release/lifegen")
+    args = ap.parse_args()
+    horizons = [int(g) for g in args.gens.split(",")]
+    ratios = []
+    slower = []
+    print("%-52s %11s %9s %9s %9s %7s %s" % ("pattern", "gens", "golly HL", "golly QL",
+                                          "lifegen", "ratio", "populations"))
+    for name in SUITE:
+        path = os.path.join(args.patterns, name)
+        if not os.path.exists(path):
+            print("%-52s missing" % name)
+            continue
+        for gens in horizons:
+            hl, hl_out = golly_run(args.bgolly, "HashLife", gens, path, args.limit)
+            ql, ql_out = (None, None)
+            if gens <= args.quicklife_max:
+                ql, ql_out = golly_run(args.bgolly, "QuickLife", gens, path, args.limit)
+            golly = [t for t in (hl, ql) if t is not None]
+            if not golly:
+                print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
+                continue
+            mine, mine_out = timed([args.lifegen, "run", "--input", path, "--gens", str(gens),
+                                    "--algo", "hashlife"], 10 * args.limit)
+            theirs = golly_population(hl_out) or golly_population(ql_out)
+            ours = lifegen_population(mine_out)
+            agree = "same" if theirs is not None and theirs == ours else \
+                "DIFFERENT (Golly %s, lifegen %s)" % (theirs, ours)
+            best = min(golly)
+            ratio = (mine / best) if mine else float("inf")
+            if mine:
+                ratios.append(ratio)
+            if ratio > 1:
+                slower.append("%s at %d" % (name, gens))
+            fmt = lambda t: "%9.3f" % t if t is not None else "  >limit"
+            print("%-52s %11d %s %s %s %7.2f %s" % (name, gens, fmt(hl), fmt(ql), fmt(mine),
+                                                   ratio, agree))
+            sys.stdout.flush()
+    if ratios:
+        mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print("geometric mean of lifegen / faster Golly: %.3f over %d runs" % (mean, len(ratios)))
+    print("slower than Golly's faster algorithm: %s" % (", ".join(slower) or "none"))
+
+
+if __name__ == "__main__":
+    main()
