@@ -115,7 +115,7 @@ pub struct HashLife {
 
 impl HashLife {
     /// `cells` with its (0, 0) at Golly's `origin`; base nodes are advanced by simulators
-    /// `make` builds (of 64x64 bounded planes).
+    /// `make` builds (of tori holding batches of 64x64 nodes).
     pub fn new(
         rule: Rule,
         cells: &Universe,
@@ -404,9 +404,9 @@ impl HashLife {
     }
 
     /// 64x64 nodes' centres 32x32 after `gens` (at most 16) generations, by the simulator. The
-    /// nodes lie side by side, [`BASE_ROW`] a row of a universe and rows of them one under
-    /// another: a neighbour's cells reach 16 cells into a node in 16 generations, never its
-    /// centre. Universes of five heights only, so five simulators
+    /// nodes lie side by side, [`BASE_ROW`] a row of a torus and rows of them one under
+    /// another: a neighbour's cells (or the torus's other edge) reach 16 cells into a node in 16
+    /// generations, never its centre; a torus runs the rule's plainest kernels. Universes of five heights only, so five simulators
     /// (compiled kernels) serve every batch.
     fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
         let mut results = Vec::with_capacity(ids.len());
@@ -425,7 +425,7 @@ impl HashLife {
                 }
                 None => Universe::new(width as u64, height as u64)
                     .map_err(|e| BackendError::Plane(e.to_string()))?
-                    .with_topology(Topology::Plane),
+                    .with_topology(Topology::Torus),
             };
             let words = universe.plane_mut(0);
             for (slot, &id) in batch.iter().enumerate() {
@@ -759,8 +759,9 @@ impl HashLife {
             height,
             source,
         })?;
-        self.paint(self.root, -left, -top, &mut cells);
-        Ok(Some((cells, (self.origin.0 + left, self.origin.1 + top))))
+        let (x, y) = self.origin;
+        self.paint(self.root, x - left, y - top, &mut cells);
+        Ok(Some((cells, (left, top))))
     }
 
     pub fn rule(&self) -> &Rule {

@@ -218,6 +218,23 @@ const LETTER_ORDER: [&[usize]; 4] = [
 ];
 
 /// The letters a count takes, with one neighbourhood of each (centre dead).
+/// The position of `index`'s neighbourhood among its count's letters ([`letter_cells`]), from a
+/// table made once: rule strings are parsed by the hundred at start-up (the search records).
+fn letter_of(index: usize) -> usize {
+    static LETTERS_BY_INDEX: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    LETTERS_BY_INDEX.get_or_init(|| {
+        (0..INDICES)
+            .map(|index| {
+                let count = (index & !(1 << CENTRE_BIT)).count_ones();
+                letter_cells(count)
+                    .iter()
+                    .position(|&c| orbit(c).contains(&index))
+                    .unwrap_or(0) as u8
+            })
+            .collect()
+    })[index] as usize
+}
+
 fn letter_cells(count: u32) -> Vec<usize> {
     match count {
         1..=4 => LETTER_CELLS[count as usize - 1].to_vec(),
@@ -488,11 +505,7 @@ fn part_table(part: &str, which: char) -> Result<Vec<bool>, String> {
             let on = if cells.is_empty() {
                 chosen[0]
             } else {
-                let letter = cells
-                    .iter()
-                    .position(|&c| orbit(c).contains(&index))
-                    .expect("every neighbourhood of a count has a letter");
-                chosen[letter]
+                chosen[letter_of(index)]
             };
             if given.is_empty() || negated {
                 // A digit sets its count; its letters (after a minus) clear theirs.

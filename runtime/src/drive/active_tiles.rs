@@ -4,10 +4,10 @@
 //!
 //! A chunk advances `chunk` generations at once. Each active tile is stepped in a window: the
 //! tile with a margin of `chunk * r` rows above and below and `halo` columns each side, read
-//! from its neighbours. The windows are stacked one under another into one tall bounded plane
-//! and run by any simulator (the CPU's native kernels, the GPU's): a window's margin is at
-//! least as wide as the influence of `chunk` generations travels, so whatever the stacking does
-//! at a window's edges never reaches its tile, which is cut out again afterwards.
+//! from its neighbours. The windows are stacked one under another into one tall torus and run by
+//! any simulator (the CPU's native kernels, the GPU's): a window's margin is at least as wide as
+//! the influence of `chunk` generations travels, so whatever the stacking (or the torus's wrap)
+//! does at a window's edges never reaches its tile, which is cut out again afterwards.
 //!
 //! A tile equal after a chunk to what it was before, with eight neighbours that did not change
 //! either, would be stepped from the same window again: it is left alone, whatever its period
@@ -241,7 +241,7 @@ impl ActiveTiles {
             let mut stacked = Universe::new(window_w, window_h * capacity as u64)
                 .and_then(|u| u.with_states(self.states))
                 .map_err(|e| BackendError::Plane(e.to_string()))?
-                .with_topology(Topology::Plane);
+                .with_topology(Topology::Torus);
             for (i, &key) in batch.iter().enumerate() {
                 self.gather(key, gens, &mut stacked, i);
             }
