@@ -78,13 +78,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
                 })
                 .transpose()
                 .map_err(|e| anyhow::anyhow!("--tile {e}"))?;
-            Box::new(ActiveTiles::new(
-                rule.clone(),
-                &cells,
-                position,
-                shape,
-                make,
-            )?)
+            Box::new(ActiveTiles::new(rule, &cells, position, shape, make)?)
         }
         PlaneAlgo::Hashlife => {
             if args.tile.is_some() {
@@ -97,8 +91,8 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             };
             let base = Box::new(move |universe| lifegen_runtime::create(kind, &rule, universe));
             let mut engine = match &tree {
-                Some(tree) => HashLife::from_macrocell(rule.clone(), tree, base)?,
-                None => HashLife::new(rule.clone(), &cells, position, base)?,
+                Some(tree) => HashLife::from_macrocell(rule, tree, base)?,
+                None => HashLife::new(rule, &cells, position, base)?,
             };
             let budget = match &args.host_memory {
                 Some(text) => crate::run_file::parse_bytes(text)
@@ -112,7 +106,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             if args.tile.is_some() {
                 bail!("--tile sizes the tiles of --algo tiles; --algo dense runs one box");
             }
-            Box::new(PlaneSimulator::new(rule.clone(), cells, position, make)?)
+            Box::new(PlaneSimulator::new(rule, cells, position, make)?)
         }
     };
     println!("rule: {rule}");

@@ -114,7 +114,7 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
         if matches!(e, Engine::HashLife) && !two_state_range_one {
             continue;
         }
-        let mut p = engine(e, rule.clone(), start.clone(), origin, kind);
+        let mut p = engine(e, rule, start.clone(), origin, kind);
         for piece in [gens / 3, 1, gens - gens / 3 - 1] {
             p.advance(piece).unwrap();
         }
@@ -324,7 +324,7 @@ fn hashlife_reaches_far_generations_and_stays_identical_when_its_nodes_are_colle
     let start = soup(&rule, 64, 11);
     let run = |budget: Option<u64>| {
         let mut tree = HashLife::new(
-            rule.clone(),
+            rule,
             &start,
             (5, -9),
             Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)),

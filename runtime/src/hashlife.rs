@@ -346,9 +346,9 @@ impl HashLife {
         ]
     }
 
-    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most the level
-    /// - 2), a whole level at a time: the nodes not known yet are worked out together, so that
-    /// the base nodes they come down to go to the simulator in large batches.
+    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most two below
+    /// the level), a whole level at a time: the nodes not known yet are worked out together, so
+    /// that the base nodes they come down to go to the simulator in large batches.
     fn futures(&mut self, ids: &[NodeId], j: u8) -> Result<Vec<NodeId>, BackendError> {
         let level = self.level(ids[0]);
         let full = j + 2 >= level;
@@ -460,7 +460,7 @@ impl HashLife {
                 .collect();
             self.base.insert(rows_of_nodes, sim);
             for centre in centres {
-                results.push(self.from_rows(&centre, 0, 0, BASE_LEVEL - 1));
+                results.push(self.node_of_rows(&centre, 0, 0, BASE_LEVEL - 1));
             }
             self.base_steps += batch.len() as u64;
             self.base_calls += 1;
@@ -487,7 +487,7 @@ impl HashLife {
     }
 
     /// The node of side 2^`level` (at most 64) whose cells are `rows`' from (`x`, `y`).
-    fn from_rows(&mut self, rows: &[u64], x: usize, y: usize, level: u8) -> NodeId {
+    fn node_of_rows(&mut self, rows: &[u64], x: usize, y: usize, level: u8) -> NodeId {
         if level == LEAF_LEVEL {
             let bits = (0..8).fold(0u64, |bits, row| {
                 bits | (rows[y + row] >> x & 0xff) << (8 * row)
@@ -496,10 +496,10 @@ impl HashLife {
         }
         let half = 1 << (level - 1);
         let quadrants = [
-            self.from_rows(rows, x, y, level - 1),
-            self.from_rows(rows, x + half, y, level - 1),
-            self.from_rows(rows, x, y + half, level - 1),
-            self.from_rows(rows, x + half, y + half, level - 1),
+            self.node_of_rows(rows, x, y, level - 1),
+            self.node_of_rows(rows, x + half, y, level - 1),
+            self.node_of_rows(rows, x, y + half, level - 1),
+            self.node_of_rows(rows, x + half, y + half, level - 1),
         ];
         self.node(quadrants)
     }
