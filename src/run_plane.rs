@@ -6,10 +6,10 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
+use lifegen_runtime::drive::hashlife::HashLife;
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
-use lifegen_runtime::hashlife::HashLife;
 use lifegen_runtime::{BackendKind, Universe};
 
 use crate::output::{self, Pending};
@@ -55,7 +55,10 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let origin = pattern.origin();
     let algo = chosen_algo(args.algo, &rule, backend_given(args) || args.tile.is_some());
     let tree = match (algo, pattern.macrocell()) {
-        (PlaneAlgo::Hashlife, Some(tree)) if rule.states() == 2 => Some(tree.clone()),
+        // A file of more states than the rule's goes the other way, to its clear error.
+        (PlaneAlgo::Hashlife, Some(tree)) if rule.states() == 2 && tree.highest_state() <= 1 => {
+            Some(tree.clone())
+        }
         _ => None,
     };
     let cells = if tree.is_some() {

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 
 use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
+use lifegen_runtime::drive::hashlife::HashLife;
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
-use lifegen_runtime::hashlife::HashLife;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 fn parse(rule: &str) -> Rule {

@@ -6,7 +6,6 @@ pub mod cpu;
 pub mod drive;
 pub mod formats;
 pub mod gpu;
-pub mod hashlife;
 pub mod interrupt;
 pub mod memory;
 pub mod records;

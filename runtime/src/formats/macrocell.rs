@@ -99,6 +99,11 @@ impl Tree {
         self.rule
     }
 
+    /// The highest state a leaf names (1 in a two-state file).
+    pub fn highest_state(&self) -> u8 {
+        self.highest_state
+    }
+
     /// The root's level, or `None` for a file without nodes.
     pub fn level(&self) -> Option<u32> {
         self.nodes.last().map(|n| u32::from(n.level))
