@@ -160,6 +160,22 @@ fn interrupted_run_args(output: &str) -> Vec<String> {
     .to_vec()
 }
 
+/// Starts lifegen with `args`, kills it (SIGKILL) once `now` says so (asked every 200 us), and
+/// gives 1 when the kill ended it, 0 when it had finished first.
+fn kill_when(args: &[String], now: impl Fn(&mut std::process::Child) -> bool) -> u32 {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    while !now(&mut child) {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    child.kill().unwrap();
+    u32::from(!child.wait().unwrap().success())
+}
+
 #[test]
 fn a_run_killed_at_random_moments_resumes_to_the_same_file() {
     let dir = tempfile::tempdir().unwrap();
@@ -185,19 +201,10 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_file() {
         // The first try kills just after the first checkpoint is committed, so that at least
         // one resume is tested however the random moments fall on a slow machine.
         if attempt == 0 {
-            let mut child = Command::new(env!("CARGO_BIN_EXE_lifegen"))
-                .args(&args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            while !Path::new(&output).exists() && child.try_wait().unwrap().is_none() {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-            child.kill().unwrap(); // SIGKILL
-            if !child.wait().unwrap().success() {
-                kills += 1;
-            }
+            let output = Path::new(&output).to_path_buf();
+            kills += kill_when(&args, move |child| {
+                output.exists() || child.try_wait().unwrap().is_some()
+            });
         }
         // Kill two to four times at random moments, then let the last run finish.
         for _ in 0..(2 + attempt % 3) {
@@ -205,17 +212,8 @@ fn a_run_killed_at_random_moments_resumes_to_the_same_file() {
             rng ^= rng >> 7;
             rng ^= rng << 17;
             let after = full.mul_f64((rng % 1000) as f64 / 1000.0);
-            let mut child = Command::new(env!("CARGO_BIN_EXE_lifegen"))
-                .args(&args)
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            std::thread::sleep(after);
-            child.kill().unwrap(); // SIGKILL
-            if !child.wait().unwrap().success() {
-                kills += 1;
-            }
+            let started = Instant::now();
+            kills += kill_when(&args, move |_| started.elapsed() >= after);
         }
         let log =
             String::from_utf8(lifegen(&args.iter().map(String::as_str).collect::<Vec<_>>()).stdout)

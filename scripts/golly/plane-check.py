@@ -103,6 +103,9 @@ def main():
         else:
             try:
                 _, algo, _ = compare.classify(rule)
+                # Only HashLife reads macrocell files.
+                if path.endswith((".mc", ".mc.gz")) and algo == "QuickLife":
+                    algo = "HashLife"
             except compare.CaseError as e:
                 algo = None
                 verdicts.append(("SKIPPED", "rule %s: %s" % (rule, e)))

@@ -19,7 +19,9 @@ use std::collections::{HashMap, HashSet};
 use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
-use crate::drive::plane::{Placed, PlaneEngine, PlaneError, births_from_nothing, cells_at};
+use crate::drive::plane::{
+    Placed, PlaneEngine, PlaneError, births_from_nothing, cached_live_universe, cells_at,
+};
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 
@@ -529,17 +531,10 @@ impl Simulator for ActiveTiles {
         self.advance_plane(gens)
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
-        if self.gathered.is_none() {
-            let cells = match self.gather_live_cells() {
-                Ok(Some((cells, _))) => cells,
-                Ok(None) => Universe::new(1, 1)
-                    .and_then(|u| u.with_states(self.states))
-                    .map_err(|e| BackendError::Plane(e.to_string()))?,
-                Err(e) => return Err(BackendError::Plane(e.to_string())),
-            };
-            self.gathered = Some(cells);
-        }
-        Ok(self.gathered.as_ref().expect("gathered above"))
+        let mut cache = self.gathered.take();
+        cached_live_universe(&mut cache, self.states, || self.gather_live_cells())?;
+        self.gathered = cache;
+        Ok(self.gathered.as_ref().expect("made above"))
     }
     fn replace(&mut self, _: Universe) -> Result<Universe, BackendError> {
         Err(BackendError::Plane(

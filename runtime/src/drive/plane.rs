@@ -183,6 +183,26 @@ pub trait PlaneEngine: Simulator {
     fn report(&self) -> String;
 }
 
+/// What a plane engine's [`Simulator::universe`] gives: the live cells' box from `live`, made
+/// once and kept in `cache` until the next advance clears it; one dead cell when none lives.
+pub(crate) fn cached_live_universe(
+    cache: &mut Option<Universe>,
+    states: u16,
+    live: impl FnOnce() -> Result<Option<Placed>, PlaneError>,
+) -> Result<&Universe, BackendError> {
+    if cache.is_none() {
+        let plane_error = |e: &dyn std::fmt::Display| BackendError::Plane(e.to_string());
+        let cells = match live().map_err(|e| plane_error(&e))? {
+            Some((cells, _)) => cells,
+            None => Universe::new(1, 1)
+                .and_then(|u| u.with_states(states))
+                .map_err(|e| plane_error(&e))?,
+        };
+        *cache = Some(cells);
+    }
+    Ok(cache.as_ref().expect("made above"))
+}
+
 /// A pattern on Golly's unbounded plane, advanced by a simulator of its box.
 pub struct PlaneSimulator {
     make: Box<MakeBox>,
