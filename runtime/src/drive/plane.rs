@@ -152,7 +152,9 @@ pub enum PlaneError {
          on a bounded grid (a :T or :P suffix, or --size)"
     )]
     BirthOnZero(Rule),
-    #[error("at generation {generation}, the live cells' box of {width}x{height} cells cannot be held")]
+    #[error(
+        "at generation {generation}, the live cells' box of {width}x{height} cells cannot be held"
+    )]
     Grown {
         generation: u64,
         width: u64,
