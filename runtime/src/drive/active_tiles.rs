@@ -95,7 +95,6 @@ impl TileShape {
 /// A pattern on Golly's unbounded plane, held as tiles and stepped where it changes.
 pub struct ActiveTiles {
     make: Box<MakeBox>,
-    rule: Rule,
     states: u16,
     planes: usize,
     radius: i64,
@@ -138,7 +137,6 @@ impl ActiveTiles {
             make,
             states: rule.states(),
             planes: cells.planes(),
-            rule,
             radius,
             shape,
             words: (shape.side / 64) as usize,
@@ -157,11 +155,6 @@ impl ActiveTiles {
 
     pub fn shape(&self) -> TileShape {
         self.shape
-    }
-
-    /// Tiles held now (those with live cells).
-    pub fn tile_count(&self) -> usize {
-        self.tiles.len()
     }
 
     /// Tiles stepped since the start, a tile each chunk it was stepped.
@@ -506,10 +499,6 @@ impl ActiveTiles {
             left -= step;
         }
         Ok(())
-    }
-
-    pub fn rule(&self) -> &Rule {
-        &self.rule
     }
 }
 

@@ -89,7 +89,6 @@ type Table<K> = HashMap<K, NodeId, BuildHasherDefault<KeyHasher>>;
 
 /// A pattern on Golly's unbounded plane as a HashLife quadtree.
 pub struct HashLife {
-    rule: Rule,
     make: Box<MakeBox>,
     /// The simulators of base nodes by the rows of nodes they hold, made on first use, and the
     /// universes they gave back last.
@@ -136,7 +135,6 @@ impl HashLife {
             ))));
         }
         let mut life = HashLife {
-            rule,
             make,
             base: HashMap::new(),
             spare: HashMap::new(),
@@ -653,11 +651,6 @@ impl HashLife {
         Ok(())
     }
 
-    /// Nodes held now.
-    pub fn node_count(&self) -> usize {
-        self.nodes.len()
-    }
-
     /// The first live column of node `id` from its left edge (`Some` when it has live cells),
     /// each distinct node looked at once (`seen`): `flip` mirrors the node left to right, and
     /// `transpose` swaps its rows and columns, so one walk finds all four edges.
@@ -770,10 +763,6 @@ impl HashLife {
         let (x, y) = self.origin;
         self.paint(self.root, x - left, y - top, &mut cells);
         Ok(Some((cells, (left, top))))
-    }
-
-    pub fn rule(&self) -> &Rule {
-        &self.rule
     }
 }
 

@@ -209,7 +209,6 @@ pub(crate) fn cached_live_universe(
 pub struct PlaneSimulator {
     make: Box<MakeBox>,
     sim: Box<dyn Simulator>,
-    rule: Rule,
     radius: i64,
     /// Golly's coordinates of the box's cell (0, 0).
     origin: (i64, i64),
@@ -236,7 +235,6 @@ impl PlaneSimulator {
         Ok(PlaneSimulator {
             make,
             sim,
-            rule,
             radius,
             origin: (origin.0 - shift.0, origin.1 - shift.1),
             generation: 0,
@@ -300,10 +298,6 @@ impl PlaneSimulator {
             left -= step;
         }
         Ok(())
-    }
-
-    pub fn rule(&self) -> &Rule {
-        &self.rule
     }
 }
 
