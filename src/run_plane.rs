@@ -54,20 +54,19 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let position = pattern.plane_position()?;
     let origin = pattern.origin();
     let algo = chosen_algo(args.algo, &rule, backend_given(args) || args.tile.is_some());
-    let tree = match (algo, pattern.macrocell()) {
-        // A file of more states than the rule's goes the other way, to its clear error.
-        (PlaneAlgo::Hashlife, Some(tree)) if rule.states() == 2 && tree.highest_state() <= 1 => {
-            Some(tree.clone())
-        }
-        _ => None,
-    };
-    let cells = if tree.is_some() {
-        // The tree is read node for node, never expanded.
-        Universe::new(1, 1)?
+    // A file of more states than the rule's goes the other way, to its clear error.
+    let from_tree = algo == PlaneAlgo::Hashlife
+        && rule.states() == 2
+        && pattern
+            .macrocell()
+            .is_some_and(|tree| tree.highest_state() <= 1);
+    // The tree is read node for node, never expanded: the pattern is kept for it.
+    let (cells, tree_file) = if from_tree {
+        (Universe::new(1, 1)?, Some(pattern))
     } else {
         let mut cells = Universe::new(width.max(1), height.max(1))?.with_states(rule.states())?;
         pattern.read_into(&mut cells)?;
-        cells
+        (cells, None)
     };
     let backend = args.backend;
     let make = Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe));
@@ -93,7 +92,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
                 _ => BackendKind::Cpu,
             };
             let base = Box::new(move |universe| lifegen_runtime::create(kind, &rule, universe));
-            let mut engine = match &tree {
+            let mut engine = match tree_file.as_ref().and_then(|p| p.macrocell()) {
                 Some(tree) => HashLife::from_macrocell(rule, tree, base)?,
                 None => HashLife::new(rule, &cells, position, base)?,
             };
