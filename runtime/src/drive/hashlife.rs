@@ -53,13 +53,16 @@ struct Node {
     result: NodeId,
 }
 
-/// A multiply-and-rotate hasher for node keys (plain integers).
+/// A multiply-and-rotate hasher for node keys (plain integers), folded at the end.
 #[derive(Default)]
 struct KeyHasher(u64);
 
 impl Hasher for KeyHasher {
     fn finish(&self) -> u64 {
-        self.0
+        // The table's buckets come from the low bits, and a product's low bits see only its
+        // factors' low bits: fold the high half down.
+        let product = u128::from(self.0) * 0x9e37_79b9_7f4a_7c15;
+        (product as u64) ^ (product >> 64) as u64
     }
     fn write(&mut self, bytes: &[u8]) {
         // Integer slices (a node's children) arrive as their bytes: eight at a time.
