@@ -148,9 +148,11 @@ impl TileStepper {
         let out_words = words.div_ceil(tiles);
         let tile_words = (out_words + 2).div_ceil(8) * 8;
         // Four segments a thread, so a slow thread is helped by the others (measured better at
-        // 16 and 32 threads than one segment a thread, though each recomputes 2t more rows).
+        // 16 and 32 threads than one segment a thread, though each recomputes 2t more rows);
+        // one thread has no other to help it.
         let threads = rayon::current_num_threads();
-        let segment = height.div_ceil(4 * threads).clamp(64.min(height), 1024);
+        let segments = if threads == 1 { 1 } else { 4 * threads };
+        let segment = height.div_ceil(segments).clamp(64.min(height), 1024);
         self.spare
             .words_mut()
             .par_chunks_mut(segment * words)

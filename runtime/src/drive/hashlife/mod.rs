@@ -21,37 +21,27 @@ use crate::formats::macrocell::Fold;
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 
-type NodeId = u32;
+mod store;
 
-const NONE: NodeId = NodeId::MAX;
-/// Leaves: 8x8 cells, bit 8y + x.
-const LEAF_LEVEL: u8 = 3;
+use store::{LEAF_LEVEL, NONE, NodeId, NodeStore};
 /// Nodes whose future the simulator computes: 32x32 cells, to their centre after up to 8
 /// generations.
 const BASE_LEVEL: u8 = 5;
 const BASE_SIDE: usize = 1 << BASE_LEVEL;
 /// A base node's centre row, in the low bits of a word.
 const CENTRE_MASK: u64 = (1 << (BASE_SIDE / 2)) - 1;
-/// Base nodes side by side in a row of a batch (one word each).
-const BASE_ROW: usize = 16;
+/// Base nodes side by side in a word of a batch's row.
+const BASES_A_WORD: usize = 64 / BASE_SIDE;
+/// Words in a row of a batch.
+const BASE_ROW_WORDS: usize = 16;
+/// Base nodes side by side in a row of a batch.
+const BASE_ROW: usize = BASES_A_WORD * BASE_ROW_WORDS;
 /// Rows of base nodes in a batch at most.
 const BASE_ROWS_MAX: usize = 256;
-/// Memory a node takes with its share of the hash tables, about.
-const BYTES_A_NODE: u64 = 96;
+/// Memory a node takes with its population and its share of the hash table, about.
+const BYTES_A_NODE: u64 = 48;
 /// The longest step, 2^56 generations: the root then spans 2^59 cells.
 const MAX_STEP_EXPONENT: u8 = 56;
-
-#[derive(Clone, Copy)]
-struct Node {
-    level: u8,
-    /// North-west, north-east, south-west, south-east; none for a leaf.
-    children: [NodeId; 4],
-    /// A leaf's cells.
-    cells: u64,
-    population: u64,
-    /// The centre half after 2^(level - 2) generations, once computed.
-    result: NodeId,
-}
 
 /// A multiply-and-rotate hasher for node keys (plain integers), folded at the end.
 #[derive(Default)]
@@ -97,9 +87,7 @@ pub struct HashLife {
     /// universes they gave back last.
     base: HashMap<usize, Box<dyn Simulator>>,
     spare: HashMap<usize, Universe>,
-    nodes: Vec<Node>,
-    leaves: Table<u64>,
-    interior: Table<[NodeId; 4]>,
+    store: NodeStore,
     /// Futures of 2^j generations shorter than a node's own: (node, j).
     shorter: Table<(NodeId, u8)>,
     /// The empty node of each level.
@@ -141,9 +129,7 @@ impl HashLife {
             make,
             base: HashMap::new(),
             spare: HashMap::new(),
-            nodes: Vec::new(),
-            leaves: Table::default(),
-            interior: Table::default(),
+            store: NodeStore::new(),
             shorter: Table::default(),
             empty: Vec::new(),
             root: NONE,
@@ -201,45 +187,11 @@ impl HashLife {
     }
 
     fn leaf(&mut self, cells: u64) -> NodeId {
-        if let Some(&id) = self.leaves.get(&cells) {
-            return id;
-        }
-        let id = self.push(Node {
-            level: LEAF_LEVEL,
-            children: [NONE; 4],
-            cells,
-            population: u64::from(cells.count_ones()),
-            result: NONE,
-        });
-        self.leaves.insert(cells, id);
-        id
+        self.store.leaf(cells)
     }
 
     fn node(&mut self, children: [NodeId; 4]) -> NodeId {
-        if let Some(&id) = self.interior.get(&children) {
-            return id;
-        }
-        let level = self.nodes[children[0] as usize].level + 1;
-        let population = children
-            .iter()
-            .map(|&c| self.nodes[c as usize].population)
-            .fold(0u64, u64::saturating_add);
-        let id = self.push(Node {
-            level,
-            children,
-            cells: 0,
-            population,
-            result: NONE,
-        });
-        self.interior.insert(children, id);
-        id
-    }
-
-    fn push(&mut self, node: Node) -> NodeId {
-        let id = self.nodes.len() as NodeId;
-        assert!(id != NONE, "HashLife holds at most 2^32 - 1 nodes");
-        self.nodes.push(node);
-        id
+        self.store.node(children)
     }
 
     fn empty(&mut self, level: u8) -> NodeId {
@@ -259,15 +211,15 @@ impl HashLife {
     }
 
     fn children(&self, id: NodeId) -> [NodeId; 4] {
-        self.nodes[id as usize].children
+        self.store.children(id)
     }
 
     fn level(&self, id: NodeId) -> u8 {
-        self.nodes[id as usize].level
+        self.store.level(id)
     }
 
     fn population_of(&self, id: NodeId) -> u64 {
-        self.nodes[id as usize].population
+        self.store.population(id)
     }
 
     /// The node of side 2^`level` whose top-left cell is `cells`' (`x`, `y`); cells outside
@@ -322,94 +274,150 @@ impl HashLife {
     /// The future of `id` for 2^`j` generations if it is known (or the node is empty).
     fn known_future(&mut self, id: NodeId, j: u8) -> Option<NodeId> {
         let level = self.level(id);
-        if self.population_of(id) == 0 {
+        // The empty node is canonical: no need to read the population beside the node.
+        if self.empty(level) == id {
             Some(self.empty(level - 1))
         } else if j + 2 >= level {
-            Some(self.nodes[id as usize].result).filter(|&r| r != NONE)
+            self.store.result(id)
         } else {
             self.shorter.get(&(id, j)).copied()
         }
     }
 
-    /// The nine overlapping nodes of half `id`'s side, row by row from the north-west.
-    fn nine(&mut self, id: NodeId) -> [NodeId; 9] {
-        let [a, b, c, d] = self.children(id);
-        let [_, a_ne, a_sw, a_se] = self.children(a);
-        let [b_nw, _, b_sw, b_se] = self.children(b);
-        let [c_nw, c_ne, _, c_se] = self.children(c);
-        let [d_nw, d_ne, d_sw, _] = self.children(d);
-        [
-            a,
-            self.node([a_ne, b_nw, a_se, b_sw]),
-            b,
-            self.node([a_sw, a_se, c_nw, c_ne]),
-            self.node([a_se, b_sw, c_ne, d_nw]),
-            self.node([b_sw, b_se, d_nw, d_ne]),
-            c,
-            self.node([c_ne, d_nw, c_se, d_sw]),
-            d,
-        ]
+    /// The children of each of `ids`, the nodes read some ids ahead of the one used.
+    fn children_of(&self, ids: &[NodeId]) -> Vec<[NodeId; 4]> {
+        ids.iter()
+            .enumerate()
+            .map(|(i, &id)| {
+                if let Some(&ahead) = ids.get(i + store::AHEAD) {
+                    self.store.prefetch(ahead);
+                }
+                self.children(id)
+            })
+            .collect()
+    }
+
+    /// The grandchildren of nodes whose children are `children`, as `pick` takes them (one
+    /// node's sixteen in, what it needs out), read ahead as [`Self::children_of`] does.
+    fn from_grandchildren<T>(
+        &self,
+        children: &[[NodeId; 4]],
+        mut pick: impl FnMut([[NodeId; 4]; 4]) -> T,
+    ) -> Vec<T> {
+        children
+            .iter()
+            .enumerate()
+            .map(|(i, four)| {
+                if let Some(ahead) = children.get(i + store::AHEAD / 4) {
+                    ahead.iter().for_each(|&c| self.store.prefetch(c));
+                }
+                pick(four.map(|c| self.children(c)))
+            })
+            .collect()
+    }
+
+    /// The nine overlapping nodes of half the side of each of `ids`, row by row from the
+    /// north-west, nine after nine.
+    fn nines(&mut self, ids: &[NodeId]) -> Vec<NodeId> {
+        let children = self.children_of(ids);
+        let keys: Vec<[[NodeId; 4]; 5]> = self.from_grandchildren(&children, |[a, b, c, d]| {
+            let [_, a_ne, a_sw, a_se] = a;
+            let [b_nw, _, b_sw, b_se] = b;
+            let [c_nw, c_ne, _, c_se] = c;
+            let [d_nw, d_ne, d_sw, _] = d;
+            [
+                [a_ne, b_nw, a_se, b_sw],
+                [a_sw, a_se, c_nw, c_ne],
+                [a_se, b_sw, c_ne, d_nw],
+                [b_sw, b_se, d_nw, d_ne],
+                [c_ne, d_nw, c_se, d_sw],
+            ]
+        });
+        let made = self.store.nodes(keys.as_flattened());
+        let mut nines = Vec::with_capacity(9 * ids.len());
+        for ([a, b, c, d], m) in children.iter().zip(made.chunks(5)) {
+            nines.extend([*a, m[0], *b, m[1], m[2], m[3], *c, m[4], *d]);
+        }
+        nines
+    }
+
+    /// The centre half of each of `ids` (of level 5 or more).
+    fn centres(&mut self, ids: &[NodeId]) -> Vec<NodeId> {
+        let children = self.children_of(ids);
+        let keys =
+            self.from_grandchildren(&children, |[nw, ne, sw, se]| [nw[3], ne[2], sw[1], se[0]]);
+        self.store.nodes(&keys)
     }
 
     /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most two below
     /// the level), a whole level at a time: the nodes not known yet are worked out together, so
-    /// that the base nodes they come down to go to the simulator in large batches.
+    /// that the base nodes they come down to go to the simulator in large batches, and the
+    /// memory is read ahead.
     fn futures(&mut self, ids: &[NodeId], j: u8) -> Result<Vec<NodeId>, BackendError> {
         let level = self.level(ids[0]);
         let full = j + 2 >= level;
-        let mut unknown: Vec<NodeId> = Vec::new();
-        for &id in ids {
-            if self.known_future(id, j).is_none() {
-                unknown.push(id);
+        let mut known = Vec::with_capacity(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(i + store::AHEAD) {
+                self.store.prefetch(ahead);
             }
+            known.push(self.known_future(id, j));
         }
+        let mut unknown: Vec<NodeId> = ids
+            .iter()
+            .zip(&known)
+            .filter(|(_, k)| k.is_none())
+            .map(|(&id, _)| id)
+            .collect();
         unknown.sort_unstable();
         unknown.dedup();
-        if !unknown.is_empty() {
-            let results = if level == BASE_LEVEL {
-                self.advance_bases(&unknown, if full { 1 << (level - 2) } else { 1 << j })?
+        if unknown.is_empty() {
+            return Ok(known.into_iter().flatten().collect());
+        }
+        let results = if level == BASE_LEVEL {
+            self.advance_bases(&unknown, if full { 1 << (level - 2) } else { 1 << j })?
+        } else {
+            let nines = self.nines(&unknown);
+            // The first half of the time, or none of it when the step is shorter than a half.
+            let first = if full {
+                self.futures(&nines, j)?
             } else {
-                let mut nines = Vec::with_capacity(9 * unknown.len());
-                for &id in &unknown {
-                    nines.extend(self.nine(id));
-                }
-                // The first half of the time, or none of it when the step is shorter than a
-                // half.
-                let first = if full {
-                    self.futures(&nines, j)?
-                } else {
-                    nines.iter().map(|&n| self.centre(n)).collect()
-                };
-                let mut quads = Vec::with_capacity(4 * unknown.len());
-                for f in first.chunks(9) {
-                    for [r, c] in [[0, 0], [0, 1], [1, 0], [1, 1]] {
-                        let at = |dr: usize, dc: usize| f[3 * (r + dr) + c + dc];
-                        quads.push([at(0, 0), at(0, 1), at(1, 0), at(1, 1)]);
-                    }
-                }
-                let quads: Vec<NodeId> = quads.into_iter().map(|q| self.node(q)).collect();
-                let second = self.futures(&quads, j)?;
-                second
-                    .chunks(4)
-                    .map(|s| self.node([s[0], s[1], s[2], s[3]]))
-                    .collect()
+                self.centres(&nines)
             };
-            for (id, result) in unknown.into_iter().zip(results) {
-                if full {
-                    self.nodes[id as usize].result = result;
-                } else {
-                    self.shorter.insert((id, j), result);
+            let mut quads = Vec::with_capacity(4 * unknown.len());
+            for f in first.chunks(9) {
+                for [r, c] in [[0, 0], [0, 1], [1, 0], [1, 1]] {
+                    let at = |dr: usize, dc: usize| f[3 * (r + dr) + c + dc];
+                    quads.push([at(0, 0), at(0, 1), at(1, 0), at(1, 1)]);
                 }
+            }
+            let quads = self.store.nodes(&quads);
+            let second = self.futures(&quads, j)?;
+            let fours: Vec<[NodeId; 4]> =
+                second.chunks(4).map(|s| [s[0], s[1], s[2], s[3]]).collect();
+            self.store.nodes(&fours)
+        };
+        for (&id, &result) in unknown.iter().zip(&results) {
+            if full {
+                self.store.set_result(id, result);
+            } else {
+                self.shorter.insert((id, j), result);
             }
         }
         Ok(ids
             .iter()
-            .map(|&id| self.known_future(id, j).expect("worked out above"))
+            .zip(known)
+            .map(|(&id, k)| {
+                k.unwrap_or_else(|| {
+                    let at = unknown.binary_search(&id).expect("worked out above");
+                    results[at]
+                })
+            })
             .collect())
     }
 
     /// 32x32 nodes' centres 16x16 after `gens` (at most 8) generations, by the simulator. The
-    /// nodes lie one a word, [`BASE_ROW`] a row of a torus and rows of them one under another:
+    /// nodes lie two a word, [`BASE_ROW`] a row of a torus and rows of them one under another:
     /// a neighbour's cells (or the torus's other edge) reach 8 cells into a node in 8
     /// generations, never its centre; a torus runs the rule's plainest kernels. Universes of
     /// five heights only, so five simulators (compiled kernels) serve every batch. Measured
@@ -425,8 +433,7 @@ impl HashLife {
                 .into_iter()
                 .find(|&rows| rows >= rows_needed)
                 .unwrap_or(BASE_ROWS_MAX);
-            // One word a node's row (a node narrower than 64 cells leaves the rest dead).
-            let (width, height) = (BASE_ROW * 64, rows_of_nodes * BASE_SIDE);
+            let (width, height) = (BASE_ROW_WORDS * 64, rows_of_nodes * BASE_SIDE);
             let mut universe = match self.spare.remove(&rows_of_nodes) {
                 Some(mut universe) => {
                     universe.plane_mut(0).fill(0);
@@ -437,12 +444,17 @@ impl HashLife {
                     .with_topology(Topology::Torus),
             };
             let words = universe.plane_mut(0);
+            let place = |slot: usize| {
+                let (word, shift) = (slot / BASES_A_WORD, slot % BASES_A_WORD * BASE_SIDE);
+                let (column, top) = (word % BASE_ROW_WORDS, word / BASE_ROW_WORDS * BASE_SIDE);
+                (top * BASE_ROW_WORDS + column, shift)
+            };
             for (slot, &id) in batch.iter().enumerate() {
-                let (column, top) = (slot % BASE_ROW, slot / BASE_ROW * BASE_SIDE);
+                let (at, shift) = place(slot);
                 let mut node_rows = [0u64; BASE_SIDE];
-                self.paint_rows(id, 0, 0, &mut node_rows);
+                self.paint_rows(id, shift, 0, &mut node_rows);
                 for (y, word) in node_rows.into_iter().enumerate() {
-                    words[(top + y) * BASE_ROW + column] = word;
+                    words[at + y * BASE_ROW_WORDS] |= word;
                 }
             }
             let mut sim = match self.base.remove(&rows_of_nodes) {
@@ -461,9 +473,10 @@ impl HashLife {
             let quarter = BASE_SIDE / 4;
             let centres: Vec<[u64; BASE_SIDE / 2]> = (0..batch.len())
                 .map(|slot| {
-                    let (column, top) = (slot % BASE_ROW, slot / BASE_ROW * BASE_SIDE);
+                    let (at, shift) = place(slot);
                     std::array::from_fn(|y| {
-                        after[(top + quarter + y) * BASE_ROW + column] >> quarter & CENTRE_MASK
+                        after[at + (quarter + y) * BASE_ROW_WORDS] >> (shift + quarter)
+                            & CENTRE_MASK
                     })
                 })
                 .collect();
@@ -479,18 +492,19 @@ impl HashLife {
 
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide) at (`x`, `y`).
     fn paint_rows(&self, id: NodeId, x: usize, y: usize, rows: &mut [u64]) {
-        let node = self.nodes[id as usize];
-        if node.population == 0 {
+        if self.population_of(id) == 0 {
             return;
         }
-        if node.level == LEAF_LEVEL {
+        let level = self.level(id);
+        if level == LEAF_LEVEL {
+            let cells = self.store.cells(id);
             for row in 0..8 {
-                rows[y + row] |= (node.cells >> (8 * row) & 0xff) << x;
+                rows[y + row] |= (cells >> (8 * row) & 0xff) << x;
             }
             return;
         }
-        let half = 1 << (node.level - 1);
-        for (i, &child) in node.children.iter().enumerate() {
+        let half = 1 << (level - 1);
+        for (i, &child) in self.children(id).iter().enumerate() {
             self.paint_rows(child, x + half * (i & 1), y + half * (i >> 1), rows);
         }
     }
@@ -543,29 +557,21 @@ impl HashLife {
     /// Keeps the nodes reachable from the root (through the memoized futures too, unless
     /// `keep_futures` is false), renumbered in the order they were made.
     fn collect(&mut self, keep_futures: bool) {
-        let mut keep = vec![false; self.nodes.len()];
+        let mut keep = vec![false; self.store.len()];
         let mut stack: Vec<NodeId> = vec![self.root];
         stack.extend(self.empty.iter().copied().filter(|&e| e != NONE));
         while let Some(id) = stack.pop() {
             if std::mem::replace(&mut keep[id as usize], true) {
                 continue;
             }
-            let node = self.nodes[id as usize];
-            if node.level > LEAF_LEVEL {
-                stack.extend(node.children);
+            if self.level(id) > LEAF_LEVEL {
+                stack.extend(self.children(id));
             }
-            if keep_futures && node.result != NONE {
-                stack.push(node.result);
-            }
-        }
-        let mut renumbered = vec![NONE; self.nodes.len()];
-        let mut nodes = Vec::with_capacity(keep.iter().filter(|&&k| k).count());
-        for (id, node) in self.nodes.iter().enumerate() {
-            if keep[id] {
-                renumbered[id] = nodes.len() as NodeId;
-                nodes.push(*node);
+            if keep_futures {
+                stack.extend(self.store.result(id));
             }
         }
+        let renumbered = self.store.retain(&keep, keep_futures);
         let map = |id: NodeId| {
             if id == NONE {
                 NONE
@@ -573,17 +579,6 @@ impl HashLife {
                 renumbered[id as usize]
             }
         };
-        self.leaves.clear();
-        self.interior.clear();
-        for (id, node) in nodes.iter_mut().enumerate() {
-            if node.level == LEAF_LEVEL {
-                self.leaves.insert(node.cells, id as NodeId);
-            } else {
-                node.children = node.children.map(map);
-                self.interior.insert(node.children, id as NodeId);
-            }
-            node.result = if keep_futures { map(node.result) } else { NONE };
-        }
         self.shorter = std::mem::take(&mut self.shorter)
             .into_iter()
             .filter_map(|((id, j), result)| {
@@ -593,15 +588,14 @@ impl HashLife {
             .collect();
         self.empty = self.empty.iter().map(|&e| map(e)).collect();
         self.root = map(self.root);
-        self.nodes = nodes;
         self.collections += 1;
     }
 
     /// Advances 2^`j` generations.
     fn step(&mut self, j: u8) -> Result<(), BackendError> {
-        if self.nodes.len() > self.node_limit {
+        if self.store.len() > self.node_limit {
             self.collect(true);
-            if self.nodes.len() > self.node_limit / 2 {
+            if self.store.len() > self.node_limit / 2 {
                 self.collect(false);
             }
         }
@@ -637,8 +631,19 @@ impl HashLife {
         Ok(())
     }
 
-    /// Advances `gens` generations, in powers of two.
+    /// Advances `gens` generations, in powers of two, on one thread: batches of base nodes are
+    /// too small to share (iwona to 10^5: 42 nodes a call on average), and handing them to
+    /// other threads cost more than it saved (try_to_wake_up and sched_yield took 16% of a
+    /// run on two threads).
     pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
+        let one = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| BackendError::Plane(format!("cannot start a worker thread: {e}")))?;
+        one.install(|| self.advance_on_this_thread(gens))
+    }
+
+    fn advance_on_this_thread(&mut self, gens: u64) -> Result<(), BackendError> {
         let mut left = gens;
         while left > 0 {
             if self.population_of(self.root) == 0 {
@@ -667,27 +672,28 @@ impl HashLife {
         if let Some(&known) = seen.get(&id) {
             return known;
         }
-        let node = self.nodes[id as usize];
-        let found = if node.population == 0 {
+        let level = self.level(id);
+        let found = if self.population_of(id) == 0 {
             None
-        } else if node.level == LEAF_LEVEL {
+        } else if level == LEAF_LEVEL {
+            let cells = self.store.cells(id);
             (0..8u64).find(|&column| {
                 let x = if flip { 7 - column } else { column };
                 (0..8).any(|row| {
                     let (cx, cy) = if transpose { (row, x) } else { (x, row) };
-                    node.cells >> (8 * cy + cx) & 1 == 1
+                    cells >> (8 * cy + cx) & 1 == 1
                 })
             })
         } else {
             // Quadrants nearer the edge first: (near, far) pairs of the two halves.
-            let [nw, ne, sw, se] = node.children;
+            let [nw, ne, sw, se] = self.children(id);
             let (near, far) = match (flip, transpose) {
                 (false, false) => ([nw, sw], [ne, se]),
                 (true, false) => ([ne, se], [nw, sw]),
                 (false, true) => ([nw, ne], [sw, se]),
                 (true, true) => ([sw, se], [nw, ne]),
             };
-            let half = 1u64 << (node.level - 1);
+            let half = 1u64 << (level - 1);
             let nearest = |life: &Self, pair: [NodeId; 2], seen: &mut _| {
                 pair.iter()
                     .filter_map(|&c| life.edge(c, flip, transpose, seen))
@@ -715,16 +721,17 @@ impl HashLife {
 
     /// Sets `id`'s live cells in `cells`, the node's top-left at (`x`, `y`) of it.
     fn paint(&self, id: NodeId, x: i64, y: i64, cells: &mut Universe) {
-        let node = self.nodes[id as usize];
-        if node.population == 0 {
+        if self.population_of(id) == 0 {
             return;
         }
-        if node.level == LEAF_LEVEL {
+        let level = self.level(id);
+        if level == LEAF_LEVEL {
+            let leaf = self.store.cells(id);
             let n = cells.words_per_row();
             let height = cells.height() as i64;
             let words = cells.plane_mut(0);
             for row in 0..8 {
-                let byte = node.cells >> (8 * row) & 0xff;
+                let byte = leaf >> (8 * row) & 0xff;
                 let yy = y + row as i64;
                 if byte == 0 || !(0..height).contains(&yy) {
                     continue;
@@ -741,8 +748,8 @@ impl HashLife {
             }
             return;
         }
-        let half = 1i64 << (node.level - 1);
-        for (i, &child) in node.children.iter().enumerate() {
+        let half = 1i64 << (level - 1);
+        for (i, &child) in self.children(id).iter().enumerate() {
             self.paint(
                 child,
                 x + half * (i & 1) as i64,
@@ -799,7 +806,7 @@ impl PlaneEngine for HashLife {
     fn report(&self) -> String {
         format!(
             "{} HashLife nodes, {} base nodes advanced by the kernel in {} calls, {} collections",
-            self.nodes.len(),
+            self.store.len(),
             self.base_steps,
             self.base_calls,
             self.collections

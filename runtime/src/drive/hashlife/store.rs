@@ -1,0 +1,230 @@
+//! HashLife's canonical nodes: one node for each distinct square of cells, found by hashing its
+//! quadrants (or a leaf's cells). Nodes live in one array and are named by their index; the hash
+//! table is an array of chain heads (four bytes a bucket, so much of it stays in cache), and the
+//! chains run through the nodes. The algorithm works a whole level at a time, so lookups come in
+//! batches: [`NodeStore::nodes`] touches each key's bucket and chain head some keys ahead of the
+//! one it resolves, so the memory fetches overlap instead of waiting one after another.
+
+pub type NodeId = u32;
+
+pub const NONE: NodeId = NodeId::MAX;
+/// Leaves: 8x8 cells, bit 8y + x.
+pub const LEAF_LEVEL: u8 = 3;
+
+/// Two nodes a cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(32))]
+struct Node {
+    /// North-west, north-east, south-west, south-east; a leaf keeps its cells in the first two.
+    children: [NodeId; 4],
+    /// The next node of the same bucket.
+    next: NodeId,
+    /// The centre half after 2^(level - 2) generations, once computed.
+    result: NodeId,
+    level: u8,
+}
+
+/// Keys resolved ahead of the one looked up: buckets this far ahead, chain heads half as far.
+pub const AHEAD: usize = 16;
+
+pub struct NodeStore {
+    nodes: Vec<Node>,
+    /// Live cells of each node (saturating), beside the nodes: read far less often.
+    population: Vec<u64>,
+    heads: Vec<NodeId>,
+}
+
+fn mix(a: u64, b: u64) -> u64 {
+    let product = u128::from(a ^ 0x243f_6a88_85a3_08d3) * u128::from(b ^ 0x1319_8a2e_0370_7344);
+    (product as u64) ^ (product >> 64) as u64
+}
+
+fn hash_children(children: [NodeId; 4]) -> u64 {
+    let [a, b, c, d] = children.map(u64::from);
+    mix(a | b << 32, c | d << 32)
+}
+
+fn hash_leaf(cells: u64) -> u64 {
+    mix(cells, 0xa409_3822_299f_31d0)
+}
+
+fn prefetch<T>(item: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint; it reads nothing and cannot fault.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        _mm_prefetch::<_MM_HINT_T0>((item as *const T).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = item;
+}
+
+impl NodeStore {
+    pub fn new() -> NodeStore {
+        NodeStore {
+            nodes: Vec::new(),
+            population: Vec::new(),
+            heads: vec![NONE; 1 << 10],
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn level(&self, id: NodeId) -> u8 {
+        self.nodes[id as usize].level
+    }
+
+    pub fn children(&self, id: NodeId) -> [NodeId; 4] {
+        self.nodes[id as usize].children
+    }
+
+    /// A leaf's cells.
+    pub fn cells(&self, id: NodeId) -> u64 {
+        let [lo, hi, _, _] = self.nodes[id as usize].children;
+        u64::from(lo) | u64::from(hi) << 32
+    }
+
+    pub fn population(&self, id: NodeId) -> u64 {
+        self.population[id as usize]
+    }
+
+    pub fn result(&self, id: NodeId) -> Option<NodeId> {
+        Some(self.nodes[id as usize].result).filter(|&r| r != NONE)
+    }
+
+    pub fn set_result(&mut self, id: NodeId, result: NodeId) {
+        self.nodes[id as usize].result = result;
+    }
+
+    /// Asks the memory for node `id`, to be read soon.
+    pub fn prefetch(&self, id: NodeId) {
+        if let Some(node) = self.nodes.get(id as usize) {
+            prefetch(node);
+        }
+    }
+
+    fn bucket(&self, hash: u64) -> usize {
+        hash as usize & (self.heads.len() - 1)
+    }
+
+    pub fn leaf(&mut self, cells: u64) -> NodeId {
+        let hash = hash_leaf(cells);
+        let mut id = self.heads[self.bucket(hash)];
+        while id != NONE {
+            let node = &self.nodes[id as usize];
+            if node.level == LEAF_LEVEL && self.cells(id) == cells {
+                return id;
+            }
+            id = node.next;
+        }
+        let halves = [cells as NodeId, (cells >> 32) as NodeId, 0, 0];
+        self.push(halves, LEAF_LEVEL, u64::from(cells.count_ones()), hash)
+    }
+
+    pub fn node(&mut self, children: [NodeId; 4]) -> NodeId {
+        self.node_hashed(children, hash_children(children))
+    }
+
+    fn node_hashed(&mut self, children: [NodeId; 4], hash: u64) -> NodeId {
+        let mut id = self.heads[self.bucket(hash)];
+        while id != NONE {
+            let node = &self.nodes[id as usize];
+            if node.children == children && node.level != LEAF_LEVEL {
+                return id;
+            }
+            id = node.next;
+        }
+        let level = self.level(children[0]) + 1;
+        let population = children
+            .iter()
+            .map(|&c| self.population[c as usize])
+            .fold(0u64, u64::saturating_add);
+        self.push(children, level, population, hash)
+    }
+
+    /// The node of each of `keys` (quadrants), in order.
+    pub fn nodes(&mut self, keys: &[[NodeId; 4]]) -> Vec<NodeId> {
+        let hashes: Vec<u64> = keys.iter().map(|&k| hash_children(k)).collect();
+        let mut ids = Vec::with_capacity(keys.len());
+        for (i, (&key, &hash)) in keys.iter().zip(&hashes).enumerate() {
+            if let Some(&ahead) = hashes.get(i + AHEAD) {
+                prefetch(&self.heads[self.bucket(ahead)]);
+            }
+            if let Some(&ahead) = hashes.get(i + AHEAD / 2) {
+                self.prefetch(self.heads[self.bucket(ahead)]);
+            }
+            ids.push(self.node_hashed(key, hash));
+        }
+        ids
+    }
+
+    fn push(&mut self, children: [NodeId; 4], level: u8, population: u64, hash: u64) -> NodeId {
+        let id = self.nodes.len() as NodeId;
+        assert!(id != NONE, "HashLife holds at most 2^32 - 1 nodes");
+        let bucket = self.bucket(hash);
+        self.nodes.push(Node {
+            children,
+            next: self.heads[bucket],
+            result: NONE,
+            level,
+        });
+        self.population.push(population);
+        self.heads[bucket] = id;
+        if self.nodes.len() > self.heads.len() {
+            self.rehash(self.heads.len() * 2);
+        }
+        id
+    }
+
+    fn hash_of(&self, node: &Node) -> u64 {
+        if node.level == LEAF_LEVEL {
+            let [lo, hi, _, _] = node.children;
+            hash_leaf(u64::from(lo) | u64::from(hi) << 32)
+        } else {
+            hash_children(node.children)
+        }
+    }
+
+    fn rehash(&mut self, buckets: usize) {
+        self.heads = vec![NONE; buckets];
+        for id in 0..self.nodes.len() {
+            let bucket = self.bucket(self.hash_of(&self.nodes[id]));
+            self.nodes[id].next = self.heads[bucket];
+            self.heads[bucket] = id as NodeId;
+        }
+    }
+
+    /// Keeps the nodes `keep` marks (every kept node's children kept too), renumbered in the
+    /// order they were made; their futures stay where `keep_futures` and the future is kept.
+    /// Returns each old id's new one (`NONE` for the dropped).
+    pub fn retain(&mut self, keep: &[bool], keep_futures: bool) -> Vec<NodeId> {
+        let mut renumbered = vec![NONE; self.nodes.len()];
+        let mut kept = 0;
+        for (id, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
+            renumbered[id] = kept;
+            self.nodes[kept as usize] = self.nodes[id];
+            self.population[kept as usize] = self.population[id];
+            kept += 1;
+        }
+        self.nodes.truncate(kept as usize);
+        self.population.truncate(kept as usize);
+        let map = |id: NodeId| {
+            if id == NONE {
+                NONE
+            } else {
+                renumbered[id as usize]
+            }
+        };
+        for node in &mut self.nodes {
+            if node.level != LEAF_LEVEL {
+                node.children = node.children.map(map);
+            }
+            node.result = if keep_futures { map(node.result) } else { NONE };
+        }
+        let buckets = self.nodes.len().next_power_of_two().max(1 << 10);
+        self.rehash(buckets);
+        renumbered
+    }
+}
