@@ -104,7 +104,9 @@ pub struct HashLife {
     /// Collections so far.
     collections: u64,
     gathered: Option<Universe>,
-    description: Option<String>,
+    description: String,
+    /// The pool of one worker the steps run on (taken out while a step runs on it).
+    one_thread: Option<rayon::ThreadPool>,
 }
 
 impl HashLife {
@@ -140,8 +142,23 @@ impl HashLife {
             node_limit: usize::MAX,
             collections: 0,
             gathered: None,
-            description: None,
+            description: String::new(),
+            one_thread: Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .build()
+                    .map_err(|e| {
+                        BackendError::Plane(format!("cannot start a worker thread: {e}"))
+                    })?,
+            ),
         };
+        // The simulator of one row of base nodes, made now (on the thread the steps run on) so
+        // the run can say what runs.
+        let one = life.one_thread.take().expect("made above");
+        let (first, description) = one.install(|| life.described_base())?;
+        life.one_thread = Some(one);
+        life.description = description;
+        life.base.insert(1, first);
         let side = cells.width().max(cells.height()).max(BASE_SIDE);
         let level = (side.next_power_of_two().trailing_zeros() as u8).max(BASE_LEVEL + 1);
         life.root = life.build(cells, 0, 0, level);
@@ -427,21 +444,14 @@ impl HashLife {
     fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
         let mut results = Vec::with_capacity(ids.len());
         for batch in ids.chunks(BASE_ROW * BASE_ROWS_MAX) {
-            // 1, 4, 16, 64 or 256 rows: each size is a simulator to make (kernels compiled).
-            let rows_needed = batch.len().div_ceil(BASE_ROW);
-            let rows_of_nodes = [1, 4, 16, 64, BASE_ROWS_MAX]
-                .into_iter()
-                .find(|&rows| rows >= rows_needed)
-                .unwrap_or(BASE_ROWS_MAX);
-            let (width, height) = (BASE_ROW_WORDS * 64, rows_of_nodes * BASE_SIDE);
+            // A power of two of rows: each size is a simulator to make (kernels compiled).
+            let rows_of_nodes = batch.len().div_ceil(BASE_ROW).next_power_of_two();
             let mut universe = match self.spare.remove(&rows_of_nodes) {
                 Some(mut universe) => {
                     universe.plane_mut(0).fill(0);
                     universe
                 }
-                None => Universe::new(width as u64, height as u64)
-                    .map_err(|e| BackendError::Plane(e.to_string()))?
-                    .with_topology(Topology::Torus),
+                None => base_universe(rows_of_nodes)?,
             };
             let words = universe.plane_mut(0);
             let place = |slot: usize| {
@@ -462,11 +472,7 @@ impl HashLife {
                     self.spare.insert(rows_of_nodes, sim.replace(universe)?);
                     sim
                 }
-                None => {
-                    let sim = (self.make)(universe)?;
-                    self.description.get_or_insert_with(|| sim.describe());
-                    sim
-                }
+                None => (self.make)(universe)?,
             };
             sim.advance(gens)?;
             let after = sim.universe()?.plane(0);
@@ -488,6 +494,13 @@ impl HashLife {
             self.base_calls += 1;
         }
         Ok(results)
+    }
+
+    /// A simulator of one row of base nodes, and what it says it is.
+    fn described_base(&mut self) -> Result<(Box<dyn Simulator>, String), BackendError> {
+        let sim = (self.make)(base_universe(1)?)?;
+        let description = sim.describe();
+        Ok((sim, description))
     }
 
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide) at (`x`, `y`).
@@ -636,11 +649,10 @@ impl HashLife {
     /// other threads cost more than it saved (try_to_wake_up and sched_yield took 16% of a
     /// run on two threads).
     pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .map_err(|e| BackendError::Plane(format!("cannot start a worker thread: {e}")))?;
-        one.install(|| self.advance_on_this_thread(gens))
+        let one = self.one_thread.take().expect("made with the engine");
+        let done = one.install(|| self.advance_on_this_thread(gens));
+        self.one_thread = Some(one);
+        done
     }
 
     fn advance_on_this_thread(&mut self, gens: u64) -> Result<(), BackendError> {
@@ -776,6 +788,14 @@ impl HashLife {
     }
 }
 
+/// A torus for `rows` rows of base nodes.
+fn base_universe(rows: usize) -> Result<Universe, BackendError> {
+    let (width, height) = (BASE_ROW_WORDS * 64, rows * BASE_SIDE);
+    Ok(Universe::new(width as u64, height as u64)
+        .map_err(|e| BackendError::Plane(e.to_string()))?
+        .with_topology(Topology::Torus))
+}
+
 fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
     PlaneError::Backend(BackendError::Plane(format!(
         "a macrocell tree of level {} reaches past 64-bit coordinates",
@@ -819,8 +839,6 @@ impl Simulator for HashLife {
         format!(
             "HashLife on Golly's unbounded plane, 32x32 base nodes advanced by: {}",
             self.description
-                .as_deref()
-                .unwrap_or("the backend's kernels")
         )
     }
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
