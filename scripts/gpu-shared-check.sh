@@ -5,7 +5,9 @@
 # Expects .gpu/lifegen (this build) and, for the same-call baselines, .gpu/lifegen-old (the
 # commit before); writes ${OUT:-.}/gpu-shared-check.log. PARTS="concurrent term threads readme plane"
 # (plane: patterns on the unbounded plane, GPU against CPU); MODES picks among the SIGTERM runs
-# (held-whole|bands|out-of-core).
+# (held-whole|bands|out-of-core). ceiling: T one-thread benches at once (each universe in cache),
+# the rate the cores give together against T times one alone, and the thread benches at several
+# generations a pass (LIFEGEN_CPU_GENS_PER_PASS).
 set -u
 parts=${PARTS:-concurrent term threads readme plane}
 log=${OUT:-.}/gpu-shared-check.log
@@ -85,6 +87,7 @@ if want threads; then
     done
   done
   for bin in "$OLD" "$L"; do
+    [ -x "$bin" ] || continue
     step "CPU threads: $(basename $bin)"
     for T in 1 4 16 32 64 default; do
       t=$([ $T = default ] || echo "--threads $T")
@@ -94,8 +97,37 @@ if want threads; then
   done
 fi
 
+if want ceiling; then
+  step "the cores' own ceiling: T one-thread processes at once, 2048^2 x 2048 each (in cache)"
+  for T in 1 16 32 64; do
+    pids=""
+    for i in $(seq $T); do
+      ($L bench --backend cpu --rule B3/S23 --size 2048 --gens 2048 --runs 3 --threads 1 | grep '^cell updates' | awk '{print $3}' > c$i.txt) &
+      pids="$pids $!"
+    done
+    # Not a bare wait: that waits for the tee of this script's own output too.
+    wait $pids
+    cat $(seq -f c%g.txt $T) | awk -v T=$T '{s+=$1} END {printf "T=%d together %.3e, per process %.3e\n", T, s, s/T}'
+    rm -f c*.txt
+  done
+  step "Life 16384^2 x 256 and 32768^2 x 256 at 1 and 32 threads, by generations a pass"
+  for g in 4 8 16 32; do
+    for size in 16384 32768; do
+      for T in 1 32; do
+        echo "gens/pass=$g size=$size T=$T $(LIFEGEN_CPU_GENS_PER_PASS=$g $L bench --backend cpu --rule B3/S23 --size $size --gens 256 --runs 3 --threads $T | grep -E '^cell updates')"
+      done
+    done
+  done
+  step "R16 NM at 1 and 32 threads by size"
+  for size in 4096 8192 16384; do
+    for T in 1 32; do
+      echo "size=$size T=$T $($L bench --backend cpu --rule R16,C0,M0,S170..296,B170..300,NM --size $size --gens 16 --runs 3 --threads $T | grep -E '^cell updates')"
+    done
+  done
+fi
 if want readme; then
   for bin in "$OLD" "$L"; do
+    [ -x "$bin" ] || continue
     step "README run on this host: $(basename $bin)"
     for i in 1 2; do /usr/bin/time -f "wall %e s" $bin run 2>&1 | grep -E "^gpus|^backend|wall" | cut -c1-160; done
     CUDA_VISIBLE_DEVICES=0 /usr/bin/time -f "one GPU visible: wall %e s" $bin run 2>&1 | grep wall

@@ -149,10 +149,15 @@ impl TileStepper {
         let tile_words = (out_words + 2).div_ceil(8) * 8;
         // Four segments a thread, so a slow thread is helped by the others (measured better at
         // 16 and 32 threads than one segment a thread, though each recomputes 2t more rows);
-        // one thread has no other to help it.
+        // one thread has no other to help it. A segment keeps at least four times the 2t rows
+        // it recomputes: 64 threads on 16384 rows cut 64-row segments that were half warm-up
+        // (1.04e12 against 1.43e12 at 32 threads, 64-core Xeon, BENCHMARKS.md).
         let threads = rayon::current_num_threads();
         let segments = if threads == 1 { 1 } else { 4 * threads };
-        let segment = height.div_ceil(segments).clamp(64.min(height), 1024);
+        let shortest = (8 * t).max(64).min(height);
+        let segment = height
+            .div_ceil(segments)
+            .clamp(shortest, 1024.max(shortest));
         self.spare
             .words_mut()
             .par_chunks_mut(segment * words)
