@@ -28,8 +28,8 @@ pub struct BenchArgs {
     /// Timed runs after the warm-up; the median is reported.
     #[arg(long, default_value_t = 5)]
     runs: usize,
-    /// CPU worker threads (default: the physical cores this process may use; at most the CPUs it
-    /// may use).
+    /// CPU worker threads (default: the physical cores this process may use, and no more
+    /// than the universe has bands of 128 rows, 8r for a range r; at most the CPUs it may use).
     #[arg(long)]
     threads: Option<usize>,
     /// GPU kernel plan, like k2-t10-funnel (words per lane, generations per launch, shifts).
@@ -48,20 +48,33 @@ pub fn bench(args: BenchArgs) -> Result<()> {
     if args.runs == 0 {
         bail!("--runs must be at least 1");
     }
-    let pool = crate::run::worker_pool(args.threads)?;
+    let threads = match args.threads {
+        Some(threads) => threads,
+        None => {
+            let spec = rule::parse(&args.rule)?;
+            let (_, height) = universe_size(&args, &spec)?;
+            let radius = lifegen_runtime::drive::bands::radius(&spec.rule) as u64;
+            lifegen_runtime::drive::threads::default_threads_for(height, radius)
+        }
+    };
+    let pool = crate::run::worker_pool(Some(threads))?;
     pool.install(|| bench_in_pool(&args))
 }
 
 const DEFAULT_SIDE: u64 = 16384;
 
-fn bench_in_pool(args: &BenchArgs) -> Result<()> {
-    let spec = rule::parse(&args.rule)?;
-    let (width, height) = crate::run::universe_size(
+fn universe_size(args: &BenchArgs, spec: &rule::RuleSpec) -> Result<(u64, u64)> {
+    crate::run::universe_size(
         args.size.as_deref(),
-        &spec,
+        spec,
         true,
         (DEFAULT_SIDE, DEFAULT_SIDE),
-    )?;
+    )
+}
+
+fn bench_in_pool(args: &BenchArgs) -> Result<()> {
+    let spec = rule::parse(&args.rule)?;
+    let (width, height) = universe_size(args, &spec)?;
     crate::run::check_before_start(width, height, args.backend, &spec.rule)?;
     let universe = Universe::random(width, height, 0.5, 1)?.with_topology(spec.topology);
     let plan = args.plan.unwrap_or_else(GpuPlan::default_plan);

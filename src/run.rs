@@ -64,8 +64,8 @@ pub struct RunArgs {
     /// search finds one (GPU runs; default 60, or $LIFEGEN_SEARCH_BESIDE_SECONDS; 0: none).
     #[arg(long, value_name = "SECONDS", value_parser = parse_search_seconds)]
     search_beside_seconds: Option<std::time::Duration>,
-    /// Worker threads (default: the physical cores this process may use; at most the CPUs it may
-    /// use).
+    /// Worker threads (default: the physical cores this process may use, and no more
+    /// than the universe has bands of 128 rows, 8r for a range r; at most the CPUs it may use).
     #[arg(long)]
     threads: Option<usize>,
     /// GPUs to spread the universe over, in bands of rows (default: all the driver sees).
@@ -140,8 +140,31 @@ pub fn run(args: RunArgs) -> Result<()> {
         Some(budget) => lifegen_runtime::records::set_search_beside_budget(budget),
         None => drop(lifegen_runtime::records::search_beside_budget()?),
     }
-    let pool = worker_pool(args.threads)?;
+    let pool = worker_pool(args.threads.or(planned_threads(&args)?))?;
     pool.install(|| run_in_pool(args))
+}
+
+/// The worker count for a run on a universe whose height the command line gives (`--size`, or
+/// the soup's default side): no more workers than the universe has bands. Pattern files keep
+/// the default (their size is known once the file is read).
+fn planned_threads(args: &RunArgs) -> Result<Option<usize>> {
+    if args.input.is_some() && args.size.is_none() {
+        return Ok(None);
+    }
+    let spec = match &args.rule {
+        Some(text) => rule::parse(text)?,
+        None => RuleSpec::plain(lifegen_gen::Rule::CONWAY),
+    };
+    let (_, height) = universe_size(
+        args.size.as_deref(),
+        &spec,
+        args.rule.is_some(),
+        (DEFAULT_SIDE, DEFAULT_SIDE),
+    )?;
+    let radius = lifegen_runtime::drive::bands::radius(&spec.rule) as u64;
+    Ok(Some(lifegen_runtime::drive::threads::default_threads_for(
+        height, radius,
+    )))
 }
 
 /// The rayon pool for `--threads` (default: the physical cores).

@@ -45,6 +45,16 @@ pub fn default_threads() -> usize {
     physical_cores().map_or(logical, |cores| cores.clamp(1, logical))
 }
 
+/// The default worker count for a universe of `rows` rows under a rule of range `radius`: a
+/// CPU pass cuts bands of at least 8r rows (and 128), one a worker, so workers beyond that have
+/// nothing to do, and on a 64-core Xeon they slowed the others: R16 NM on 4096 rows ran 3.0e10-
+/// 4.0e10 with 64 workers against 7.8e10-9.3e10 with 32, both cutting 32 bands (BENCHMARKS.md,
+/// shared machines).
+pub fn default_threads_for(rows: u64, radius: u64) -> usize {
+    let band = (8 * radius).max(128);
+    default_threads().min((rows / band).max(1) as usize)
+}
+
 /// The CPUs this process may run on.
 pub fn logical_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -77,4 +87,20 @@ fn physical_cores() -> Option<usize> {
     }
     #[cfg(not(target_os = "linux"))]
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_more_workers_than_bands() {
+        assert_eq!(default_threads_for(100, 1), 1);
+        assert_eq!(default_threads_for(255, 1), 1);
+        assert_eq!(default_threads_for(256, 1), 2.min(default_threads()));
+        // R16: bands of 128 rows; R100: 800.
+        assert_eq!(default_threads_for(4096, 16), 32.min(default_threads()));
+        assert_eq!(default_threads_for(4096, 100), 5.min(default_threads()));
+        assert_eq!(default_threads_for(1 << 40, 1), default_threads());
+    }
 }
