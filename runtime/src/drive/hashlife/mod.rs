@@ -211,7 +211,16 @@ impl HashLife {
         self.store.node(children)
     }
 
+    #[inline]
     fn empty(&mut self, level: u8) -> NodeId {
+        match self.empty.get(level as usize) {
+            Some(&id) => id,
+            None => self.make_empty(level),
+        }
+    }
+
+    #[cold]
+    fn make_empty(&mut self, level: u8) -> NodeId {
         while self.empty.len() <= level as usize {
             let below = self.empty.len();
             let id = if below < LEAF_LEVEL as usize {
