@@ -34,14 +34,6 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
              on --rule)"
         );
     }
-    if let Some(path) = &args.output
-        && is_macrocell(path)
-    {
-        bail!(
-            "on the unbounded plane write RLE (--output FILE.rle), which carries Golly's \
-             coordinates (#CXRLE Pos); macrocell output runs on a bounded grid (--size WxH)"
-        );
-    }
     let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
         .into_iter()
         .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
@@ -133,29 +125,37 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
         ),
         None => println!("live cells: none"),
     }
-    if rle_out.is_none() && png_out.is_none() {
-        return Ok(());
-    }
-    // The cells themselves only for an output: a tree's box can be far larger than memory.
-    let live = plane.live_cells()?;
-    let empty = Universe::new(1, 1)?.with_states(rule.states())?;
-    let (cells, at) = match &live {
-        Some((cells, at)) => (cells, *at),
-        None => (&empty, (0, 0)),
-    };
-    if let Some(out) = &mut rle_out {
-        rle::write_plane_to(cells, &rule, at, plane.generation(), out.sink())
+    // A macrocell file from the engine itself (HashLife writes its tree, never the cells).
+    let mut mc_out = rle_out.take_if(|out| is_macrocell(out.path()));
+    if let Some(out) = &mut mc_out {
+        plane
+            .write_macrocell(&rule, out.sink())
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
-    if let Some(out) = &mut png_out {
-        lifegen_runtime::formats::png::check_size(cells.width(), cells.height())
-            .with_context(|| format!("cannot write {}", out.path().display()))?;
-        lifegen_runtime::formats::png::write(cells, out.sink())
-            .with_context(|| format!("cannot write {}", out.path().display()))?;
-        out.finish()?;
+    // The cells themselves only for an output that needs them: a tree's box can be far larger
+    // than memory.
+    if rle_out.is_some() || png_out.is_some() {
+        let live = plane.live_cells()?;
+        let empty = Universe::new(1, 1)?.with_states(rule.states())?;
+        let (cells, at) = match &live {
+            Some((cells, at)) => (cells, *at),
+            None => (&empty, (0, 0)),
+        };
+        if let Some(out) = &mut rle_out {
+            rle::write_plane_to(cells, &rule, at, plane.generation(), out.sink())
+                .with_context(|| format!("cannot write {}", out.path().display()))?;
+            out.finish()?;
+        }
+        if let Some(out) = &mut png_out {
+            lifegen_runtime::formats::png::check_size(cells.width(), cells.height())
+                .with_context(|| format!("cannot write {}", out.path().display()))?;
+            lifegen_runtime::formats::png::write(cells, out.sink())
+                .with_context(|| format!("cannot write {}", out.path().display()))?;
+            out.finish()?;
+        }
     }
-    for out in [rle_out, png_out].into_iter().flatten() {
+    for out in [mc_out, rle_out, png_out].into_iter().flatten() {
         out.commit()?;
     }
     Ok(())

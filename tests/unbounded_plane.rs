@@ -351,3 +351,52 @@ fn hashlife_reaches_far_generations_and_stays_identical_when_its_nodes_are_colle
     let expected = tiles.live_cells().unwrap().map(|(c, at)| live(&c, at));
     assert_eq!(roomy, expected);
 }
+
+#[test]
+fn every_plane_engine_writes_a_macrocell_that_reads_back_where_golly_puts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    // An R-pentomino away from the origin: debris on every side of Golly's (0, 0) by 300.
+    let start = dir.path().join("r.rle");
+    std::fs::write(
+        &start,
+        "#CXRLE Pos=-7,3\nx = 3, y = 3, rule = B3/S23\nb2o$2o$bo!\n",
+    )
+    .unwrap();
+    let lifegen = |args: &[&str]| {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{args:?}: {run:?}");
+    };
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let input = start.to_str().unwrap();
+    lifegen(&[
+        "run",
+        "--input",
+        input,
+        "--gens",
+        "300",
+        "--output",
+        &path("want.rle"),
+    ]);
+    let want = std::fs::read_to_string(path("want.rle")).unwrap();
+    assert!(
+        want.starts_with("#CXRLE Pos=") && want.contains("Gen=300"),
+        "{want}"
+    );
+    // The generation is the #G line's, not the cells': only the cells and Pos are compared.
+    let cells_and_pos = |rle: &str| rle.replace(" Gen=300", "").replace(" Gen=0", "");
+    for algo in ["hashlife", "tiles", "dense"] {
+        let mc = path(&format!("{algo}.mc"));
+        lifegen(&[
+            "run", "--input", input, "--gens", "300", "--algo", algo, "--output", &mc,
+        ]);
+        let text = std::fs::read_to_string(&mc).unwrap();
+        assert!(text.contains("#R B3/S23\n#G 300\n"), "{algo}: {text}");
+        let back = path(&format!("{algo}.rle"));
+        lifegen(&["run", "--input", &mc, "--gens", "0", "--output", &back]);
+        let got = std::fs::read_to_string(&back).unwrap();
+        assert_eq!(cells_and_pos(&got), cells_and_pos(&want), "{algo}");
+    }
+}

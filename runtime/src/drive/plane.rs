@@ -163,6 +163,8 @@ pub enum PlaneError {
     },
     #[error(transparent)]
     Backend(#[from] BackendError),
+    #[error(transparent)]
+    Write(std::io::Error),
 }
 
 /// A pattern on Golly's unbounded plane, however it is held: what a run on the plane asks of it
@@ -183,6 +185,25 @@ pub trait PlaneEngine: Simulator {
     fn generation(&self) -> u64;
     /// How the engine went about it, for people (one line).
     fn report(&self) -> String;
+    /// Writes the pattern as a macrocell file, where Golly puts it (`#R rule`, `#G` the
+    /// generation); this default goes through the live cells' box.
+    fn write_macrocell(
+        &mut self,
+        rule: &Rule,
+        sink: &mut dyn std::io::Write,
+    ) -> Result<(), PlaneError> {
+        let generation = self.generation();
+        let empty = Universe::new(1, 1)
+            .and_then(|u| u.with_states(rule.states()))
+            .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
+        let live = self.live_cells()?;
+        let (cells, at) = match &live {
+            Some((cells, at)) => (cells, *at),
+            None => (&empty, (0, 0)),
+        };
+        crate::formats::macrocell::write_plane_to(cells, at, rule, generation, sink)
+            .map_err(PlaneError::Write)
+    }
 }
 
 /// What a plane engine's [`Simulator::universe`] gives: the live cells' box from `live`, made

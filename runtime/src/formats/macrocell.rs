@@ -304,7 +304,7 @@ impl Tree {
 
 /// Where Golly's cell (0, 0) lies in a root of `level`, from its top-left corner: the column
 /// right of the centre and the row above it (see the module's notes).
-fn golly_origin(level: u32) -> (u64, u64) {
+pub(crate) fn golly_origin(level: u32) -> (u64, u64) {
     let half = 1u64 << (level - 1);
     (half, half - 1)
 }
@@ -551,14 +551,82 @@ enum Key {
     Inner(u8, [u64; 4]),
 }
 
+/// Writes a macrocell file a node a line (children before their parent), numbered as a
+/// reader numbers them.
+pub struct NodeLines<W> {
+    sink: W,
+    written: u64,
+    line: Vec<u8>,
+}
+
+impl<W: Write> NodeLines<W> {
+    /// Writes the first lines as Golly does: the format, `#R rule`, and `#G generation` when
+    /// the generation is not 0.
+    pub fn start(mut sink: W, rule: &str, generation: u64) -> std::io::Result<NodeLines<W>> {
+        writeln!(sink, "[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))?;
+        writeln!(sink, "#R {rule}")?;
+        if generation > 0 {
+            writeln!(sink, "#G {generation}")?;
+        }
+        Ok(NodeLines {
+            sink,
+            written: 0,
+            line: Vec::new(),
+        })
+    }
+
+    /// An 8x8 leaf of two states (bit 8y + x); its number.
+    pub fn leaf(&mut self, cells: u64) -> std::io::Result<u64> {
+        self.line.clear();
+        let last_row = 7 - (cells.leading_zeros() / 8);
+        for r in 0..=last_row {
+            let byte = (cells >> (8 * r)) as u8;
+            for c in 0..(8 - byte.leading_zeros()) {
+                self.line.push(if byte >> c & 1 == 1 { b'*' } else { b'.' });
+            }
+            self.line.push(b'$');
+        }
+        self.line.push(b'\n');
+        self.put()
+    }
+
+    /// A 2x2 leaf of states: nw, ne, sw, se.
+    pub fn states(&mut self, [nw, ne, sw, se]: [u16; 4]) -> std::io::Result<u64> {
+        self.line.clear();
+        writeln!(self.line, "1 {nw} {ne} {sw} {se}")?;
+        self.put()
+    }
+
+    /// A node of `level` above its quadrants' numbers (0: empty).
+    pub fn inner(&mut self, level: u8, [nw, ne, sw, se]: [u64; 4]) -> std::io::Result<u64> {
+        self.line.clear();
+        writeln!(self.line, "{level} {nw} {ne} {sw} {se}")?;
+        self.put()
+    }
+
+    /// Ends the file whose root is node `root`: a pattern with no live cells (root 0) still
+    /// gets a root line, an empty node, without which Golly cannot read the file.
+    pub fn end(&mut self, root: u64) -> std::io::Result<()> {
+        if root == 0 {
+            self.inner(LEAF_LEVEL as u8 + 1, [0; 4])?;
+        }
+        Ok(())
+    }
+
+    fn put(&mut self) -> std::io::Result<u64> {
+        self.sink.write_all(&self.line)?;
+        self.written += 1;
+        Ok(self.written)
+    }
+}
+
 /// The state of [`write_to`]: node numbers by contents, and where the universe sits in the tree.
 struct Writer<'a, W> {
     universe: &'a Universe,
     /// The tree coordinates of the universe's (0, 0).
     origin: (i64, i64),
     numbers: HashMap<Key, u64>,
-    sink: W,
-    line: Vec<u8>,
+    lines: NodeLines<W>,
 }
 
 impl<W: Write> Writer<'_, W> {
@@ -615,28 +683,11 @@ impl<W: Write> Writer<'_, W> {
         if let Some(&number) = self.numbers.get(&key) {
             return Ok(number);
         }
-        self.line.clear();
-        match key {
-            Key::Leaf(cells) => {
-                let last_row = 7 - (cells.leading_zeros() / 8);
-                for r in 0..=last_row {
-                    let byte = (cells >> (8 * r)) as u8;
-                    for c in 0..(8 - byte.leading_zeros()) {
-                        self.line.push(if byte >> c & 1 == 1 { b'*' } else { b'.' });
-                    }
-                    self.line.push(b'$');
-                }
-                self.line.push(b'\n');
-            }
-            Key::States([nw, ne, sw, se]) => {
-                writeln!(self.line, "1 {nw} {ne} {sw} {se}")?;
-            }
-            Key::Inner(level, [nw, ne, sw, se]) => {
-                writeln!(self.line, "{level} {nw} {ne} {sw} {se}")?;
-            }
-        }
-        self.sink.write_all(&self.line)?;
-        let number = self.numbers.len() as u64 + 1;
+        let number = match key {
+            Key::Leaf(cells) => self.lines.leaf(cells)?,
+            Key::States(cells) => self.lines.states(cells)?,
+            Key::Inner(level, children) => self.lines.inner(level, children)?,
+        };
         self.numbers.insert(key, number);
         Ok(number)
     }
@@ -669,12 +720,11 @@ fn row_byte(row: &[u64], x: i64, width: i64) -> u8 {
 pub fn write_to(
     universe: &Universe,
     rule: &lifegen_gen::Rule,
-    mut sink: impl Write,
+    sink: impl Write,
 ) -> std::io::Result<()> {
     let (w, h) = (universe.width() as u64, universe.height() as u64);
-    writeln!(sink, "[M2] (lifegen {})", env!("CARGO_PKG_VERSION"))?;
     let edges = universe.topology().suffix(Some((w, h)));
-    writeln!(sink, "#R {rule}{edges}")?;
+    let lines = NodeLines::start(sink, &format!("{rule}{edges}"), 0)?;
     // The smallest root, no leaf, that holds the grid: w / 2 columns left of Golly's x = 0 and
     // w - w / 2 from it on; h / 2 rows above Golly's y = 0 and h - h / 2 from it on, where
     // the row of y = 0 is the last of the north half.
@@ -687,11 +737,43 @@ pub fn write_to(
         universe,
         origin: (x0 as i64 - (w / 2) as i64, y0 as i64 - (h / 2) as i64),
         numbers: HashMap::new(),
-        sink,
-        line: Vec::new(),
+        lines,
     };
-    writer.node(level, 0, 0)?;
-    Ok(())
+    let root = writer.node(level, 0, 0)?;
+    writer.lines.end(root)
+}
+
+/// Writes live cells of Golly's unbounded plane, `universe`'s top-left cell at Golly's `at`,
+/// after `generation` generations: a root as Golly centres it, just large enough, and no grid
+/// on the `#R` rule. Errors as [`write_to`].
+pub fn write_plane_to(
+    universe: &Universe,
+    at: (i64, i64),
+    rule: &lifegen_gen::Rule,
+    generation: u64,
+    sink: impl Write,
+) -> std::io::Result<()> {
+    let lines = NodeLines::start(sink, &rule.to_string(), generation)?;
+    let (x, y) = (i128::from(at.0), i128::from(at.1));
+    let (right, bottom) = (x + universe.width() as i128, y + universe.height() as i128);
+    let mut level = LEAF_LEVEL + 1;
+    let (left, top) = loop {
+        let (gx, gy) = golly_origin(level);
+        let (left, top) = (-i128::from(gx), -i128::from(gy));
+        let side = 1i128 << level;
+        if (left <= x && right <= left + side && top <= y && bottom <= top + side) || level == 62 {
+            break (left, top);
+        }
+        level += 1;
+    };
+    let mut writer = Writer {
+        universe,
+        origin: ((x - left) as i64, (y - top) as i64),
+        numbers: HashMap::new(),
+        lines,
+    };
+    let root = writer.node(level, 0, 0)?;
+    writer.lines.end(root)
 }
 
 impl From<LineError> for McError {

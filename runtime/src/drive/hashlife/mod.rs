@@ -17,7 +17,7 @@ use crate::drive::bands::radius;
 use crate::drive::plane::{
     MakeBox, Placed, PlaneEngine, PlaneError, births_from_nothing, cached_live_universe,
 };
-use crate::formats::macrocell::Fold;
+use crate::formats::macrocell::{Fold, NodeLines};
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 
@@ -159,9 +159,20 @@ impl HashLife {
         life.one_thread = Some(one);
         life.description = description;
         life.base.insert(1, first);
-        let side = cells.width().max(cells.height()).max(BASE_SIDE);
-        let level = (side.next_power_of_two().trailing_zeros() as u8).max(BASE_LEVEL + 1);
-        life.root = life.build(cells, 0, 0, level);
+        // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
+        // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
+        let (x, y) = origin;
+        let (right, bottom) = (x + cells.width() as i64, y + cells.height() as i64);
+        let mut level = BASE_LEVEL + 1;
+        while {
+            let (left, top) = golly_root_origin(level);
+            x < left || y < top || right > left + (1 << level) || bottom > top + (1 << level)
+        } {
+            level += 1;
+        }
+        let (left, top) = golly_root_origin(level);
+        life.root = life.build(cells, left - x, top - y, level);
+        life.origin = (left, top);
         Ok(life)
     }
 
@@ -191,9 +202,13 @@ impl HashLife {
             i64::try_from(x).map_err(|_| too_far(tree))?,
             i64::try_from(y).map_err(|_| too_far(tree))?,
         );
+        let mut origin = origin;
         if life.level(root) == LEAF_LEVEL {
-            let e = life.empty(LEAF_LEVEL);
-            root = life.node([root, e, e, e]);
+            // A root of one leaf goes in the middle of a node of 16x16, as Golly centres it.
+            let mut rows = [0u64; 16];
+            life.paint_rows(root, 4, 4, &mut rows);
+            root = life.node_of_rows(&rows, 0, 0, LEAF_LEVEL + 1);
+            origin = golly_root_origin(LEAF_LEVEL + 1);
         }
         life.root = root;
         life.origin = origin;
@@ -250,9 +265,10 @@ impl HashLife {
 
     /// The node of side 2^`level` whose top-left cell is `cells`' (`x`, `y`); cells outside
     /// `cells` are dead.
-    fn build(&mut self, cells: &Universe, x: usize, y: usize, level: u8) -> NodeId {
-        let side = 1usize << level;
-        if x >= cells.width() || y >= cells.height() {
+    fn build(&mut self, cells: &Universe, x: i64, y: i64, level: u8) -> NodeId {
+        let side = 1i64 << level;
+        let (width, height) = (cells.width() as i64, cells.height() as i64);
+        if x >= width || y >= height || x + side <= 0 || y + side <= 0 {
             return self.empty(level);
         }
         if level == LEAF_LEVEL {
@@ -260,12 +276,12 @@ impl HashLife {
             let words = cells.plane(0);
             let mut bits = 0u64;
             for row in 0..8 {
-                if y + row >= cells.height() {
-                    break;
+                let yy = y + row;
+                if !(0..height).contains(&yy) {
+                    continue;
                 }
-                let line = &words[(y + row) * n..(y + row + 1) * n];
-                let byte =
-                    crate::drive::plane::cells_at(line, cells.width() as i64, x as i64) & 0xff;
+                let line = &words[yy as usize * n..(yy as usize + 1) * n];
+                let byte = crate::drive::plane::cells_at(line, width, x) & 0xff;
                 bits |= byte << (8 * row);
             }
             return self.leaf(bits);
@@ -325,7 +341,7 @@ impl HashLife {
 
     /// The grandchildren of nodes whose children are `children`, as `pick` takes them (one
     /// node's sixteen in, what it needs out), read ahead as [`Self::children_of`] does.
-    fn from_grandchildren<T>(
+    fn by_grandchildren<T>(
         &self,
         children: &[[NodeId; 4]],
         mut pick: impl FnMut([[NodeId; 4]; 4]) -> T,
@@ -346,7 +362,7 @@ impl HashLife {
     /// north-west, nine after nine.
     fn nines(&mut self, ids: &[NodeId]) -> Vec<NodeId> {
         let children = self.children_of(ids);
-        let keys: Vec<[[NodeId; 4]; 5]> = self.from_grandchildren(&children, |[a, b, c, d]| {
+        let keys: Vec<[[NodeId; 4]; 5]> = self.by_grandchildren(&children, |[a, b, c, d]| {
             let [_, a_ne, a_sw, a_se] = a;
             let [b_nw, _, b_sw, b_se] = b;
             let [c_nw, c_ne, _, c_se] = c;
@@ -371,7 +387,7 @@ impl HashLife {
     fn centres(&mut self, ids: &[NodeId]) -> Vec<NodeId> {
         let children = self.children_of(ids);
         let keys =
-            self.from_grandchildren(&children, |[nw, ne, sw, se]| [nw[3], ne[2], sw[1], se[0]]);
+            self.by_grandchildren(&children, |[nw, ne, sw, se]| [nw[3], ne[2], sw[1], se[0]]);
         self.store.nodes(&keys)
     }
 
@@ -780,6 +796,37 @@ impl HashLife {
         }
     }
 
+    /// The line number of node `id` in a macrocell file (0: empty), its children written
+    /// first.
+    fn write_node<W: std::io::Write>(
+        &self,
+        id: NodeId,
+        lines: &mut NodeLines<W>,
+        numbers: &mut HashMap<NodeId, u64, BuildHasherDefault<KeyHasher>>,
+    ) -> std::io::Result<u64> {
+        if self.population_of(id) == 0 {
+            return Ok(0);
+        }
+        if let Some(&number) = numbers.get(&id) {
+            return Ok(number);
+        }
+        let level = self.level(id);
+        let number = if level == LEAF_LEVEL {
+            lines.leaf(self.store.cells(id))?
+        } else {
+            let [nw, ne, sw, se] = self.children(id);
+            let children = [
+                self.write_node(nw, lines, numbers)?,
+                self.write_node(ne, lines, numbers)?,
+                self.write_node(sw, lines, numbers)?,
+                self.write_node(se, lines, numbers)?,
+            ];
+            lines.inner(level, children)?
+        };
+        numbers.insert(id, number);
+        Ok(number)
+    }
+
     fn gather_live_cells(&self) -> Result<Option<Placed>, PlaneError> {
         let Some((left, top, right, bottom)) = self.live_bounds() else {
             return Ok(None);
@@ -795,6 +842,14 @@ impl HashLife {
         self.paint(self.root, x - left, y - top, &mut cells);
         Ok(Some((cells, (left, top))))
     }
+}
+
+/// Golly's coordinates of the top-left cell of a root of `level` centred as Golly centres it:
+/// Golly's (0, 0) is the cell right of the root's centre and above it (`formats::macrocell`).
+/// Expanding, stepping and shrinking the root each keep it so.
+fn golly_root_origin(level: u8) -> (i64, i64) {
+    let (x, y) = crate::formats::macrocell::golly_origin(u32::from(level));
+    (-(x as i64), -(y as i64))
 }
 
 /// A torus for `rows` rows of base nodes.
@@ -832,6 +887,22 @@ impl PlaneEngine for HashLife {
     fn generation(&self) -> u64 {
         self.generation
     }
+    /// The tree as it stands, each distinct node once: Golly's HashLife folder writes back as
+    /// it was read, however large its box.
+    fn write_macrocell(
+        &mut self,
+        rule: &Rule,
+        sink: &mut dyn std::io::Write,
+    ) -> Result<(), PlaneError> {
+        let mut lines = NodeLines::start(sink, &rule.to_string(), self.generation)
+            .map_err(PlaneError::Write)?;
+        let mut numbers = HashMap::default();
+        let root = self
+            .write_node(self.root, &mut lines, &mut numbers)
+            .map_err(PlaneError::Write)?;
+        lines.end(root).map_err(PlaneError::Write)
+    }
+
     fn report(&self) -> String {
         format!(
             "{} HashLife nodes, {} base nodes advanced by the kernel in {} calls, {} collections",
