@@ -115,7 +115,8 @@ pub struct ActiveTiles {
     steps: u64,
     /// The live cells as one universe, made when asked for.
     gathered: Option<Universe>,
-    description: Option<String>,
+    /// What the simulators say they are.
+    description: String,
 }
 
 impl ActiveTiles {
@@ -147,9 +148,18 @@ impl ActiveTiles {
             generation: 0,
             steps: 0,
             gathered: None,
-            description: None,
+            description: String::new(),
         };
         tiles.place(cells, origin);
+        // The simulator of one window a chunk long, made now so the run can say what runs.
+        let (width, height) = tiles.window_size(shape.chunk);
+        let window = Universe::new(width, height)
+            .and_then(|u| u.with_states(tiles.states))
+            .map_err(|e| BackendError::Plane(e.to_string()))?
+            .with_topology(Topology::Torus);
+        let first = (tiles.make)(window)?;
+        tiles.description = first.describe();
+        tiles.simulators.insert((1, height), first);
         Ok(tiles)
     }
 
@@ -245,11 +255,7 @@ impl ActiveTiles {
                     sim.replace(stacked)?;
                     sim
                 }
-                None => {
-                    let sim = (self.make)(stacked)?;
-                    self.description.get_or_insert_with(|| sim.describe());
-                    sim
-                }
+                None => (self.make)(stacked)?,
             };
             sim.advance(gens)?;
             let stepped = sim.universe()?;
@@ -507,13 +513,11 @@ impl Simulator for ActiveTiles {
         let s = self.shape;
         format!(
             "Golly's unbounded plane on active tiles of {0}x{0} cells, {1} generation{2} a visit, \
-             stepped by: {3}",
+             stepped in batches by: {3}",
             s.side,
             s.chunk,
             if s.chunk == 1 { "" } else { "s" },
             self.description
-                .as_deref()
-                .unwrap_or("the backend's kernels, in batches of tiles")
         )
     }
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
