@@ -45,6 +45,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let (width, height) = pattern.size();
     let position = pattern.plane_position()?;
     let origin = pattern.origin();
+    let pattern_generation = pattern.generation();
     let algo = chosen_algo(args.algo, &rule, backend_given(args) || args.tile.is_some());
     // A file of more states than the rule's goes the other way, to its clear error.
     let from_tree = algo == PlaneAlgo::Hashlife
@@ -103,6 +104,15 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             Box::new(PlaneSimulator::new(rule, cells, position, make)?)
         }
     };
+    let start = pattern_generation;
+    if start.checked_add(args.gens).is_none() {
+        bail!(
+            "the pattern is at generation {start} (its file says so) and --gens {} would pass \
+             2^64 - 1, the most generations lifegen counts",
+            args.gens
+        );
+    }
+    plane.start_at(start);
     println!("rule: {rule}");
     println!(
         "universe: Golly's unbounded plane (the rule names no bounded grid and no --size was \
@@ -111,8 +121,16 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     );
     println!("backend: {}", plane.describe());
     let elapsed = advance_with_progress(plane.as_mut(), args.gens, None)?;
+    let now = if start > 0 {
+        format!(
+            " (generation {} now: the file's pattern was at {start})",
+            start + args.gens
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "generations: {} in {:.3} s",
+        "generations: {} in {:.3} s{now}",
         args.gens,
         elapsed.as_secs_f64()
     );

@@ -552,6 +552,9 @@ impl PlaneEngine for ActiveTiles {
     fn generation(&self) -> u64 {
         self.generation
     }
+    fn start_at(&mut self, generation: u64) {
+        self.generation = generation;
+    }
     fn report(&self) -> String {
         format!(
             "{} tiles hold it; {} tile steps in all",

@@ -183,6 +183,9 @@ pub trait PlaneEngine: Simulator {
     /// Cells not dead, as Golly counts them.
     fn population(&mut self) -> Result<u64, PlaneError>;
     fn generation(&self) -> u64;
+    /// Counts generations from `generation` (a file's `#CXRLE Gen=` or `#G`), before any
+    /// advance.
+    fn start_at(&mut self, generation: u64);
     /// How the engine went about it, for people (one line).
     fn report(&self) -> String;
     /// Writes the pattern as a macrocell file, where Golly puts it (`#R rule`, `#G` the
@@ -392,6 +395,9 @@ impl PlaneEngine for PlaneSimulator {
     }
     fn generation(&self) -> u64 {
         self.generation
+    }
+    fn start_at(&mut self, generation: u64) {
+        self.generation = generation;
     }
     fn report(&self) -> String {
         format!("the box was re-cut {} times", self.recuts)

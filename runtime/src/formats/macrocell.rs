@@ -89,11 +89,18 @@ pub struct Tree {
     /// `nodes[i - 1]` is node number `i`.
     nodes: Vec<Node>,
     rule: Option<RuleSpec>,
+    /// The `#G` line's generation (0 without one).
+    generation: u64,
     /// The highest state of a leaf of states (1 in a two-state file).
     highest_state: u8,
 }
 
 impl Tree {
+    /// The generation of the `#G` line, 0 without one.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// The rule of the `#R` line, if any.
     pub fn rule(&self) -> Option<RuleSpec> {
         self.rule
@@ -337,6 +344,7 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
     let mut tree = Tree {
         nodes: Vec::new(),
         rule: None,
+        generation: 0,
         highest_state: 1,
     };
     while let Some(number) = lines.line(&mut buf)? {
@@ -355,6 +363,10 @@ pub fn read(input: impl BufRead) -> Result<Tree, McError> {
                 // Golly takes the first word after `#R` and ignores the rest of the line.
                 let rule = rule.split_ascii_whitespace().next().unwrap_or("");
                 tree.rule = Some(rule::parse(rule).map_err(|e| fail(e.to_string()))?);
+            } else if let Some(generation) = comment.strip_prefix('G') {
+                let generation = generation.split_ascii_whitespace().next().unwrap_or("");
+                tree.generation = crate::formats::rle::parse_generation(generation)
+                    .map_err(|e| fail(format!("#G {e}")))?;
             }
             continue;
         }
@@ -932,6 +944,7 @@ mod tests {
                     $$$$$$**$**$\r\n4 1 0 0 2\r\n";
         let tree = parse(text).unwrap();
         assert_eq!(tree.rule().unwrap().to_string(), "B3/S23");
+        assert_eq!(tree.generation(), 120);
         assert_eq!(tree.level(), Some(4));
         assert_eq!(tree.population(), 9);
         // The bounding box: from the glider's (0, 0) to the block's (9, 15).

@@ -313,6 +313,17 @@ impl Pattern {
         }
     }
 
+    /// The generation the file says its pattern is at (RLE `#CXRLE Gen=`, macrocell `#G`, a
+    /// universe file's own); 0 where it says none.
+    pub fn generation(&self) -> u64 {
+        match &self.contents {
+            Contents::Rle(reader) => reader.header().generation,
+            Contents::Macrocell(tree) => tree.generation(),
+            Contents::Universe(file) => file.metadata().generation,
+            Contents::Cells { .. } | Contents::Array(_) => 0,
+        }
+    }
+
     /// The universe file this is, if it is one.
     pub fn universe_file(&self) -> Option<&UniverseFile> {
         match &self.contents {

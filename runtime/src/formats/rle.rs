@@ -54,6 +54,8 @@ pub struct Header {
     /// The top-left cell's position on Golly's plane, from a `#CXRLE Pos=x,y` line that opens
     /// the file (Golly reads no other).
     pub position: Option<(i64, i64)>,
+    /// The generation of the same line's `Gen=N` (0 without it).
+    pub generation: u64,
 }
 
 /// Reads an RLE pattern held in memory. Every malformed input gives an error, never a panic.
@@ -94,6 +96,7 @@ impl<R: BufRead> Reader<R> {
         let mut buf = Vec::new();
         let mut last = 1;
         let mut position = None;
+        let mut generation = 0;
         let mut at_start = true;
         loop {
             let Some(number) = input.line(&mut buf)? else {
@@ -114,7 +117,7 @@ impl<R: BufRead> Reader<R> {
             if let Some(extended) = start.strip_prefix(b"#CXRLE")
                 && opening
             {
-                position = cxrle_position(extended).map_err(|message| RleError {
+                (position, generation) = cxrle_fields(extended).map_err(|message| RleError {
                     line: number,
                     message,
                 })?;
@@ -139,6 +142,7 @@ impl<R: BufRead> Reader<R> {
                 message,
             })?;
             header.position = position;
+            header.generation = generation;
             return Ok(Reader {
                 input,
                 header,
@@ -284,19 +288,40 @@ fn echo_bytes(bytes: &[u8]) -> String {
 
 /// The header line: `x = <width>, y = <height>[, rule = <rule>]`. Keys in either case, any
 /// blanks around `=` and `,`.
-/// The `Pos=x,y` of a `#CXRLE` line (Golly's extended RLE), the text after `#CXRLE`; other
-/// fields (`Gen=`) are read past.
-fn cxrle_position(line: &[u8]) -> Result<Option<(i64, i64)>, String> {
+/// The `Pos=x,y` and `Gen=N` of a `#CXRLE` line (Golly's extended RLE), the text after
+/// `#CXRLE`; other fields are read past.
+fn cxrle_fields(line: &[u8]) -> Result<(Option<(i64, i64)>, u64), String> {
     let text = String::from_utf8_lossy(line);
+    let (mut position, mut generation) = (None, 0);
     for field in text.split_ascii_whitespace() {
         if let Some(value) = field.strip_prefix("Pos=") {
             let bad = || format!("#CXRLE Pos={} is not two whole numbers x,y", quote(value));
             let (x, y) = value.split_once(',').ok_or_else(bad)?;
             let number = |t: &str| t.trim().parse::<i64>().map_err(|_| bad());
-            return Ok(Some((number(x)?, number(y)?)));
+            position = Some((number(x)?, number(y)?));
+        } else if let Some(value) = field.strip_prefix("Gen=") {
+            generation = parse_generation(value).map_err(|e| format!("#CXRLE Gen={e}"))?;
         }
     }
-    Ok(None)
+    Ok((position, generation))
+}
+
+/// A generation count as Golly writes it (`#CXRLE Gen=`, a macrocell's `#G`): a whole number
+/// below 2^64 (Golly's counter has no bound; lifegen's has that one).
+pub(crate) fn parse_generation(text: &str) -> Result<u64, String> {
+    if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        text.parse().map_err(|_| {
+            format!(
+                "{} is past 2^64 - 1, the most generations lifegen counts",
+                quote(text)
+            )
+        })
+    } else {
+        Err(format!(
+            "{} is not a whole number of generations",
+            quote(text)
+        ))
+    }
 }
 
 fn parse_header(header: &str) -> Result<Header, String> {
@@ -341,6 +366,7 @@ fn parse_header(header: &str) -> Result<Header, String> {
             height,
             rule,
             position: None,
+            generation: 0,
         }),
         _ => Err(format!(
             "the header {} must give both x and y",
@@ -663,6 +689,22 @@ impl From<LineError> for RleError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cxrle_generation_is_read_and_checked() {
+        let header = |text: &str| Reader::new(text.as_bytes()).map(|r| r.header().generation);
+        let body = "x = 1, y = 1\no!\n";
+        assert_eq!(
+            header(&format!("#CXRLE Pos=1,2 Gen=4096\n{body}")).unwrap(),
+            4096
+        );
+        assert_eq!(header(&format!("#CXRLE Pos=1,2\n{body}")).unwrap(), 0);
+        assert_eq!(header(body).unwrap(), 0);
+        let past = header(&format!("#CXRLE Gen=18446744073709551616\n{body}")).unwrap_err();
+        assert!(past.to_string().contains("past 2^64 - 1"), "{past}");
+        let bad = header(&format!("#CXRLE Gen=-3\n{body}")).unwrap_err();
+        assert!(bad.to_string().contains("not a whole number"), "{bad}");
+    }
 
     #[test]
     fn a_cxrle_position_counts_only_where_it_opens_the_file() {

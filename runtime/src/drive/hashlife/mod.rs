@@ -887,6 +887,9 @@ impl PlaneEngine for HashLife {
     fn generation(&self) -> u64 {
         self.generation
     }
+    fn start_at(&mut self, generation: u64) {
+        self.generation = generation;
+    }
     /// The tree as it stands, each distinct node once: Golly's HashLife folder writes back as
     /// it was read, however large its box.
     fn write_macrocell(
