@@ -258,11 +258,10 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         }
         return run_into_file(args, pattern, rule_spec.rule, (width, height), &raised);
     }
+    let on_plane = crate::run_plane::wanted(&args, pattern.as_ref(), &rule_spec);
     for (flag, given) in [
-        (
-            "--host-memory",
-            args.host_memory.is_some() && args.algo != PlaneAlgo::Hashlife,
-        ),
+        // On the plane it bounds HashLife's tree (run_plane says so when another engine runs).
+        ("--host-memory", args.host_memory.is_some() && !on_plane),
         ("--gpu-memory", args.gpu_memory.is_some()),
         ("--checkpoint-every", args.checkpoint_every.is_some()),
         ("--gens-per-pass", args.gens_per_pass.is_some()),
@@ -271,7 +270,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             bail!("{flag} is for runs into a universe file; give --output FILE.npy");
         }
     }
-    if crate::run_plane::wanted(&args, pattern.as_ref(), &rule_spec) {
+    if on_plane {
         let pattern = pattern.expect("the plane runs a pattern");
         return crate::run_plane::run(&args, pattern, rule_spec);
     }

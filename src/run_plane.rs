@@ -47,6 +47,18 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let origin = pattern.origin();
     let pattern_generation = pattern.generation();
     let algo = chosen_algo(args.algo, &rule, backend_given(args) || args.tile.is_some());
+    if args.host_memory.is_some() && algo != PlaneAlgo::Hashlife {
+        bail!(
+            "--host-memory bounds HashLife's tree on the plane; this run holds the plane on {} \
+             (HashLife runs rules of two states and a range of one cell, with no --backend \
+             or --tile given)",
+            if algo == PlaneAlgo::Dense {
+                "a dense box"
+            } else {
+                "active tiles"
+            }
+        );
+    }
     // A file of more states than the rule's goes the other way, to its clear error.
     let from_tree = algo == PlaneAlgo::Hashlife
         && rule.states() == 2

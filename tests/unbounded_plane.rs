@@ -426,3 +426,23 @@ fn every_plane_engine_writes_a_macrocell_that_reads_back_where_golly_puts_it() {
         );
     }
 }
+
+#[test]
+fn a_hashlife_step_that_outgrows_its_memory_stops_with_the_reason() {
+    // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes.
+    let start = soup(&Rule::CONWAY, 256, 3);
+    let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
+    let mut tree = HashLife::new(Rule::CONWAY, &start, (0, 0), make).unwrap();
+    tree.set_memory_budget(1);
+    let error = tree.advance(1024).unwrap_err().to_string();
+    assert!(
+        error.contains("outgrew its memory within one step of 2^10 generations")
+            && error.contains("--host-memory"),
+        "{error}"
+    );
+    // With room, the same step runs.
+    let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
+    let mut roomy = HashLife::new(Rule::CONWAY, &start, (0, 0), make).unwrap();
+    roomy.set_memory_budget(1 << 30);
+    roomy.advance(1024).unwrap();
+}

@@ -396,6 +396,7 @@ impl HashLife {
     /// that the base nodes they come down to go to the simulator in large batches, and the
     /// memory is read ahead.
     fn futures(&mut self, ids: &[NodeId], j: u8) -> Result<Vec<NodeId>, BackendError> {
+        self.check_room(j)?;
         let level = self.level(ids[0]);
         let full = j + 2 >= level;
         let mut known = Vec::with_capacity(ids.len());
@@ -585,6 +586,25 @@ impl HashLife {
     /// dropped between steps (and the futures with them, when that is not enough).
     pub fn set_memory_budget(&mut self, bytes: u64) {
         self.node_limit = (bytes / BYTES_A_NODE).max(1 << 12) as usize;
+    }
+
+    /// Stops a step whose nodes outgrow the budget by a quarter (at least 2^16 nodes): nodes
+    /// are collected only between steps, and past the budget the machine's memory is next.
+    fn check_room(&self, j: u8) -> Result<(), BackendError> {
+        let ceiling = (self.node_limit.saturating_add(self.node_limit / 4)).max(1 << 16);
+        let nodes = self.store.len();
+        if nodes <= ceiling {
+            return Ok(());
+        }
+        let bytes =
+            |nodes: usize| crate::memory::human_bytes((nodes as u64).saturating_mul(BYTES_A_NODE));
+        Err(BackendError::Plane(format!(
+            "HashLife's tree outgrew its memory within one step of 2^{j} generations: {nodes} \
+             nodes (about {}) against a budget of {}; nodes are dropped only between steps, so \
+             give it more (--host-memory SIZE, up to what the machine has free)",
+            bytes(nodes),
+            bytes(self.node_limit)
+        )))
     }
 
     /// Collections of unused nodes so far.
