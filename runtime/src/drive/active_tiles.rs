@@ -153,11 +153,7 @@ impl ActiveTiles {
         tiles.place(cells, origin);
         // The simulator of one window a chunk long, made now so the run can say what runs.
         let (width, height) = tiles.window_size(shape.chunk);
-        let window = Universe::new(width, height)
-            .and_then(|u| u.with_states(tiles.states))
-            .map_err(|e| BackendError::Plane(e.to_string()))?
-            .with_topology(Topology::Torus);
-        let first = (tiles.make)(window)?;
+        let first = (tiles.make)(tiles.torus(width, height)?)?;
         tiles.description = first.describe();
         tiles.simulators.insert((1, height), first);
         Ok(tiles)
@@ -243,10 +239,7 @@ impl ActiveTiles {
         let mut results: Vec<(Key, Box<[u64]>)> = Vec::with_capacity(active.len());
         for batch in active.chunks(capacity_max) {
             let capacity = batch.len().next_power_of_two().min(capacity_max);
-            let mut stacked = Universe::new(window_w, window_h * capacity as u64)
-                .and_then(|u| u.with_states(self.states))
-                .map_err(|e| BackendError::Plane(e.to_string()))?
-                .with_topology(Topology::Torus);
+            let mut stacked = self.torus(window_w, window_h * capacity as u64)?;
             for (i, &key) in batch.iter().enumerate() {
                 self.gather(key, gens, &mut stacked, i);
             }
@@ -338,6 +331,14 @@ impl ActiveTiles {
     }
 
     /// A window's width and height for a chunk of `gens` generations.
+    /// An empty torus of the rule's states, for windows to be stacked in.
+    fn torus(&self, width: u64, height: u64) -> Result<Universe, BackendError> {
+        Ok(Universe::new(width, height)
+            .and_then(|u| u.with_states(self.states))
+            .map_err(|e| BackendError::Plane(e.to_string()))?
+            .with_topology(Topology::Torus))
+    }
+
     fn window_size(&self, gens: u64) -> (u64, u64) {
         let rows = gens as i64 * self.radius;
         (

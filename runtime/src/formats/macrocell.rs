@@ -755,6 +755,24 @@ pub fn write_to(
     writer.lines.end(root)
 }
 
+/// The smallest root of at least `min_level`, centred as Golly centres it, that holds a box of
+/// `size` cells whose top-left cell is at Golly's `at` (at most level 62); its level and Golly's
+/// coordinates of its top-left cell.
+pub fn plane_root(at: (i64, i64), size: (u64, u64), min_level: u32) -> (u32, (i64, i64)) {
+    let (x, y) = (i128::from(at.0), i128::from(at.1));
+    let (right, bottom) = (x + i128::from(size.0), y + i128::from(size.1));
+    let mut level = min_level;
+    loop {
+        let (gx, gy) = golly_origin(level);
+        let (left, top) = (-i128::from(gx), -i128::from(gy));
+        let side = 1i128 << level;
+        if (left <= x && right <= left + side && top <= y && bottom <= top + side) || level == 62 {
+            return (level, (left as i64, top as i64));
+        }
+        level += 1;
+    }
+}
+
 /// Writes live cells of Golly's unbounded plane, `universe`'s top-left cell at Golly's `at`,
 /// after `generation` generations: a root as Golly centres it, just large enough, and no grid
 /// on the `#R` rule. Errors as [`write_to`].
@@ -766,21 +784,11 @@ pub fn write_plane_to(
     sink: impl Write,
 ) -> std::io::Result<()> {
     let lines = NodeLines::start(sink, &rule.to_string(), generation)?;
-    let (x, y) = (i128::from(at.0), i128::from(at.1));
-    let (right, bottom) = (x + universe.width() as i128, y + universe.height() as i128);
-    let mut level = LEAF_LEVEL + 1;
-    let (left, top) = loop {
-        let (gx, gy) = golly_origin(level);
-        let (left, top) = (-i128::from(gx), -i128::from(gy));
-        let side = 1i128 << level;
-        if (left <= x && right <= left + side && top <= y && bottom <= top + side) || level == 62 {
-            break (left, top);
-        }
-        level += 1;
-    };
+    let size = (universe.width() as u64, universe.height() as u64);
+    let (level, (left, top)) = plane_root(at, size, LEAF_LEVEL + 1);
     let mut writer = Writer {
         universe,
-        origin: ((x - left) as i64, (y - top) as i64),
+        origin: (at.0 - left, at.1 - top),
         numbers: HashMap::new(),
         lines,
     };

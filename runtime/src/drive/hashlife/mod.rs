@@ -161,17 +161,10 @@ impl HashLife {
         life.base.insert(1, first);
         // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
         // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
-        let (x, y) = origin;
-        let (right, bottom) = (x + cells.width() as i64, y + cells.height() as i64);
-        let mut level = BASE_LEVEL + 1;
-        while {
-            let (left, top) = golly_root_origin(level);
-            x < left || y < top || right > left + (1 << level) || bottom > top + (1 << level)
-        } {
-            level += 1;
-        }
-        let (left, top) = golly_root_origin(level);
-        life.root = life.build(cells, left - x, top - y, level);
+        let size = (cells.width() as u64, cells.height() as u64);
+        let (level, (left, top)) =
+            crate::formats::macrocell::plane_root(origin, size, u32::from(BASE_LEVEL) + 1);
+        life.root = life.build(cells, left - origin.0, top - origin.1, level as u8);
         life.origin = (left, top);
         Ok(life)
     }
@@ -299,13 +292,7 @@ impl HashLife {
 
     /// The node of side 2^(level - 1) at the centre of `id` (level at least 5).
     fn centre(&mut self, id: NodeId) -> NodeId {
-        let [nw, ne, sw, se] = self.children(id);
-        self.node([
-            self.children(nw)[3],
-            self.children(ne)[2],
-            self.children(sw)[1],
-            self.children(se)[0],
-        ])
+        self.centres(&[id])[0]
     }
 
     /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2).
