@@ -4,10 +4,11 @@
 //!
 //! A chunk advances `chunk` generations at once. Each active tile is stepped in a window: the
 //! tile with a margin of `chunk * r` rows above and below and `halo` columns each side, read
-//! from its neighbours. The windows are stacked one under another into one tall torus and run by
-//! any simulator (the CPU's native kernels, the GPU's): a window's margin is at least as wide as
-//! the influence of `chunk` generations travels, so whatever the stacking (or the torus's wrap)
-//! does at a window's edges never reaches its tile, which is cut out again afterwards.
+//! from its neighbours. The windows are laid side by side and one under another in one torus
+//! and run by any simulator (the CPU's native kernels, the GPU's): a window's margin is at least
+//! as wide as the influence of `chunk` generations travels, so whatever its neighbours in the
+//! torus (or the torus's wrap) do at a window's edges never reaches its tile, which is cut out
+//! again afterwards.
 //!
 //! A tile equal after a chunk to what it was before, with eight neighbours that did not change
 //! either, would be stepped from the same window again: it is left alone, whatever its period
@@ -44,6 +45,35 @@ const NEIGHBOURHOOD: [Key; 9] = [
     (0, 1),
     (1, 1),
 ];
+
+/// Windows a batch's torus holds side by side at most: as many as fit in the widest row the
+/// CPU's tile kernels step in one tile (a narrower torus is padded to the kernel's vector width,
+/// so one window of three words a row ran at three words in eight).
+const GRID_WORDS: usize = crate::cpu::tiles::TILE_WORDS - 2;
+
+/// How a batch of windows lies in its torus: `columns` side by side, `rows` one under another
+/// (powers of two, or the widest row that fits, so few shapes of simulator are made).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Grid {
+    columns: usize,
+    rows: usize,
+}
+
+impl Grid {
+    fn for_windows(windows: usize, window_w: u64) -> Grid {
+        let widest = (GRID_WORDS / (window_w as usize / 64)).max(1);
+        let columns = windows.next_power_of_two().min(widest);
+        Grid {
+            columns,
+            rows: windows.div_ceil(columns).next_power_of_two(),
+        }
+    }
+
+    /// The column and row of window `i`.
+    fn slot(&self, i: usize) -> (usize, usize) {
+        (i % self.columns, i / self.columns)
+    }
+}
 
 /// How tiles are cut and stepped: measured choices, see [`TileShape::for_radius`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -108,8 +138,10 @@ pub struct ActiveTiles {
     touched: HashSet<Key>,
     /// Generations the last chunk advanced (0 before the first).
     last_chunk: u64,
-    /// One simulator per batch size: windows, and a window's rows.
-    simulators: HashMap<(usize, u64), Box<dyn Simulator>>,
+    /// One simulator per batch shape (the grid of windows, and a window's rows), and the
+    /// universe each gave back last, to stack the next batch of that shape in.
+    simulators: HashMap<(Grid, u64), Box<dyn Simulator>>,
+    spare: HashMap<(Grid, u64), Universe>,
     generation: u64,
     /// Tiles stepped (not left alone) since the start.
     steps: u64,
@@ -145,6 +177,7 @@ impl ActiveTiles {
             touched: HashSet::new(),
             last_chunk: 0,
             simulators: HashMap::new(),
+            spare: HashMap::new(),
             generation: 0,
             steps: 0,
             gathered: None,
@@ -155,7 +188,9 @@ impl ActiveTiles {
         let (width, height) = tiles.window_size(shape.chunk);
         let first = (tiles.make)(tiles.torus(width, height)?)?;
         tiles.description = first.describe();
-        tiles.simulators.insert((1, height), first);
+        tiles
+            .simulators
+            .insert((Grid::for_windows(1, width), height), first);
         Ok(tiles)
     }
 
@@ -234,28 +269,36 @@ impl ActiveTiles {
         });
 
         let (window_w, window_h) = self.window_size(gens);
-        let window_cells = window_w * window_h;
-        let capacity_max = (BATCH_CELLS / window_cells).max(1) as usize;
+        let capacity_max = (BATCH_CELLS / (window_w * window_h)).max(1) as usize;
         let mut results: Vec<(Key, Box<[u64]>)> = Vec::with_capacity(active.len());
         for batch in active.chunks(capacity_max) {
-            let capacity = batch.len().next_power_of_two().min(capacity_max);
-            let mut stacked = self.torus(window_w, window_h * capacity as u64)?;
+            let grid = Grid::for_windows(batch.len(), window_w);
+            let key = (grid, window_h);
+            let mut stacked = match self.spare.remove(&key) {
+                Some(mut universe) => {
+                    for p in 0..self.planes {
+                        universe.plane_mut(p).fill(0);
+                    }
+                    universe
+                }
+                None => self.torus(window_w * grid.columns as u64, window_h * grid.rows as u64)?,
+            };
             for (i, &key) in batch.iter().enumerate() {
-                self.gather(key, gens, &mut stacked, i);
+                self.gather(key, gens, &mut stacked, grid.slot(i));
             }
-            let mut sim = match self.simulators.remove(&(capacity, window_h)) {
+            let mut sim = match self.simulators.remove(&key) {
                 Some(mut sim) => {
-                    sim.replace(stacked)?;
+                    self.spare.insert(key, sim.replace(stacked)?);
                     sim
                 }
                 None => (self.make)(stacked)?,
             };
             sim.advance(gens)?;
             let stepped = sim.universe()?;
-            for (i, &key) in batch.iter().enumerate() {
-                results.push((key, self.scatter(stepped, gens, i)));
+            for (i, &tile) in batch.iter().enumerate() {
+                results.push((tile, self.scatter(stepped, gens, grid.slot(i))));
             }
-            self.simulators.insert((capacity, window_h), sim);
+            self.simulators.insert(key, sim);
         }
         self.steps += active.len() as u64;
 
@@ -347,12 +390,12 @@ impl ActiveTiles {
         )
     }
 
-    /// Writes the window of tile `key` for a chunk of `gens` into slot `slot` of `stacked`.
-    fn gather(&self, (tx, ty): Key, gens: u64, stacked: &mut Universe, slot: usize) {
+    /// Writes the window of tile `key` for a chunk of `gens` into `slot` of `stacked`.
+    fn gather(&self, (tx, ty): Key, gens: u64, stacked: &mut Universe, slot: (usize, usize)) {
         let side = self.shape.side;
         let rows = gens as i64 * self.radius;
         let (window_w, window_h) = self.window_size(gens);
-        let n = stacked.words_per_row();
+        let (n, words) = (stacked.words_per_row(), window_w as usize / 64);
         let around: Vec<Option<&[u64]>> = (-1..=1)
             .flat_map(|dy| (-1..=1).map(move |dx| (tx + dx, ty + dy)))
             .map(|key| self.tiles.get(&key).map(|tile| &tile[..]))
@@ -377,27 +420,26 @@ impl ActiveTiles {
                 if !any {
                     continue;
                 }
-                let out = (slot * window_h as usize + wy as usize) * n;
-                for (j, word) in to[out..out + n].iter_mut().enumerate() {
+                let out = (slot.1 * window_h as usize + wy as usize) * n + slot.0 * words;
+                for (j, word) in to[out..out + words].iter_mut().enumerate() {
                     *word = cells_at(&line, 3 * side, side - self.shape.halo + 64 * j as i64);
                 }
             }
         }
-        debug_assert_eq!(window_w as usize, 64 * n);
     }
 
-    /// Tile `slot`'s cells cut out of the stepped windows.
-    fn scatter(&self, stepped: &Universe, gens: u64, slot: usize) -> Box<[u64]> {
+    /// The cells of the tile in `slot`, cut out of the stepped windows.
+    fn scatter(&self, stepped: &Universe, gens: u64, slot: (usize, usize)) -> Box<[u64]> {
         let side = self.shape.side as usize;
         let rows = (gens as i64 * self.radius) as usize;
         let (window_w, window_h) = self.window_size(gens);
-        let n = stepped.words_per_row();
+        let (n, words) = (stepped.words_per_row(), window_w as usize / 64);
         let mut tile = vec![0u64; self.tile_len()].into_boxed_slice();
         for p in 0..self.planes {
             let from = stepped.plane(p);
             for row in 0..side {
-                let at = (slot * window_h as usize + rows + row) * n;
-                let src = &from[at..at + n];
+                let at = (slot.1 * window_h as usize + rows + row) * n + slot.0 * words;
+                let src = &from[at..at + words];
                 for j in 0..self.words {
                     tile[self.at(p, row, j)] =
                         cells_at(src, window_w as i64, self.shape.halo + 64 * j as i64);
