@@ -6,12 +6,14 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use clap::builder::TypedValueParser as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use lifegen_gen::count::Counted;
 use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::file_run::{FileRun, MemoryLimits};
 use lifegen_runtime::drive::out_of_core::Source;
+use lifegen_runtime::drive::plane_open::PlaneAlgo;
 use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
@@ -112,21 +114,14 @@ pub struct RunArgs {
     /// dense (one box that follows the pattern, every cell of it computed), hashlife (Gosper's
     /// quadtree; two-state rules of range 1), or auto (hashlife where it runs the rule and no
     /// --backend is named, else tiles).
-    #[arg(long, default_value = "auto")]
+    #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(
+        ["auto", "tiles", "dense", "hashlife"]
+    ).map(|name| name.parse::<PlaneAlgo>().expect("one of the names above")))]
     pub(crate) algo: PlaneAlgo,
-    /// With --algo tiles: a tile's side in cells (a multiple of 64; default 256, or four times
+    /// With --algo tiles: a tile's side in cells (a multiple of 64; default 128, or four times
     /// a Larger-than-Life rule's margin).
     #[arg(long, value_name = "CELLS")]
     pub(crate) tile: Option<i64>,
-}
-
-/// How a pattern on the unbounded plane is held and stepped.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum PlaneAlgo {
-    Auto,
-    Tiles,
-    Dense,
-    Hashlife,
 }
 
 const DEFAULT_SIDE: u64 = 4096;

@@ -5,15 +5,13 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
-use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
-use lifegen_runtime::drive::hashlife::HashLife;
-use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
+use lifegen_runtime::Universe;
+use lifegen_runtime::drive::plane_open::PlaneRequest;
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
-use lifegen_runtime::{BackendKind, Universe};
 
 use crate::output::{self, Pending};
-use crate::run::{PlaneAlgo, RunArgs, advance_with_progress};
+use crate::run::{RunArgs, advance_with_progress};
 
 /// Whether a run of `pattern` under `rule` goes on the unbounded plane: a pattern file (not a
 /// universe file or array) whose rule has no bounded-grid suffix, no `--size`, and no universe
@@ -45,78 +43,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let (width, height) = pattern.size();
     let position = pattern.plane_position()?;
     let origin = pattern.origin();
-    let pattern_generation = pattern.generation();
-    let algo = chosen_algo(args.algo, &rule, backend_given(args) || args.tile.is_some());
-    if args.host_memory.is_some() && algo != PlaneAlgo::Hashlife {
-        bail!(
-            "--host-memory bounds HashLife's tree on the plane; this run holds the plane on {} \
-             (HashLife runs rules of two states and a range of one cell, with no --backend \
-             or --tile given)",
-            if algo == PlaneAlgo::Dense {
-                "a dense box"
-            } else {
-                "active tiles"
-            }
-        );
-    }
-    // A file of more states than the rule's goes the other way, to its clear error.
-    let from_tree = algo == PlaneAlgo::Hashlife
-        && rule.states() == 2
-        && pattern
-            .macrocell()
-            .is_some_and(|tree| tree.highest_state() <= 1);
-    // The tree is read node for node, never expanded: the pattern is kept for it.
-    let (cells, tree_file) = if from_tree {
-        (Universe::new(1, 1)?, Some(pattern))
-    } else {
-        let mut cells = Universe::new(width.max(1), height.max(1))?.with_states(rule.states())?;
-        pattern.read_into(&mut cells)?;
-        (cells, None)
-    };
-    let backend = args.backend;
-    let make = Box::new(move |universe| lifegen_runtime::create(backend, &rule, universe));
-    let mut plane: Box<dyn PlaneEngine> = match algo {
-        PlaneAlgo::Tiles | PlaneAlgo::Auto => {
-            let shape = args
-                .tile
-                .map(|side| {
-                    TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
-                        .with_side(side)
-                })
-                .transpose()
-                .map_err(|e| anyhow::anyhow!("--tile {e}"))?;
-            Box::new(ActiveTiles::new(rule, &cells, position, shape, make)?)
-        }
-        PlaneAlgo::Hashlife => {
-            if args.tile.is_some() {
-                bail!("--tile sizes the tiles of --algo tiles; HashLife's nodes are its own");
-            }
-            // A base node is 64x64 cells: the CPU's kernels, never a GPU launch each.
-            let kind = match backend {
-                BackendKind::Reference => BackendKind::Reference,
-                _ => BackendKind::Cpu,
-            };
-            let base = Box::new(move |universe| lifegen_runtime::create(kind, &rule, universe));
-            let mut engine = match tree_file.as_ref().and_then(|p| p.macrocell()) {
-                Some(tree) => HashLife::from_macrocell(rule, tree, base)?,
-                None => HashLife::new(rule, &cells, position, base)?,
-            };
-            let budget = match &args.host_memory {
-                Some(text) => crate::run_file::parse_bytes(text)
-                    .with_context(|| format!("--host-memory {text:?}"))?,
-                None => lifegen_runtime::memory::headroom().map_or(4 << 30, |(bytes, _)| bytes / 2),
-            };
-            engine.set_memory_budget(budget);
-            Box::new(engine)
-        }
-        PlaneAlgo::Dense => {
-            if args.tile.is_some() {
-                bail!("--tile sizes the tiles of --algo tiles; --algo dense runs one box");
-            }
-            Box::new(PlaneSimulator::new(rule, cells, position, make)?)
-        }
-    };
-    let start = pattern_generation;
+    let start = pattern.generation();
     if start.checked_add(args.gens).is_none() {
         bail!(
             "the pattern is at generation {start} (its file says so) and --gens {} would pass \
@@ -124,7 +51,21 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             args.gens
         );
     }
-    plane.start_at(start);
+    let request = PlaneRequest {
+        algo: args.algo,
+        backend: args.backend,
+        tile: args.tile,
+        host_memory: args
+            .host_memory
+            .as_deref()
+            .map(|text| {
+                crate::run_file::parse_bytes(text)
+                    .with_context(|| format!("--host-memory {text:?}"))
+            })
+            .transpose()?,
+    };
+    request.check(&rule).map_err(anyhow::Error::msg)?;
+    let mut plane = request.open_pattern(pattern, rule)?;
     println!("rule: {rule}");
     println!(
         "universe: Golly's unbounded plane (the rule names no bounded grid and no --size was \
@@ -189,24 +130,4 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
         out.commit()?;
     }
     Ok(())
-}
-
-/// Whether the run named a backend other than auto.
-fn backend_given(args: &RunArgs) -> bool {
-    args.backend != BackendKind::Auto
-}
-
-/// What `--algo auto` runs: HashLife for the rules it runs (two states, a range of one cell),
-/// unless a backend or a tile size was named (HashLife's base nodes run on the CPU); active
-/// tiles otherwise.
-/// Measured on one thread against the tiles (BENCHMARKS.md, the unbounded plane): acorn to 5206
-/// 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a 512^2 soup to 3000 1.5 s against
-/// 1.4 s.
-fn chosen_algo(asked: PlaneAlgo, rule: &lifegen_gen::Rule, tiles_hinted: bool) -> PlaneAlgo {
-    let hashlife_runs_it = rule.states() == 2 && lifegen_runtime::drive::bands::radius(rule) == 1;
-    match asked {
-        PlaneAlgo::Auto if hashlife_runs_it && !tiles_hinted => PlaneAlgo::Hashlife,
-        PlaneAlgo::Auto => PlaneAlgo::Tiles,
-        other => other,
-    }
 }

@@ -14,6 +14,8 @@ use lifegen_gen::rule::{self, Rule, RuleSpec, Topology};
 use lifegen_gen::synth::request::{self, SearchArgs};
 use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
 use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
+use lifegen_runtime::drive::plane::PlaneError;
+use lifegen_runtime::drive::plane_open::PlaneRequest;
 use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::npy::NpyError;
 use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
@@ -643,6 +645,129 @@ fn run(
     })
 }
 
+/// Runs a pattern `gens` generations on Golly's unbounded plane, as `lifegen run --input FILE`
+/// does for a file whose rule names no bounded grid: `start` is a pattern file's path (RLE or
+/// macrocell, at Golly's coordinates, from the generation the file gives; a macrocell tree goes
+/// to HashLife whole, never expanded) or a universe or 2-D array (its top-left cell at (0, 0)).
+/// `algo` is auto, tiles, dense or hashlife, as `--algo`; `host_memory` bounds HashLife's nodes
+/// (bytes). Ctrl-C stops the run between slices. Returns a dict: cells (a Universe of the live
+/// cells' box, None when nothing lives), x and y (Golly's coordinates of its top-left cell),
+/// generation, population and engine (what ran).
+#[pyfunction]
+#[pyo3(signature = (start, gens, rule = None, algo = "auto", backend = "auto", threads = None,
+    host_memory = None))]
+#[allow(clippy::too_many_arguments)]
+fn run_plane<'py>(
+    py: Python<'py>,
+    start: &Bound<'py, PyAny>,
+    gens: u64,
+    rule: Option<&str>,
+    algo: &str,
+    backend: &str,
+    threads: Option<usize>,
+    host_memory: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let request = PlaneRequest {
+        algo: algo.parse().map_err(PyValueError::new_err)?,
+        backend: backend.parse().map_err(PyValueError::new_err)?,
+        tile: None,
+        host_memory,
+    };
+    let given = optional_rule(rule)?;
+    let pool = worker_pool(threads)?;
+    let unbounded = |spec: RuleSpec| {
+        if spec.size.is_some() || spec.topology != Topology::Torus {
+            return Err(PyValueError::new_err(format!(
+                "{} names a bounded grid, not the unbounded plane; lifegen.run runs it",
+                spec.rule
+            )));
+        }
+        Ok(spec.rule)
+    };
+    let (mut engine, rule) = match start.extract::<PathBuf>() {
+        Ok(path) => {
+            if pattern::is_universe_file(&path) {
+                return Err(PyValueError::new_err(format!(
+                    "{} is a universe file, a bounded universe; lifegen.run_file runs it",
+                    path.display()
+                )));
+            }
+            let pattern = py.detach(|| Pattern::open(&path)).map_err(pattern_error)?;
+            let rule = unbounded(
+                given
+                    .or(pattern.rule())
+                    .unwrap_or(RuleSpec::plain(Rule::CONWAY)),
+            )?;
+            let engine = py
+                .detach(|| pool.install(|| request.open_pattern(pattern, rule)))
+                .map_err(plane_error)?;
+            (engine, rule)
+        }
+        Err(_) => {
+            let universe = universe_of(start, rule)?;
+            let rule = unbounded(
+                given
+                    .or(universe.rule)
+                    .unwrap_or(RuleSpec::plain(Rule::CONWAY)),
+            )?;
+            let mut engine = py
+                .detach(|| pool.install(|| request.open_cells(universe.cells, (0, 0), rule)))
+                .map_err(plane_error)?;
+            engine.start_at(universe.generation);
+            (engine, rule)
+        }
+    };
+    let generation = engine.generation().checked_add(gens).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "the pattern is at generation {} and {gens} more would pass 2^64 - 1",
+            engine.generation()
+        ))
+    })?;
+    let mut slices = Slices::new(gens, engine.preferred_step(), None);
+    while let Some(n) = slices.next() {
+        let started = Instant::now();
+        py.detach(|| pool.install(|| engine.advance(n)))
+            .map_err(backend_error)?;
+        slices.record(n, started.elapsed());
+        py.check_signals()?;
+    }
+    let (live, population) = py
+        .detach(|| pool.install(|| Ok((engine.live_cells()?, engine.population()?))))
+        .map_err(plane_error)?;
+    let result = PyDict::new(py);
+    let spec = RuleSpec::plain(rule);
+    match live {
+        Some((cells, (x, y))) => {
+            let cells = PyUniverse {
+                cells,
+                rule: Some(spec),
+                generation,
+            };
+            result.set_item("cells", Py::new(py, cells)?)?;
+            result.set_item("x", x)?;
+            result.set_item("y", y)?;
+        }
+        None => {
+            result.set_item("cells", py.None())?;
+            result.set_item("x", py.None())?;
+            result.set_item("y", py.None())?;
+        }
+    }
+    result.set_item("generation", generation)?;
+    result.set_item("population", population)?;
+    result.set_item("engine", engine.describe())?;
+    Ok(result)
+}
+
+fn plane_error(error: PlaneError) -> PyErr {
+    match error {
+        PlaneError::Backend(e) => backend_error(e),
+        PlaneError::Pattern(e) => pattern_error(e),
+        PlaneError::Write(e) => io_error(&e, "cannot write".into()),
+        other => PyValueError::new_err(message(&other)),
+    }
+}
+
 /// What a run into a universe file said and did, for `run_file`.
 #[derive(Default)]
 struct Notes(Vec<String>);
@@ -905,6 +1030,7 @@ fn lifegen(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(random, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(run_file, m)?)?;
+    m.add_function(wrap_pyfunction!(run_plane, m)?)?;
     m.add_function(wrap_pyfunction!(count, m)?)?;
     m.add_function(wrap_pyfunction!(search, m)?)?;
     Ok(())

@@ -494,3 +494,46 @@ def test_a_glider_on_a_bounded_plane_ends_as_a_block(backend):
     assert plane.to_numpy()[10:12, 10:12].sum() == 4
     torus = lifegen.run(start, 60, rule="B3/S23:T12,12", backend=backend)
     assert torus.population == 5
+
+
+ACORN_RLE = "#CXRLE Pos=-3,-1\nx = 7, y = 3, rule = B3/S23\nbo5b$3bo3b$2o2b3o!\n"
+
+
+@pytest.mark.parametrize("algo", ["auto", "hashlife", "tiles", "dense"])
+def test_run_plane_gives_golly_cells_at_golly_coordinates(tmp_path, algo):
+    # A glider from (0, 0) goes down and right one cell every four generations, forever: no
+    # torus wraps it back.
+    path = tmp_path / "glider.rle"
+    path.write_text("x = 3, y = 3, rule = B3/S23\nbo$2bo$3o!\n")
+    done = lifegen.run_plane(str(path), 400, algo=algo)
+    assert (done["x"], done["y"]) == (100, 100)
+    assert done["generation"] == 400 and done["population"] == 5
+    assert np.array_equal(done["cells"].to_numpy(), GLIDER)
+    # An array starts with its top-left cell at (0, 0).
+    from_array = lifegen.run_plane(GLIDER, 400, algo=algo)
+    assert (from_array["x"], from_array["y"]) == (100, 100)
+
+
+def test_run_plane_engines_agree_and_count_on_from_the_files_generation(tmp_path):
+    path = tmp_path / "acorn.rle"
+    path.write_text(ACORN_RLE)
+    runs = [lifegen.run_plane(path, 1000, algo=algo) for algo in ["hashlife", "tiles", "dense"]]
+    for run in runs:
+        assert run["population"] == runs[0]["population"]
+        assert (run["x"], run["y"]) == (runs[0]["x"], runs[0]["y"])
+        assert np.array_equal(run["cells"].to_numpy(), runs[0]["cells"].to_numpy())
+    assert "HashLife" in runs[0]["engine"]
+    later = tmp_path / "later.rle"
+    later.write_text(ACORN_RLE.replace("Pos=-3,-1", "Pos=-3,-1 Gen=500"))
+    assert lifegen.run_plane(later, 1000)["generation"] == 1500
+
+
+def test_run_plane_refuses_bounded_grids_and_births_from_nothing(tmp_path):
+    with pytest.raises(ValueError, match="bounded grid"):
+        lifegen.run_plane(GLIDER, 4, rule="B3/S23:T16,16")
+    with pytest.raises(ValueError, match="B0"):
+        lifegen.run_plane(GLIDER, 4, rule="B03/S23")
+    with pytest.raises(ValueError, match="engine of the plane"):
+        lifegen.run_plane(GLIDER, 4, algo="quick")
+    empty = lifegen.run_plane(np.zeros((4, 4), dtype=np.uint8), 10)
+    assert empty["cells"] is None and empty["population"] == 0

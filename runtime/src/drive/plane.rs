@@ -164,6 +164,8 @@ pub enum PlaneError {
     #[error(transparent)]
     Backend(#[from] BackendError),
     #[error(transparent)]
+    Pattern(#[from] crate::formats::pattern::PatternError),
+    #[error(transparent)]
     Write(std::io::Error),
 }
 

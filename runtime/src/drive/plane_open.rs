@@ -1,0 +1,177 @@
+//! A pattern put on Golly's unbounded plane in the engine asked for, or the one `auto` picks:
+//! what `lifegen run` and the Python package's `run_plane` share.
+
+use lifegen_gen::Rule;
+
+use crate::backend::{BackendKind, create};
+use crate::drive::active_tiles::{ActiveTiles, TileShape};
+use crate::drive::hashlife::HashLife;
+use crate::drive::plane::{PlaneEngine, PlaneError, PlaneSimulator};
+use crate::formats::pattern::Pattern;
+use crate::simulator::BackendError;
+use crate::universe::Universe;
+
+/// How the plane is held and stepped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlaneAlgo {
+    Auto,
+    Tiles,
+    Dense,
+    Hashlife,
+}
+
+impl std::str::FromStr for PlaneAlgo {
+    type Err = String;
+    fn from_str(text: &str) -> Result<PlaneAlgo, String> {
+        match text {
+            "auto" => Ok(PlaneAlgo::Auto),
+            "tiles" => Ok(PlaneAlgo::Tiles),
+            "dense" => Ok(PlaneAlgo::Dense),
+            "hashlife" => Ok(PlaneAlgo::Hashlife),
+            _ => Err(format!(
+                "{text:?} is not an engine of the plane: auto, tiles, dense or hashlife"
+            )),
+        }
+    }
+}
+
+/// What a run on the plane asks for beside the pattern and the rule.
+#[derive(Clone, Copy, Debug)]
+pub struct PlaneRequest {
+    pub algo: PlaneAlgo,
+    pub backend: BackendKind,
+    /// A tile's side in cells, for the tiles.
+    pub tile: Option<i64>,
+    /// Bytes HashLife's nodes may take (default: half of what is free).
+    pub host_memory: Option<u64>,
+}
+
+impl PlaneRequest {
+    /// What `auto` runs: HashLife for the rules it runs (two states, a range of one cell),
+    /// unless a backend or a tile size was named (HashLife's base nodes run on the CPU); active
+    /// tiles otherwise. Measured on one thread against the tiles (BENCHMARKS.md, the unbounded
+    /// plane): acorn to 5206 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a
+    /// 512^2 soup to 3000 1.5 s against 1.4 s.
+    pub fn chosen_algo(&self, rule: &Rule) -> PlaneAlgo {
+        let hashlife_runs_it = rule.states() == 2 && crate::drive::bands::radius(rule) == 1;
+        let tiles_hinted = self.backend != BackendKind::Auto || self.tile.is_some();
+        match self.algo {
+            PlaneAlgo::Auto if hashlife_runs_it && !tiles_hinted => PlaneAlgo::Hashlife,
+            PlaneAlgo::Auto => PlaneAlgo::Tiles,
+            other => other,
+        }
+    }
+
+    /// Why this request cannot run `rule`, before anything is read.
+    pub fn check(&self, rule: &Rule) -> Result<PlaneAlgo, String> {
+        let algo = self.chosen_algo(rule);
+        if self.host_memory.is_some() && algo != PlaneAlgo::Hashlife {
+            return Err(format!(
+                "--host-memory bounds HashLife's tree on the plane; this run holds the plane on \
+                 {} (HashLife runs rules of two states and a range of one cell, with no \
+                 --backend or --tile given)",
+                if algo == PlaneAlgo::Dense {
+                    "a dense box"
+                } else {
+                    "active tiles"
+                }
+            ));
+        }
+        if self.tile.is_some() && algo != PlaneAlgo::Tiles {
+            return Err(format!(
+                "--tile sizes the tiles of --algo tiles; {}",
+                if algo == PlaneAlgo::Dense {
+                    "--algo dense runs one box"
+                } else {
+                    "HashLife's nodes are its own"
+                }
+            ));
+        }
+        Ok(algo)
+    }
+
+    /// `pattern` under `rule` on the plane, at the generation its file gives; a macrocell
+    /// file's tree goes to HashLife node for node, never expanded.
+    pub fn open_pattern(
+        &self,
+        pattern: Pattern,
+        rule: Rule,
+    ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
+        let algo = self.check(&rule).map_err(refused)?;
+        let generation = pattern.generation();
+        // A file of more states than the rule's goes the other way, to its clear error.
+        let tree = pattern
+            .macrocell()
+            .filter(|_| algo == PlaneAlgo::Hashlife && rule.states() == 2)
+            .filter(|tree| tree.highest_state() <= 1);
+        let mut engine = match tree {
+            Some(tree) => {
+                let mut life = HashLife::from_macrocell(rule, tree, self.base_maker(rule))?;
+                life.set_memory_budget(self.budget());
+                Box::new(life) as Box<dyn PlaneEngine>
+            }
+            None => {
+                let (width, height) = pattern.size();
+                let position = pattern
+                    .plane_position()
+                    .map_err(|e| refused(e.to_string()))?;
+                let mut cells = Universe::new(width.max(1), height.max(1))
+                    .and_then(|u| u.with_states(rule.states()))
+                    .map_err(|e| refused(e.to_string()))?;
+                pattern.read_into(&mut cells)?;
+                self.open_cells(cells, position, rule)?
+            }
+        };
+        engine.start_at(generation);
+        Ok(engine)
+    }
+
+    /// `cells` under `rule` on the plane, their top-left cell at Golly's `position`.
+    pub fn open_cells(
+        &self,
+        cells: Universe,
+        position: (i64, i64),
+        rule: Rule,
+    ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
+        let backend = self.backend;
+        let make = Box::new(move |universe| create(backend, &rule, universe));
+        Ok(match self.check(&rule).map_err(refused)? {
+            PlaneAlgo::Tiles | PlaneAlgo::Auto => {
+                let shape = self
+                    .tile
+                    .map(|side| {
+                        TileShape::for_radius(crate::drive::bands::radius(&rule) as i64)
+                            .with_side(side)
+                    })
+                    .transpose()
+                    .map_err(|e| refused(format!("--tile {e}")))?;
+                Box::new(ActiveTiles::new(rule, &cells, position, shape, make)?)
+            }
+            PlaneAlgo::Hashlife => {
+                let mut life = HashLife::new(rule, &cells, position, self.base_maker(rule))?;
+                life.set_memory_budget(self.budget());
+                Box::new(life)
+            }
+            PlaneAlgo::Dense => Box::new(PlaneSimulator::new(rule, cells, position, make)?),
+        })
+    }
+
+    /// HashLife's base nodes: the CPU's kernels (a GPU launch each would cost more than the
+    /// work), or the reference.
+    fn base_maker(&self, rule: Rule) -> Box<crate::drive::plane::MakeBox> {
+        let kind = match self.backend {
+            BackendKind::Reference => BackendKind::Reference,
+            _ => BackendKind::Cpu,
+        };
+        Box::new(move |universe| create(kind, &rule, universe))
+    }
+
+    fn budget(&self) -> u64 {
+        self.host_memory
+            .unwrap_or_else(|| crate::memory::headroom().map_or(4 << 30, |(bytes, _)| bytes / 2))
+    }
+}
+
+fn refused(reason: String) -> PlaneError {
+    PlaneError::Backend(BackendError::Plane(reason))
+}
