@@ -446,3 +446,44 @@ fn a_hashlife_step_that_outgrows_its_memory_stops_with_the_reason() {
     roomy.set_memory_budget(1 << 30);
     roomy.advance(1024).unwrap();
 }
+
+#[test]
+fn every_short_run_of_a_glider_is_where_the_tiles_put_it() {
+    // Each --gens is a sum of powers of two, one HashLife step each: 12 is a step of 8 then one
+    // of 4, which once started from a root too small to read its centre's centre.
+    let mut glider = Universe::new(3, 3).unwrap();
+    for (x, y) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+        glider.set(x, y, true);
+    }
+    for gens in 0..=70 {
+        let cells = |which| {
+            let mut p = engine(
+                which,
+                Rule::CONWAY,
+                glider.clone(),
+                (-1, -1),
+                BackendKind::Cpu,
+            );
+            p.advance(gens).unwrap();
+            p.live_cells().unwrap()
+        };
+        assert_eq!(
+            cells(Engine::HashLife),
+            cells(Engine::Tiles(None)),
+            "generation {gens}"
+        );
+    }
+    // And in pieces, as --every cuts a run.
+    let mut p = engine(
+        Engine::HashLife,
+        Rule::CONWAY,
+        glider.clone(),
+        (-1, -1),
+        BackendKind::Cpu,
+    );
+    for _ in 0..10 {
+        p.advance(4).unwrap();
+    }
+    let (_, at) = p.live_cells().unwrap().unwrap();
+    assert_eq!(at, (9, 9));
+}

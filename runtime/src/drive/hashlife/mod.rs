@@ -648,13 +648,14 @@ impl HashLife {
         // when the pattern lies in the root's centre quarter and 2^j is at most an eighth of
         // its side.
         loop {
-            let level = self.level(self.root);
-            let inner = self.centre(self.root);
-            let quarter = self.centre(inner);
-            if level >= (j + 3).max(BASE_LEVEL + 1)
-                && self.population_of(quarter) == self.population_of(self.root)
-            {
-                break;
+            // A root of a lower level has no centre's centre to read (a step's result is a
+            // level lower than its root, so a step of 4 after one of 8 starts below it).
+            if self.level(self.root) >= (j + 3).max(BASE_LEVEL + 1) {
+                let inner = self.centre(self.root);
+                let quarter = self.centre(inner);
+                if self.population_of(quarter) == self.population_of(self.root) {
+                    break;
+                }
             }
             self.expand();
         }
