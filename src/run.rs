@@ -13,11 +13,11 @@ use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::file_run::{FileRun, MemoryLimits};
 use lifegen_runtime::drive::out_of_core::Source;
-use lifegen_runtime::drive::plane_open::PlaneAlgo;
 use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::formats::{animation, macrocell};
+use lifegen_runtime::plane_engines::PlaneAlgo;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 use crate::output::{self, Pending};
@@ -106,10 +106,10 @@ pub struct RunArgs {
     pub(crate) gif: Option<PathBuf>,
     /// Generations between the frames of --gif.
     #[arg(long, value_name = "N", default_value_t = 1, requires = "gif")]
-    every: u64,
+    pub(crate) every: u64,
     /// Pixels per cell on a side in --gif.
     #[arg(long, value_name = "S", default_value_t = 1, requires = "gif")]
-    scale: u64,
+    pub(crate) scale: u64,
     /// On Golly's unbounded plane: tiles (active tiles, stepped only where the pattern changes),
     /// dense (one box that follows the pattern, every cell of it computed), hashlife (Gosper's
     /// quadtree; two-state rules of range 1), or auto (hashlife where it runs the rule and no
@@ -366,7 +366,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             let mut gif =
                 animation::GifWriter::new(out.sink(), (width, height), rule.states(), args.scale)
                     .with_context(|| cannot(&path))?;
-            let mut frame = |simulator: &mut dyn Simulator| -> Result<()> {
+            let mut frame = |simulator: &mut (dyn Simulator + 'static)| -> Result<()> {
                 gif.frame(simulator.universe()?)
                     .with_context(|| cannot(&path))
             };
@@ -591,15 +591,15 @@ impl Simulator for Upgrading {
 }
 
 /// What runs after every `N`th generation: `(N, what)`.
-type EveryN<'a> = Option<(u64, &'a mut dyn FnMut(&mut dyn Simulator) -> Result<()>)>;
+type EveryN<'a, S> = Option<(u64, &'a mut dyn FnMut(&mut S) -> Result<()>)>;
 
 /// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
 /// once the run has taken a second. With `every`, no slice passes a multiple of its `N`, and its
 /// function is called at each one. Returns the time spent simulating, without those calls.
-pub(crate) fn advance_with_progress(
-    simulator: &mut dyn Simulator,
+pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
+    simulator: &mut S,
     gens: u64,
-    mut every: EveryN<'_>,
+    mut every: EveryN<'_, S>,
 ) -> Result<Duration> {
     let show_progress = std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());

@@ -6,9 +6,11 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
 use lifegen_runtime::Universe;
-use lifegen_runtime::drive::plane_open::PlaneRequest;
+use lifegen_runtime::drive::plane::PlaneEngine;
+use lifegen_runtime::formats::animation::{self, PlaneFrames};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
+use lifegen_runtime::plane_engines::PlaneRequest;
 
 use crate::output::{self, Pending};
 use crate::run::{RunArgs, advance_with_progress};
@@ -26,19 +28,31 @@ pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> boo
 
 pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let rule = rule.rule;
-    if args.gif.is_some() {
-        bail!(
-            "--gif draws a bounded universe; give the run one (--size WxH, or a :T or :P suffix \
-             on --rule)"
-        );
-    }
-    let outputs: Vec<(&str, &Path)> = [("--output", &args.output), ("--png", &args.png)]
-        .into_iter()
-        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
-        .collect();
+    let outputs: Vec<(&str, &Path)> = [
+        ("--output", &args.output),
+        ("--png", &args.png),
+        ("--gif", &args.gif),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect();
     output::check_distinct(&outputs)?;
+    // The GIF's frames are kept until the run ends: its picture is the box that holds them all.
+    let mut frames = match &args.gif {
+        Some(path) => {
+            if args.every == 0 {
+                bail!("--every must be at least 1");
+            }
+            let count = animation::frame_count(args.gens, args.every);
+            animation::check(1, 1, args.scale, count)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Some(PlaneFrames::new(args.scale)?)
+        }
+        None => None,
+    };
     let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
     let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
+    let mut gif_out = args.gif.as_deref().map(Pending::create).transpose()?;
 
     let (width, height) = pattern.size();
     let position = pattern.plane_position()?;
@@ -73,7 +87,21 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
         position.0, position.1
     );
     println!("backend: {}", plane.describe());
-    let elapsed = advance_with_progress(plane.as_mut(), args.gens, None)?;
+    let elapsed = match &mut frames {
+        None => advance_with_progress(plane.as_mut(), args.gens, None)?,
+        Some(frames) => {
+            let mut frame = |plane: &mut (dyn PlaneEngine + 'static)| -> Result<()> {
+                frames.record(plane.live_cells()?).with_context(|| {
+                    format!(
+                        "cannot write {}",
+                        args.gif.as_deref().unwrap_or(Path::new("")).display()
+                    )
+                })
+            };
+            frame(plane.as_mut())?;
+            advance_with_progress(plane.as_mut(), args.gens, Some((args.every, &mut frame)))?
+        }
+    };
     let now = if start > 0 {
         format!(
             " (generation {} now: the file's pattern was at {start})",
@@ -126,7 +154,17 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             out.finish()?;
         }
     }
-    for out in [mc_out, rle_out, png_out].into_iter().flatten() {
+    if let (Some(out), Some(frames)) = (&mut gif_out, frames) {
+        let ((x, y), (width, height)) = frames.picture();
+        let count = frames.len();
+        let path = out.path().to_path_buf();
+        frames
+            .write(out.sink(), rule.states())
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        out.finish()?;
+        println!("gif: {count} frames of the {width}x{height} cells from ({x}, {y})");
+    }
+    for out in [mc_out, rle_out, png_out, gif_out].into_iter().flatten() {
         out.commit()?;
     }
     Ok(())

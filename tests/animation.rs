@@ -147,3 +147,48 @@ fn limits_are_refused_before_the_run_and_leave_no_file() {
     );
     assert_eq!(frames(&path).len(), 10_000);
 }
+
+#[test]
+fn on_the_plane_the_frames_share_the_box_every_frame_fits_in() {
+    // The glider (at Golly's (-1, -1)) moves a cell down and right every four generations: after
+    // 8, the frames at 0, 4 and 8 fit in a box of 5x5 from (-1, -1), the glider at (k, k) in
+    // frame k.
+    for algo in ["hashlife", "tiles", "dense"] {
+        let path = scratch(&format!("plane-glider-{algo}.gif"));
+        let out = lifegen(&[
+            "run",
+            "--input",
+            "tests/data/glider_cxrle.rle",
+            "--gens",
+            "8",
+            "--every",
+            "4",
+            "--algo",
+            algo,
+            "--gif",
+            path.to_str().unwrap(),
+        ]);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            stdout.contains("gif: 3 frames of the 5x5 cells from (-1, -1)"),
+            "{stdout}"
+        );
+        let glider = [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)];
+        for (k, (w, h, pixels)) in frames(&path).into_iter().enumerate() {
+            assert_eq!((w, h), (5, 5));
+            let lit: Vec<(usize, usize)> = (0..25)
+                .filter(|&i| pixels[i] == 1)
+                .map(|i| (i % 5, i / 5))
+                .collect();
+            let mut expected: Vec<(usize, usize)> =
+                glider.iter().map(|&(x, y)| (x + k, y + k)).collect();
+            expected.sort_by_key(|&(x, y)| (y, x));
+            assert_eq!(lit, expected, "{algo}, frame {k}");
+        }
+    }
+}

@@ -15,7 +15,7 @@ use lifegen_gen::synth::request::{self, SearchArgs};
 use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
 use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
 use lifegen_runtime::drive::plane::PlaneError;
-use lifegen_runtime::drive::plane_open::PlaneRequest;
+use lifegen_runtime::plane_engines::PlaneRequest;
 use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::npy::NpyError;
 use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};

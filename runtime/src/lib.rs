@@ -8,6 +8,7 @@ pub mod formats;
 pub mod gpu;
 pub mod interrupt;
 pub mod memory;
+pub mod plane_engines;
 pub mod records;
 pub mod reference;
 pub mod simulator;

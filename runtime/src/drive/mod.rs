@@ -8,6 +8,5 @@ pub mod file_run;
 pub mod hashlife;
 pub mod out_of_core;
 pub mod plane;
-pub mod plane_open;
 pub mod slices;
 pub mod threads;

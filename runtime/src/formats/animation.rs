@@ -33,6 +33,11 @@ pub enum GifError {
     },
     #[error("{0} frames are more than the {MAX_FRAMES} a GIF may hold; raise --every")]
     TooManyFrames(u128),
+    #[error(
+        "the live cells of {frames} frames kept for the GIF passed {} MiB; raise --every",
+        MAX_PLANE_FRAME_BYTES >> 20
+    )]
+    FramesTooLarge { frames: usize },
     #[error(transparent)]
     Encode(#[from] gif::EncodingError),
 }
@@ -101,26 +106,40 @@ impl<W: Write> GifWriter<W> {
 
     /// Adds `universe` as the next frame; it must be the size given to [`GifWriter::new`].
     pub fn frame(&mut self, universe: &Universe) -> Result<(), GifError> {
-        let (w, h) = (usize::from(self.size.0), usize::from(self.size.1));
         assert_eq!(
             (
                 universe.width() * self.scale,
                 universe.height() * self.scale
             ),
-            (w, h),
+            (usize::from(self.size.0), usize::from(self.size.1)),
             "a frame of another size"
         );
-        for y in 0..universe.height() {
-            let line = &mut self.pixels[y * self.scale * w..(y * self.scale + 1) * w];
-            for x in 0..universe.width() {
-                let cell = universe.state(x, y) as u8;
-                line[x * self.scale..(x + 1) * self.scale].fill(cell);
-            }
-            for copy in 1..self.scale {
-                self.pixels.copy_within(
-                    y * self.scale * w..(y * self.scale + 1) * w,
-                    (y * self.scale + copy) * w,
-                );
+        self.frame_at(Some((universe, (0, 0))))
+    }
+
+    /// Adds the next frame: dead cells, with `cells` (if any) drawn with its top-left cell at
+    /// `(x, y)` of the frame; it must fit.
+    pub fn frame_at(&mut self, cells: Option<(&Universe, (usize, usize))>) -> Result<(), GifError> {
+        let w = usize::from(self.size.0);
+        self.pixels.fill(0);
+        if let Some((universe, (left, top))) = cells {
+            let s = self.scale;
+            assert!(
+                (left + universe.width()) * s <= w
+                    && (top + universe.height()) * s <= usize::from(self.size.1),
+                "a frame's cells past its edges"
+            );
+            for y in 0..universe.height() {
+                let row = (top + y) * s;
+                let line = &mut self.pixels[row * w..(row + 1) * w];
+                for x in 0..universe.width() {
+                    let cell = universe.state(x, y) as u8;
+                    line[(left + x) * s..(left + x + 1) * s].fill(cell);
+                }
+                for copy in 1..s {
+                    self.pixels
+                        .copy_within(row * w..(row + 1) * w, (row + copy) * w);
+                }
             }
         }
         let frame = gif::Frame {
@@ -140,6 +159,87 @@ impl<W: Write> GifWriter<W> {
             .encoder
             .into_inner()
             .map_err(gif::EncodingError::from)?)
+    }
+}
+
+/// Cells kept for frames of a run on the unbounded plane at most; more is refused.
+pub const MAX_PLANE_FRAME_BYTES: u64 = 1 << 30;
+
+/// The frames of a run on Golly's unbounded plane, kept until it ends: the picture is the box
+/// that holds every frame's live cells, known only then.
+pub struct PlaneFrames {
+    frames: Vec<Option<(Universe, (i64, i64))>>,
+    /// Left, top, right, bottom of every frame's live cells so far.
+    bounds: Option<(i64, i64, i64, i64)>,
+    bytes: u64,
+    scale: u64,
+}
+
+impl PlaneFrames {
+    pub fn new(scale: u64) -> Result<PlaneFrames, GifError> {
+        check(1, 1, scale, 1)?;
+        Ok(PlaneFrames {
+            frames: Vec::new(),
+            bounds: None,
+            bytes: 0,
+            scale,
+        })
+    }
+
+    /// The next frame: the live cells with Golly's coordinates of their top-left cell (`None`:
+    /// nothing lives). Refused as soon as the frames' box outgrows a GIF or the frames kept
+    /// outgrow [`MAX_PLANE_FRAME_BYTES`].
+    pub fn record(&mut self, live: Option<(Universe, (i64, i64))>) -> Result<(), GifError> {
+        if let Some((cells, (x, y))) = &live {
+            let (right, bottom) = (x + cells.width() as i64 - 1, y + cells.height() as i64 - 1);
+            let bounds = match self.bounds {
+                None => (*x, *y, right, bottom),
+                Some((l, t, r, b)) => (l.min(*x), t.min(*y), r.max(right), b.max(bottom)),
+            };
+            let (width, height) = (
+                (bounds.2 - bounds.0 + 1) as u64,
+                (bounds.3 - bounds.1 + 1) as u64,
+            );
+            check(width, height, self.scale, self.frames.len() as u128 + 1)?;
+            self.bytes += 8 * cells.words().len() as u64;
+            if self.bytes > MAX_PLANE_FRAME_BYTES {
+                return Err(GifError::FramesTooLarge {
+                    frames: self.frames.len() + 1,
+                });
+            }
+            self.bounds = Some(bounds);
+        }
+        self.frames.push(live);
+        Ok(())
+    }
+
+    /// Golly's coordinates of the picture's top-left cell, and its size in cells.
+    pub fn picture(&self) -> ((i64, i64), (u64, u64)) {
+        self.bounds.map_or(((0, 0), (1, 1)), |(l, t, r, b)| {
+            ((l, t), ((r - l + 1) as u64, (b - t + 1) as u64))
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.frames.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.frames.is_empty()
+    }
+
+    /// Writes the frames as a GIF of the box that holds them all.
+    pub fn write<W: Write>(self, sink: W, states: u16) -> Result<W, GifError> {
+        let ((left, top), size) = self.picture();
+        let mut gif = GifWriter::new(sink, size, states, self.scale)?;
+        for frame in &self.frames {
+            gif.frame_at(
+                frame
+                    .as_ref()
+                    .map(|(cells, (x, y))| (cells, ((x - left) as usize, (y - top) as usize))),
+            )?;
+        }
+        gif.finish()
     }
 }
 
@@ -185,6 +285,48 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn plane_frames_share_the_box_that_holds_them_all() {
+        let glider = |x: i64, y: i64| {
+            let mut cells = Universe::new(3, 3).unwrap();
+            for (cx, cy) in [(1, 0), (2, 1), (0, 2), (1, 2), (2, 2)] {
+                cells.set(cx, cy, true);
+            }
+            Some((cells, (x, y)))
+        };
+        let mut frames = PlaneFrames::new(2).unwrap();
+        frames.record(glider(-5, 7)).unwrap();
+        frames.record(None).unwrap();
+        frames.record(glider(10, 9)).unwrap();
+        assert_eq!(frames.picture(), ((-5, 7), (18, 5)));
+        let decoded = decode(&frames.write(Vec::new(), 2).unwrap());
+        assert_eq!(decoded.len(), 3);
+        let lit = |pixels: &[u8]| -> Vec<(usize, usize)> {
+            (0..pixels.len())
+                .filter(|&i| pixels[i] == 1)
+                .map(|i| (i % 36 / 2, i / 36 / 2))
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect()
+        };
+        assert_eq!(
+            lit(&decoded[0].2),
+            vec![(0, 2), (1, 0), (1, 2), (2, 1), (2, 2)]
+        );
+        assert!(lit(&decoded[1].2).is_empty());
+        assert_eq!(
+            lit(&decoded[2].2),
+            vec![(15, 4), (16, 2), (16, 4), (17, 3), (17, 4)]
+        );
+        // A box past a GIF's side is refused at the frame that makes it.
+        let mut wide = PlaneFrames::new(1).unwrap();
+        wide.record(glider(0, 0)).unwrap();
+        assert!(matches!(
+            wide.record(glider(5000, 0)),
+            Err(GifError::TooLarge { .. })
+        ));
     }
 
     #[test]
