@@ -160,6 +160,24 @@ pub fn check_distinct(outputs: &[(&str, &Path)]) -> Result<()> {
     Ok(())
 }
 
+/// Refuses a picture (`--png`, `--gif`) that would be written over the `--input` pattern: it
+/// would replace the pattern with an image. (`--output` may name the input: the file is read
+/// before the new one takes its place.)
+pub fn check_pictures_spare_input(input: Option<&Path>, pictures: &[(&str, &Path)]) -> Result<()> {
+    let Some(input) = input else {
+        return Ok(());
+    };
+    for (flag, path) in pictures {
+        if identity(input) == identity(path) {
+            bail!(
+                "{flag} {} is the --input pattern; give the picture its own path",
+                path.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -287,6 +287,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
     .collect();
     output::check_distinct(&outputs)?;
+    let pictures: Vec<(&str, &Path)> = outputs
+        .iter()
+        .copied()
+        .filter(|(flag, _)| *flag != "--output")
+        .collect();
+    output::check_pictures_spare_input(args.input.as_deref(), &pictures)?;
     if let Some(path) = &args.png {
         lifegen_runtime::formats::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;

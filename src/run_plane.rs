@@ -37,6 +37,12 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
     .collect();
     output::check_distinct(&outputs)?;
+    let pictures: Vec<(&str, &Path)> = outputs
+        .iter()
+        .copied()
+        .filter(|(flag, _)| *flag != "--output")
+        .collect();
+    output::check_pictures_spare_input(args.input.as_deref(), &pictures)?;
     // The GIF's frames are kept until the run ends: its picture is the box that holds them all.
     let mut frames = match &args.gif {
         Some(path) => {

@@ -192,3 +192,27 @@ fn on_the_plane_the_frames_share_the_box_every_frame_fits_in() {
         }
     }
 }
+
+#[test]
+fn a_picture_is_never_written_over_the_input_pattern() {
+    let input = scratch("input-kept.rle");
+    std::fs::copy("tests/data/glider_cxrle.rle", &input).unwrap();
+    let before = std::fs::read(&input).unwrap();
+    for (flag, extra) in [
+        ("--gif", vec![]),
+        ("--png", vec![]),
+        ("--gif", vec!["--size", "16"]),
+    ] {
+        let mut args = vec!["run", "--input", input.to_str().unwrap(), "--gens", "4"];
+        args.extend(extra);
+        args.extend([flag, input.to_str().unwrap()]);
+        let out = lifegen(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.contains("is the --input pattern"),
+            "{args:?}: {stderr}"
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), before, "{args:?}");
+    }
+}

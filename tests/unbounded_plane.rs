@@ -487,3 +487,31 @@ fn every_short_run_of_a_glider_is_where_the_tiles_put_it() {
     let (_, at) = p.live_cells().unwrap().unwrap();
     assert_eq!(at, (9, 9));
 }
+
+#[test]
+fn a_pattern_that_dies_is_written_as_golly_writes_nothing() {
+    let dir = std::env::temp_dir().join(format!("lifegen-plane-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (input, output) = (dir.join("pair.rle"), dir.join("out.rle"));
+    std::fs::write(&input, "x = 2, y = 1, rule = B3/S23\n2o!\n").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args([
+            "run",
+            "--input",
+            input.to_str().unwrap(),
+            "--gens",
+            "5",
+            "--output",
+        ])
+        .arg(&output)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&output).unwrap();
+    // bgolly -m 5 writes "x = 0, y = 0, rule = B3/S23" and "!" for it.
+    assert!(text.contains("x = 0, y = 0, rule = B3/S23\n!"), "{text}");
+}

@@ -15,11 +15,11 @@ use lifegen_gen::synth::request::{self, SearchArgs};
 use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
 use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
 use lifegen_runtime::drive::plane::PlaneError;
-use lifegen_runtime::plane_engines::PlaneRequest;
 use lifegen_runtime::drive::slices::Slices;
 use lifegen_runtime::formats::npy::NpyError;
 use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
 use lifegen_runtime::formats::{macrocell, rle};
+use lifegen_runtime::plane_engines::PlaneRequest;
 use lifegen_runtime::universe::UniverseError;
 use lifegen_runtime::{BackendError, BackendKind, Universe};
 use numpy::ndarray::Array2;
@@ -678,8 +678,7 @@ fn run_plane<'py>(
     let unbounded = |spec: RuleSpec| {
         if spec.size.is_some() || spec.topology != Topology::Torus {
             return Err(PyValueError::new_err(format!(
-                "{} names a bounded grid, not the unbounded plane; lifegen.run runs it",
-                spec.rule
+                "{spec} names a bounded grid, not the unbounded plane; lifegen.run runs it"
             )));
         }
         Ok(spec.rule)

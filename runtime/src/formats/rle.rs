@@ -521,7 +521,12 @@ pub fn write_plane_to(
     mut sink: impl std::io::Write,
 ) -> std::io::Result<()> {
     writeln!(sink, "#CXRLE Pos={x},{y} Gen={generation}")?;
-    let (w, h) = (cells.width(), cells.height());
+    // Nothing alive: a box of no cells, as Golly writes it.
+    let (w, h) = if cells.population() == 0 {
+        (0, 0)
+    } else {
+        (cells.width(), cells.height())
+    };
     writeln!(sink, "x = {w}, y = {h}, rule = {rule}")?;
     write_cells(cells, sink)
 }
