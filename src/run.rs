@@ -126,6 +126,26 @@ pub struct RunArgs {
 
 const DEFAULT_SIDE: u64 = 4096;
 
+impl RunArgs {
+    /// Refuses outputs that name one file twice, and a picture that names the input pattern.
+    pub(crate) fn check_output_paths(&self) -> Result<()> {
+        let outputs: Vec<(&str, &Path)> = [
+            ("--output", &self.output),
+            ("--png", &self.png),
+            ("--gif", &self.gif),
+        ]
+        .into_iter()
+        .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+        .collect();
+        output::check_distinct(&outputs)?;
+        let pictures: Vec<(&str, &Path)> = outputs
+            .into_iter()
+            .filter(|(flag, _)| *flag != "--output")
+            .collect();
+        output::check_pictures_spare_input(self.input.as_deref(), &pictures)
+    }
+}
+
 pub fn run(args: RunArgs) -> Result<()> {
     match args.search_seconds {
         Some(budget) => lifegen_runtime::records::set_search_budget(budget),
@@ -278,21 +298,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;
     // Every output limit is checked, and every output opened, before the run.
-    let outputs: Vec<(&str, &Path)> = [
-        ("--output", &args.output),
-        ("--png", &args.png),
-        ("--gif", &args.gif),
-    ]
-    .into_iter()
-    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
-    .collect();
-    output::check_distinct(&outputs)?;
-    let pictures: Vec<(&str, &Path)> = outputs
-        .iter()
-        .copied()
-        .filter(|(flag, _)| *flag != "--output")
-        .collect();
-    output::check_pictures_spare_input(args.input.as_deref(), &pictures)?;
+    args.check_output_paths()?;
     if let Some(path) = &args.png {
         lifegen_runtime::formats::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;

@@ -1,8 +1,6 @@
 //! `lifegen run` on Golly's unbounded plane: a pattern file whose rule names no bounded grid,
 //! run without `--size`, as Golly runs it (`lifegen_runtime::drive::plane`).
 
-use std::path::Path;
-
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
 use lifegen_runtime::Universe;
@@ -12,7 +10,7 @@ use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file}
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::plane_engines::PlaneRequest;
 
-use crate::output::{self, Pending};
+use crate::output::Pending;
 use crate::run::{RunArgs, advance_with_progress};
 
 /// Whether a run of `pattern` under `rule` goes on the unbounded plane: a pattern file (not a
@@ -28,21 +26,7 @@ pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> boo
 
 pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let rule = rule.rule;
-    let outputs: Vec<(&str, &Path)> = [
-        ("--output", &args.output),
-        ("--png", &args.png),
-        ("--gif", &args.gif),
-    ]
-    .into_iter()
-    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
-    .collect();
-    output::check_distinct(&outputs)?;
-    let pictures: Vec<(&str, &Path)> = outputs
-        .iter()
-        .copied()
-        .filter(|(flag, _)| *flag != "--output")
-        .collect();
-    output::check_pictures_spare_input(args.input.as_deref(), &pictures)?;
+    args.check_output_paths()?;
     // The GIF's frames are kept until the run ends: its picture is the box that holds them all.
     let mut frames = match &args.gif {
         Some(path) => {
@@ -96,13 +80,11 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let elapsed = match &mut frames {
         None => advance_with_progress(plane.as_mut(), args.gens, None)?,
         Some(frames) => {
+            let path = args.gif.as_deref().expect("frames are kept for --gif only");
             let mut frame = |plane: &mut (dyn PlaneEngine + 'static)| -> Result<()> {
-                frames.record(plane.live_cells()?).with_context(|| {
-                    format!(
-                        "cannot write {}",
-                        args.gif.as_deref().unwrap_or(Path::new("")).display()
-                    )
-                })
+                frames
+                    .record(plane.live_cells()?)
+                    .with_context(|| format!("cannot write {}", path.display()))
             };
             frame(plane.as_mut())?;
             advance_with_progress(plane.as_mut(), args.gens, Some((args.every, &mut frame)))?
