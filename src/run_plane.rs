@@ -68,7 +68,6 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             })
             .transpose()?,
     };
-    request.check(&rule).map_err(anyhow::Error::msg)?;
     let mut plane = request.open_pattern(pattern, rule)?;
     println!("rule: {rule}");
     println!(

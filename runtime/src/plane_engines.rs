@@ -119,7 +119,7 @@ impl PlaneRequest {
                     .and_then(|u| u.with_states(rule.states()))
                     .map_err(|e| refused(e.to_string()))?;
                 pattern.read_into(&mut cells)?;
-                self.open_cells(cells, position, rule)?
+                self.open_cells_as(algo, cells, position, rule)?
             }
         };
         engine.start_at(generation);
@@ -133,9 +133,21 @@ impl PlaneRequest {
         position: (i64, i64),
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
+        let algo = self.check(&rule).map_err(refused)?;
+        self.open_cells_as(algo, cells, position, rule)
+    }
+
+    /// [`Self::open_cells`] in `algo`, the engine [`Self::check`] chose.
+    fn open_cells_as(
+        &self,
+        algo: PlaneAlgo,
+        cells: Universe,
+        position: (i64, i64),
+        rule: Rule,
+    ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
         let backend = self.backend;
         let make = Box::new(move |universe| create(backend, &rule, universe));
-        Ok(match self.check(&rule).map_err(refused)? {
+        Ok(match algo {
             PlaneAlgo::Tiles | PlaneAlgo::Auto => {
                 let shape = self
                     .tile
