@@ -46,33 +46,101 @@ const NEIGHBOURHOOD: [Key; 9] = [
     (1, 1),
 ];
 
-/// Windows a batch's torus holds side by side at most: as many as fit in the widest row the
-/// CPU's tile kernels step in one tile (a narrower torus is padded to the kernel's vector width,
-/// so one window of three words a row ran at three words in eight).
-const GRID_WORDS: usize = crate::cpu::tiles::TILE_WORDS - 2;
+/// Words a band of a batch's torus holds at most: the widest row the CPU's tile kernels step in
+/// one tile (a narrower torus is padded to the kernel's vector width, so one window of three
+/// words a row ran at three words in eight).
+const BAND_WORDS: usize = crate::cpu::tiles::TILE_WORDS - 2;
 
-/// How a batch of windows lies in its torus: `columns` side by side, `rows` one under another
-/// (powers of two, or the widest row that fits, so few shapes of simulator are made).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-struct Grid {
-    columns: usize,
-    rows: usize,
+/// Neighbouring active tiles of one row of tiles, stepped in one window: `len` tiles from
+/// `first` rightwards. Neighbours share their margins, so a row of active tiles costs a margin
+/// at its two ends only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Run {
+    first: Key,
+    len: usize,
 }
 
-impl Grid {
-    fn for_windows(windows: usize, window_w: u64) -> Grid {
-        let widest = (GRID_WORDS / (window_w as usize / 64)).max(1);
-        let columns = windows.next_power_of_two().min(widest);
-        Grid {
-            columns,
-            rows: windows.div_ceil(columns).next_power_of_two(),
+impl Run {
+    fn tiles(self) -> impl Iterator<Item = Key> {
+        (0..self.len as i64).map(move |i| (self.first.0 + i, self.first.1))
+    }
+}
+
+/// The runs of `active` (sorted by row, then column).
+fn runs(active: &[Key]) -> Vec<Run> {
+    let mut runs: Vec<Run> = Vec::new();
+    for &(x, y) in active {
+        match runs.last_mut() {
+            Some(run) if run.first.1 == y && run.first.0 + run.len as i64 == x => run.len += 1,
+            _ => runs.push(Run {
+                first: (x, y),
+                len: 1,
+            }),
         }
     }
+    runs
+}
 
-    /// The column and row of window `i`.
-    fn slot(&self, i: usize) -> (usize, usize) {
-        (i % self.columns, i / self.columns)
+/// How a batch's windows lie in its torus: bands of `words` words a row, `bands` one under
+/// another (the words a power of two or the widest band, the bands 1, 2, 4 or a multiple of 4,
+/// so few shapes of simulator are made), each band holding windows side by side.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct Layout {
+    words: usize,
+    bands: usize,
+}
+
+/// Where each window of a batch lies: its band and its first word in it.
+type Slot = (usize, usize);
+
+impl Layout {
+    /// The layout of a batch of windows, from each window's band (counted from the batch's
+    /// first) and the word its row ends at.
+    fn of(ends: impl Iterator<Item = (usize, usize)>) -> Layout {
+        let (bands, words) = ends.fold((1, 0), |(bands, words), (band, end)| {
+            (bands.max(band + 1), words.max(end))
+        });
+        Layout {
+            words: if bands == 1 {
+                words.next_power_of_two().min(BAND_WORDS.max(words))
+            } else {
+                BAND_WORDS.max(words)
+            },
+            bands: if bands <= 4 {
+                bands.next_power_of_two()
+            } else {
+                bands.next_multiple_of(4)
+            },
+        }
     }
+}
+
+/// Lays the windows of `runs` (tiles of `words` words, halos of `halo_words` in all) side by
+/// side in bands of at most [`BAND_WORDS`], in order: a run is cut where its band is full and
+/// goes on in the next.
+fn pack(runs: Vec<Run>, words: usize, halo_words: usize) -> Vec<(Run, Slot)> {
+    let (mut band, mut used) = (0, 0);
+    let mut packed = Vec::with_capacity(runs.len());
+    for mut run in runs {
+        while run.len > 0 {
+            let room = BAND_WORDS.saturating_sub(used + halo_words) / words;
+            if room == 0 && used > 0 {
+                (band, used) = (band + 1, 0);
+                continue;
+            }
+            let part = Run {
+                len: run.len.min(room.max(1)),
+                ..run
+            };
+            packed.push((part, (band, used)));
+            used += part.len * words + halo_words;
+            run = Run {
+                first: (run.first.0 + part.len as i64, run.first.1),
+                len: run.len - part.len,
+            };
+        }
+    }
+    packed
 }
 
 /// How tiles are cut and stepped: measured choices, see [`TileShape::for_radius`].
@@ -140,8 +208,8 @@ pub struct ActiveTiles {
     last_chunk: u64,
     /// One simulator per batch shape (the grid of windows, and a window's rows), and the
     /// universe each gave back last, to stack the next batch of that shape in.
-    simulators: HashMap<(Grid, u64), Box<dyn Simulator>>,
-    spare: HashMap<(Grid, u64), Universe>,
+    simulators: HashMap<(Layout, u64), Box<dyn Simulator>>,
+    spare: HashMap<(Layout, u64), Universe>,
     generation: u64,
     /// Tiles stepped (not left alone) since the start.
     steps: u64,
@@ -185,12 +253,11 @@ impl ActiveTiles {
         };
         tiles.place(cells, origin);
         // The simulator of one window a chunk long, made now so the run can say what runs.
-        let (width, height) = tiles.window_size(shape.chunk);
-        let first = (tiles.make)(tiles.torus(width, height)?)?;
+        let (words, height) = (tiles.window_words(1), tiles.window_height(shape.chunk));
+        let layout = Layout::of(std::iter::once((0, words)));
+        let first = (tiles.make)(tiles.torus(64 * layout.words as u64, height)?)?;
         tiles.description = first.describe();
-        tiles
-            .simulators
-            .insert((Grid::for_windows(1, width), height), first);
+        tiles.simulators.insert((layout, height), first);
         Ok(tiles)
     }
 
@@ -262,18 +329,36 @@ impl ActiveTiles {
         } else {
             self.touched.iter().copied().collect()
         };
-        active.sort_unstable();
+        active.sort_unstable_by_key(|&(x, y)| (y, x));
         // A window of dead cells stays dead (no birth from nothing on the plane).
         active.retain(|&(x, y)| {
             (-1..=1).any(|dy| (-1..=1).any(|dx| self.tiles.contains_key(&(x + dx, y + dy))))
         });
 
-        let (window_w, window_h) = self.window_size(gens);
-        let capacity_max = (BATCH_CELLS / (window_w * window_h)).max(1) as usize;
+        let window_h = self.window_height(gens);
+        let (runs, slots): (Vec<Run>, Vec<Slot>) =
+            pack(runs(&active), self.words, self.halo_words())
+                .into_iter()
+                .unzip();
+        // Whole batches of a power of two of bands: one shape of simulator for all but the last.
+        let per_batch = 1
+            << (BATCH_CELLS / (BAND_WORDS as u64 * 64 * window_h))
+                .max(1)
+                .ilog2();
         let mut results: Vec<(Key, Box<[u64]>)> = Vec::with_capacity(active.len());
-        for batch in active.chunks(capacity_max) {
-            let grid = Grid::for_windows(batch.len(), window_w);
-            let key = (grid, window_h);
+        let mut next = 0;
+        while next < runs.len() {
+            let first_band = slots[next].0;
+            let end = next + slots[next..].partition_point(|s| s.0 < first_band + per_batch);
+            let (batch, batch_slots) = (&runs[next..end], &slots[next..end]);
+            next = end;
+            let layout = Layout::of(
+                batch
+                    .iter()
+                    .zip(batch_slots)
+                    .map(|(run, slot)| (slot.0 - first_band, slot.1 + self.window_words(run.len))),
+            );
+            let key = (layout, window_h);
             let mut stacked = match self.spare.remove(&key) {
                 Some(mut universe) => {
                     for p in 0..self.planes {
@@ -281,10 +366,10 @@ impl ActiveTiles {
                     }
                     universe
                 }
-                None => self.torus(window_w * grid.columns as u64, window_h * grid.rows as u64)?,
+                None => self.torus(64 * layout.words as u64, window_h * layout.bands as u64)?,
             };
-            for (i, &key) in batch.iter().enumerate() {
-                self.gather(key, gens, &mut stacked, grid.slot(i));
+            for (run, &(band, word)) in batch.iter().zip(batch_slots) {
+                self.gather(*run, gens, &mut stacked, (band - first_band, word));
             }
             let mut sim = match self.simulators.remove(&key) {
                 Some(mut sim) => {
@@ -295,8 +380,13 @@ impl ActiveTiles {
             };
             sim.advance(gens)?;
             let stepped = sim.universe()?;
-            for (i, &tile) in batch.iter().enumerate() {
-                results.push((tile, self.scatter(stepped, gens, grid.slot(i))));
+            for (run, &(band, word)) in batch.iter().zip(batch_slots) {
+                for (i, tile) in run.tiles().enumerate() {
+                    results.push((
+                        tile,
+                        self.scatter(stepped, gens, (band - first_band, word), i),
+                    ));
+                }
             }
             self.simulators.insert(key, sim);
         }
@@ -373,7 +463,6 @@ impl ActiveTiles {
             .fold(0, |bits, (i, _)| bits | 1 << i)
     }
 
-    /// A window's width and height for a chunk of `gens` generations.
     /// An empty torus of the rule's states, for windows to be stacked in.
     fn torus(&self, width: u64, height: u64) -> Result<Universe, BackendError> {
         Ok(Universe::new(width, height)
@@ -382,67 +471,78 @@ impl ActiveTiles {
             .with_topology(Topology::Torus))
     }
 
-    fn window_size(&self, gens: u64) -> (u64, u64) {
-        let rows = gens as i64 * self.radius;
-        (
-            (self.shape.side + 2 * self.shape.halo) as u64,
-            (self.shape.side + 2 * rows) as u64,
-        )
+    /// A window's rows for a chunk of `gens` generations: a tile's and a margin above and below.
+    fn window_height(&self, gens: u64) -> u64 {
+        (self.shape.side + 2 * gens as i64 * self.radius) as u64
     }
 
-    /// Writes the window of tile `key` for a chunk of `gens` into `slot` of `stacked`.
-    fn gather(&self, (tx, ty): Key, gens: u64, stacked: &mut Universe, slot: (usize, usize)) {
+    /// Words in a row of the window of a run of `len` tiles: theirs and a halo each side.
+    fn window_words(&self, len: usize) -> usize {
+        len * self.words + self.halo_words()
+    }
+
+    /// Words the two halos of a window take.
+    fn halo_words(&self) -> usize {
+        (2 * self.shape.halo as usize).div_ceil(64)
+    }
+
+    /// Writes the window of `run` for a chunk of `gens` into `slot` of `stacked`.
+    fn gather(&self, run: Run, gens: u64, stacked: &mut Universe, slot: Slot) {
         let side = self.shape.side;
         let rows = gens as i64 * self.radius;
-        let (window_w, window_h) = self.window_size(gens);
-        let (n, words) = (stacked.words_per_row(), window_w as usize / 64);
+        let window_h = self.window_height(gens) as usize;
+        let (n, words) = (stacked.words_per_row(), self.window_words(run.len));
+        let (tx, ty) = run.first;
+        let across = run.len + 2;
         let around: Vec<Option<&[u64]>> = (-1..=1)
-            .flat_map(|dy| (-1..=1).map(move |dx| (tx + dx, ty + dy)))
+            .flat_map(|dy| (-1..=across as i64 - 2).map(move |dx| (tx + dx, ty + dy)))
             .map(|key| self.tiles.get(&key).map(|tile| &tile[..]))
             .collect();
-        let mut line = vec![0u64; 3 * self.words];
+        // The row of the tiles across, from the left neighbour's first cell.
+        let mut line = vec![0u64; across * self.words + 1];
+        let first_cell = (side - self.shape.halo) as usize;
         for p in 0..self.planes {
             let to = stacked.plane_mut(p);
-            for wy in 0..window_h as i64 {
-                let dy = wy - rows;
+            for wy in 0..window_h {
+                let dy = wy as i64 - rows;
                 let (row_tile, row) = (dy.div_euclid(side), dy.rem_euclid(side) as usize);
-                let mut any = false;
-                for (i, part) in line.chunks_mut(self.words).enumerate() {
-                    match around[(3 * (row_tile + 1)) as usize + i] {
+                let tiles = &around[(row_tile + 1) as usize * across..][..across];
+                if tiles.iter().all(Option::is_none) {
+                    continue;
+                }
+                for (part, tile) in line.chunks_mut(self.words).zip(tiles) {
+                    match tile {
                         Some(tile) => {
                             let at = self.at(p, row, 0);
                             part.copy_from_slice(&tile[at..at + self.words]);
-                            any = true;
                         }
                         None => part.fill(0),
                     }
                 }
-                if !any {
-                    continue;
-                }
-                let out = (slot.1 * window_h as usize + wy as usize) * n + slot.0 * words;
+                let out = (slot.0 * window_h + wy) * n + slot.1;
                 for (j, word) in to[out..out + words].iter_mut().enumerate() {
-                    *word = cells_at(&line, 3 * side, side - self.shape.halo + 64 * j as i64);
+                    *word = bits_from(&line, first_cell + 64 * j);
                 }
             }
         }
     }
 
-    /// The cells of the tile in `slot`, cut out of the stepped windows.
-    fn scatter(&self, stepped: &Universe, gens: u64, slot: (usize, usize)) -> Box<[u64]> {
+    /// The cells of tile `i` of the run stepped in `slot`, cut out of the stepped windows.
+    fn scatter(&self, stepped: &Universe, gens: u64, slot: Slot, i: usize) -> Box<[u64]> {
         let side = self.shape.side as usize;
         let rows = (gens as i64 * self.radius) as usize;
-        let (window_w, window_h) = self.window_size(gens);
-        let (n, words) = (stepped.words_per_row(), window_w as usize / 64);
+        let window_h = self.window_height(gens) as usize;
+        let n = stepped.words_per_row();
+        let first_cell = self.shape.halo as usize + i * side;
         let mut tile = vec![0u64; self.tile_len()].into_boxed_slice();
         for p in 0..self.planes {
             let from = stepped.plane(p);
             for row in 0..side {
-                let at = (slot.1 * window_h as usize + rows + row) * n + slot.0 * words;
-                let src = &from[at..at + words];
-                for j in 0..self.words {
-                    tile[self.at(p, row, j)] =
-                        cells_at(src, window_w as i64, self.shape.halo + 64 * j as i64);
+                let at = (slot.0 * window_h + rows + row) * n + slot.1;
+                let src = &from[at..(at + self.window_words(i + 1) + 1).min(from.len())];
+                let out = self.at(p, row, 0);
+                for (j, word) in tile[out..out + self.words].iter_mut().enumerate() {
+                    *word = bits_from(src, first_cell + 64 * j);
                 }
             }
         }
@@ -551,6 +651,17 @@ impl ActiveTiles {
     }
 }
 
+/// 64 cells of a row of `words` from cell `first` on; cells past its end are dead.
+fn bits_from(words: &[u64], first: usize) -> u64 {
+    let (j, bit) = (first / 64, first % 64);
+    let word = |j: usize| words.get(j).copied().unwrap_or(0);
+    if bit == 0 {
+        word(j)
+    } else {
+        word(j) >> bit | word(j + 1) << (64 - bit)
+    }
+}
+
 impl Simulator for ActiveTiles {
     fn describe(&self) -> String {
         let s = self.shape;
@@ -604,5 +715,64 @@ impl PlaneEngine for ActiveTiles {
             self.tiles.len(),
             self.steps
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_cut_where_a_band_is_full_and_every_tile_is_stepped_once() {
+        // A row of 40 tiles, then two short runs with a gap, then a lone tile.
+        let mut active: Vec<Key> = (0..40).map(|x| (x, 0)).collect();
+        active.extend([(0, 1), (1, 1), (2, 1), (5, 1), (6, 1), (-3, 7)]);
+        active.sort_unstable_by_key(|&(x, y)| (y, x));
+        let found = runs(&active);
+        assert_eq!(
+            found,
+            [
+                Run {
+                    first: (0, 0),
+                    len: 40
+                },
+                Run {
+                    first: (0, 1),
+                    len: 3
+                },
+                Run {
+                    first: (5, 1),
+                    len: 2
+                },
+                Run {
+                    first: (-3, 7),
+                    len: 1
+                },
+            ]
+        );
+        for (words, halo_words) in [(2, 1), (1, 1), (4, 2), (32, 16)] {
+            let packed = pack(found.clone(), words, halo_words);
+            let stepped: Vec<Key> = packed.iter().flat_map(|(run, _)| run.tiles()).collect();
+            let mut sorted = stepped.clone();
+            sorted.sort_unstable_by_key(|&(x, y)| (y, x));
+            assert_eq!(sorted, active, "{words} words a tile");
+            let mut end_of_band: HashMap<usize, usize> = HashMap::new();
+            for (run, (band, first)) in &packed {
+                let end = first + run.len * words + halo_words;
+                assert!(end <= BAND_WORDS, "{run:?} ends at word {end}");
+                let last = end_of_band.entry(*band).or_default();
+                assert_eq!(*last, *first, "windows of a band lie side by side");
+                *last = end;
+            }
+            // Bands are filled before the next is begun.
+            for band in 1..end_of_band.len() {
+                let room = BAND_WORDS - end_of_band[&(band - 1)];
+                assert!(
+                    room < words + halo_words,
+                    "band {} left {room} words",
+                    band - 1
+                );
+            }
+        }
     }
 }
