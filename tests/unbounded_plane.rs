@@ -9,6 +9,7 @@ use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
 use lifegen_runtime::drive::hashlife::HashLife;
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
+use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 fn parse(rule: &str) -> Rule {
@@ -264,13 +265,114 @@ fn settled_tiles_are_left_alone() {
 }
 
 #[test]
-fn birth_on_no_neighbours_is_refused_on_the_plane() {
+fn birth_on_no_neighbours_without_s8_runs_on_tiles_as_golly_holds_it() {
+    // The plane fills and empties by turns; Golly holds the rule's cells at even generations and
+    // their complement at odd ones. Pieces of odd and even lengths start chunks at both parities.
+    for text in [
+        "B017/S01",
+        "B0124/S025",
+        "B01e2cei3ei4eit5i6c/S01e2cei3ei4eit5i6c",
+    ] {
+        let rule = parse(text);
+        let start = soup(&rule, 24, 3);
+        let origin = (-5, 9);
+        let torus = 300;
+        let mut tiles = engine(
+            Engine::Tiles(None),
+            rule,
+            start.clone(),
+            origin,
+            BackendKind::Cpu,
+        );
+        let mut done = 0;
+        for piece in [1, 1, 2, 16, 3, 1, 16, 20] {
+            tiles.advance(piece).unwrap();
+            done += piece;
+            let on_torus = on_a_wide_torus(&rule, &start, origin, done, torus);
+            let held = if done % 2 == 0 {
+                on_torus
+            } else {
+                // The torus's dead cells, where the plane's complement has its live ones.
+                let offset = ((torus - start.width() as u64) / 2) as i64;
+                let (x0, y0) = (origin.0 - offset, origin.1 - offset);
+                (y0..y0 + torus as i64)
+                    .flat_map(|y| (x0..x0 + torus as i64).map(move |x| (x, y, 1)))
+                    .filter(|cell| !on_torus.contains(cell))
+                    .collect()
+            };
+            let on_plane = tiles
+                .live_cells()
+                .unwrap()
+                .map_or_else(BTreeSet::new, |(cells, at)| live(&cells, at));
+            assert_eq!(on_plane, held, "{text}, generation {done}");
+        }
+        for (refusing, name) in [
+            (Engine::Dense, "a dense box"),
+            (Engine::HashLife, "HashLife"),
+        ] {
+            let made = match refusing {
+                Engine::Dense => PlaneSimulator::new(
+                    rule,
+                    start.clone(),
+                    origin,
+                    Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &rule, u)),
+                )
+                .map(|_| ()),
+                _ => HashLife::new(
+                    rule,
+                    &start,
+                    origin,
+                    Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &rule, u)),
+                )
+                .map(|_| ()),
+            };
+            let error = made.unwrap_err().to_string();
+            assert!(
+                error.contains(name) && error.contains("--algo tiles"),
+                "{error}"
+            );
+        }
+    }
+}
+
+#[test]
+fn birth_on_no_neighbours_with_s8_runs_as_its_dual_in_every_engine() {
+    // Golly steps B0123478/S01234678 (B0 and S8) as the rule on complemented cells, complemented
+    // again: Life.
+    let start = soup(&Rule::CONWAY, 20, 5);
+    let run = |text: &str, algo: PlaneAlgo| {
+        let request = PlaneRequest {
+            algo,
+            backend: BackendKind::Auto,
+            tile: None,
+            host_memory: None,
+        };
+        let mut p = request
+            .open_cells(start.clone(), (3, -4), parse(text))
+            .unwrap();
+        p.advance(77).unwrap();
+        p.live_cells().unwrap()
+    };
+    let life = run("B3/S23", PlaneAlgo::Tiles);
+    for algo in [
+        PlaneAlgo::Auto,
+        PlaneAlgo::Tiles,
+        PlaneAlgo::Dense,
+        PlaneAlgo::Hashlife,
+    ] {
+        assert_eq!(run("B0123478/S01234678", algo), life, "{algo:?}");
+    }
+}
+
+#[test]
+fn birth_on_no_neighbours_beyond_golly_s_emulation_is_refused_on_the_plane() {
     let cells = Universe::new(4, 4).unwrap();
+    let rule = parse("R2,C0,M0,S1..3,B0..2,NM");
     let error = PlaneSimulator::new(
-        parse("B013/S23"),
+        rule,
         cells,
         (0, 0),
-        Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)),
+        Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &rule, u)),
     )
     .err()
     .unwrap()

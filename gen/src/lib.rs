@@ -21,6 +21,8 @@ pub use synth::{cache, on_demand, sat, shapes};
 pub use lowering::Basis;
 pub use map::MapRule;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
-pub use rule::{LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Topology};
+pub use rule::{
+    BirthOnZero, LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Topology,
+};
 pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};
 pub use topology::{Shift, Twisted};

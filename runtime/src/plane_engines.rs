@@ -1,7 +1,7 @@
 //! A pattern put on Golly's unbounded plane in the engine asked for, or the one `auto` picks:
 //! what `lifegen run` and the Python package's `run_plane` share.
 
-use lifegen_gen::Rule;
+use lifegen_gen::{BirthOnZero, Rule};
 
 use crate::backend::{BackendKind, create};
 use crate::drive::active_tiles::{ActiveTiles, TileShape};
@@ -47,13 +47,16 @@ pub struct PlaneRequest {
 }
 
 impl PlaneRequest {
-    /// What `auto` runs: HashLife for the rules it runs (two states, a range of one cell),
+    /// What `auto` runs: HashLife for the rules it runs (two states, a range of one cell, no
+    /// birth on no neighbours that Golly alternates),
     /// unless a backend or a tile size was named (HashLife's base nodes run on the CPU); active
     /// tiles otherwise. Measured on one thread against the tiles (BENCHMARKS.md, the unbounded
     /// plane): acorn to 5206 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a
     /// 512^2 soup to 3000 1.5 s against 1.4 s.
     pub fn chosen_algo(&self, rule: &Rule) -> PlaneAlgo {
-        let hashlife_runs_it = rule.states() == 2 && crate::drive::bands::radius(rule) == 1;
+        let hashlife_runs_it = rule.states() == 2
+            && crate::drive::bands::radius(rule) == 1
+            && rule.birth_on_zero() != Some(BirthOnZero::Alternating);
         let tiles_hinted = self.backend != BackendKind::Auto || self.tile.is_some();
         match self.algo {
             PlaneAlgo::Auto if hashlife_runs_it && !tiles_hinted => PlaneAlgo::Hashlife,
@@ -98,6 +101,7 @@ impl PlaneRequest {
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
         let algo = self.check(&rule).map_err(refused)?;
+        let rule = rule_golly_runs(rule);
         let generation = pattern.generation();
         // A file of more states than the rule's goes the other way, to its clear error.
         let tree = pattern
@@ -134,7 +138,7 @@ impl PlaneRequest {
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
         let algo = self.check(&rule).map_err(refused)?;
-        self.open_cells_as(algo, cells, position, rule)
+        self.open_cells_as(algo, cells, position, rule_golly_runs(rule))
     }
 
     /// [`Self::open_cells`] in `algo`, the engine [`Self::check`] chose.
@@ -181,6 +185,15 @@ impl PlaneRequest {
     fn budget(&self) -> u64 {
         self.host_memory
             .unwrap_or_else(|| crate::memory::headroom().map_or(4 << 30, |(bytes, _)| bytes / 2))
+    }
+}
+
+/// The rule Golly steps in place of `rule`: its dual when it gives birth on no neighbours and
+/// keeps a full neighbourhood alive ([`BirthOnZero::Dual`]).
+fn rule_golly_runs(rule: Rule) -> Rule {
+    match rule.birth_on_zero() {
+        Some(BirthOnZero::Dual(dual)) => dual,
+        _ => rule,
     }
 }
 

@@ -106,6 +106,11 @@ impl MapRule {
         }
     }
 
+    /// A rule of the same neighbourhood and notation whose next state of `index` is `f(index)`.
+    pub fn with_table(&self, f: impl Fn(usize) -> bool) -> MapRule {
+        MapRule::from_fn(self.neighbourhood, self.notation, f)
+    }
+
     /// The same rule on the universe mirrored in its main diagonal (x and y swapped): NE and
     /// SW, N and W, E and S trade places. Hexagonal and von Neumann rules stay what they are.
     pub fn transposed(&self) -> MapRule {

@@ -461,6 +461,45 @@ impl Rule {
             Rule::Generations(rule) => rule.alive.rule().torus_size((width, height)),
         }
     }
+
+    /// How Golly runs this rule when it gives birth on no neighbours (B0): `None` when it does
+    /// not, or is not a two-state rule of the 3x3 neighbourhood (Golly's `liferules::saveRule`
+    /// emulates B0 for those).
+    pub fn birth_on_zero(&self) -> Option<BirthOnZero> {
+        let map = match self {
+            Rule::LifeLike(life) => MapRule::from_life_like(*life),
+            Rule::Map(map) => *map,
+            Rule::LargerThanLife(_) | Rule::Generations(_) => return None,
+        };
+        let all = crate::map::INDICES - 1;
+        if !map.next(0) {
+            return None;
+        }
+        if !map.next(all) {
+            return Some(BirthOnZero::Alternating);
+        }
+        let dual = map.with_table(|index| !map.next(all - index));
+        Some(BirthOnZero::Dual(match (self, dual.life_like()) {
+            (Rule::LifeLike(_), Some(life)) => Rule::LifeLike(life),
+            _ => Rule::Map(dual),
+        }))
+    }
+}
+
+/// How Golly runs a rule that gives birth on no neighbours (`liferules::saveRule`): on the
+/// unbounded plane such a rule fills the plane at once, so Golly holds other cells than the
+/// rule's own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BirthOnZero {
+    /// With S8 (a live cell with every neighbour alive survives): the plane, once filled,
+    /// stays full, and Golly runs the dual rule (the rule on the complement of its cells, cells
+    /// complemented again: never a birth on no neighbours) every generation, in place of this one.
+    Dual(Rule),
+    /// Without S8: the plane fills and empties by turns. Golly holds the rule's cells at even
+    /// generations and their complement at odd ones, stepping the first by the complement of
+    /// the rule and the second by the rule on complemented cells; neither gives birth on no
+    /// neighbours.
+    Alternating,
 }
 
 impl fmt::Display for Rule {
@@ -1117,6 +1156,35 @@ mod tests {
         }
         assert_eq!(LifeLike::CONWAY.to_string(), "B3/S23");
         assert_eq!(LifeLike::CONWAY.catagolue_name(), "b3s23");
+    }
+
+    #[test]
+    fn birth_on_zero_as_golly_runs_it() {
+        let of = |text: &str| parse(text).unwrap().rule.birth_on_zero();
+        assert_eq!(of("B3/S23"), None);
+        assert_eq!(of("B017/S01"), Some(BirthOnZero::Alternating));
+        assert_eq!(
+            of("B01e2cei3ei4eit5i6c/S01e2cei3ei4eit5i6c"),
+            Some(BirthOnZero::Alternating)
+        );
+        // liferules::saveRule: entry i of the dual is 1 - entry 511 - i of the rule: a dead
+        // cell with n neighbours is born unless a live one with 8 - n survived, and a live one
+        // survives unless a dead one with 8 - n was born.
+        let dual = |text: &str| match of(text) {
+            Some(BirthOnZero::Dual(rule)) => rule.to_string(),
+            other => panic!("{text}: {other:?}"),
+        };
+        assert_eq!(dual("B0/S8"), "B12345678/S01234567");
+        assert_eq!(dual("B0123478/S01234678"), "B3/S23");
+        let hensel = dual("B0/S2-a8");
+        assert_eq!(of(&hensel), None);
+        let back = parse(&hensel).unwrap().rule;
+        let map = |rule: Rule| match rule {
+            Rule::Map(map) => map,
+            other => panic!("{other}"),
+        };
+        let (rule, back) = (map(parse("B0/S2-a8").unwrap().rule), map(back));
+        assert!((0..512).all(|i| back.next(i) != rule.next(511 - i)));
     }
 
     #[test]

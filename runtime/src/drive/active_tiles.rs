@@ -10,6 +10,13 @@
 //! torus (or the torus's wrap) do at a window's edges never reaches its tile, which is cut out
 //! again afterwards.
 //!
+//! A rule that gives birth on no neighbours (B0) and has no S8 fills the plane and empties it
+//! by turns; Golly holds the complement of its cells at odd generations
+//! ([`lifegen_gen::BirthOnZero::Alternating`]), and so do the tiles: a window is complemented
+//! when it is gathered at an odd generation, stepped by the rule itself (whose empty plane is
+//! the window's complemented margin), and its tile complemented again when the chunk ends at
+//! an odd generation.
+//!
 //! A tile equal after a chunk to what it was before, with eight neighbours that did not change
 //! either, would be stepped from the same window again: it is left alone, whatever its period
 //! as long as the period divides `chunk` (still lifes, blinkers, the period-2, 4, 8, 16 and 32
@@ -17,7 +24,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use lifegen_gen::{Rule, Topology};
+use lifegen_gen::{BirthOnZero, Rule, Topology};
 
 use crate::drive::bands::radius;
 use crate::drive::plane::{
@@ -196,6 +203,9 @@ pub struct ActiveTiles {
     states: u16,
     planes: usize,
     radius: i64,
+    /// Whether the cells held at odd generations are the complement of the rule's
+    /// ([`BirthOnZero::Alternating`]).
+    alternating: bool,
     shape: TileShape,
     /// Words in a tile's row.
     words: usize,
@@ -229,7 +239,8 @@ impl ActiveTiles {
         shape: Option<TileShape>,
         make: Box<MakeBox>,
     ) -> Result<ActiveTiles, PlaneError> {
-        if births_from_nothing(&rule) {
+        let alternating = rule.birth_on_zero() == Some(BirthOnZero::Alternating);
+        if births_from_nothing(&rule) && !alternating {
             return Err(PlaneError::BirthOnZero(rule));
         }
         let radius = radius(&rule) as i64;
@@ -239,6 +250,7 @@ impl ActiveTiles {
             states: rule.states(),
             planes: cells.planes(),
             radius,
+            alternating,
             shape,
             words: (shape.side / 64) as usize,
             tiles: HashMap::new(),
@@ -316,7 +328,9 @@ impl ActiveTiles {
 
     /// Advances one chunk of `gens` generations (at most [`TileShape::chunk`]).
     fn advance_chunk(&mut self, gens: u64) -> Result<(), BackendError> {
-        let fresh = gens != self.last_chunk;
+        // An odd chunk of an alternating rule starts at the other parity next time, where the
+        // cells held step by another rule.
+        let fresh = gens != self.last_chunk || (self.alternating && gens % 2 == 1);
         let mut active: Vec<Key> = if fresh {
             self.tiles
                 .keys()
@@ -501,13 +515,14 @@ impl ActiveTiles {
         // The row of the tiles across, from the left neighbour's first cell.
         let mut line = vec![0u64; across * self.words + 1];
         let first_cell = (side - self.shape.halo) as usize;
+        let flip = self.complemented_at(self.generation);
         for p in 0..self.planes {
             let to = stacked.plane_mut(p);
             for wy in 0..window_h {
                 let dy = wy as i64 - rows;
                 let (row_tile, row) = (dy.div_euclid(side), dy.rem_euclid(side) as usize);
                 let tiles = &around[(row_tile + 1) as usize * across..][..across];
-                if tiles.iter().all(Option::is_none) {
+                if flip == 0 && tiles.iter().all(Option::is_none) {
                     continue;
                 }
                 for (part, tile) in line.chunks_mut(self.words).zip(tiles) {
@@ -521,9 +536,18 @@ impl ActiveTiles {
                 }
                 let out = (slot.0 * window_h + wy) * n + slot.1;
                 for (j, word) in to[out..out + words].iter_mut().enumerate() {
-                    *word = bits_from(&line, first_cell + 64 * j);
+                    *word = bits_from(&line, first_cell + 64 * j) ^ flip;
                 }
             }
+        }
+    }
+
+    /// The word that complements the cells held at `generation`, or 0.
+    fn complemented_at(&self, generation: u64) -> u64 {
+        if self.alternating && generation % 2 == 1 {
+            !0
+        } else {
+            0
         }
     }
 
@@ -534,6 +558,7 @@ impl ActiveTiles {
         let window_h = self.window_height(gens) as usize;
         let n = stepped.words_per_row();
         let first_cell = self.shape.halo as usize + i * side;
+        let flip = self.complemented_at(self.generation + gens);
         let mut tile = vec![0u64; self.tile_len()].into_boxed_slice();
         for p in 0..self.planes {
             let from = stepped.plane(p);
@@ -542,7 +567,7 @@ impl ActiveTiles {
                 let src = &from[at..(at + self.window_words(i + 1) + 1).min(from.len())];
                 let out = self.at(p, row, 0);
                 for (j, word) in tile[out..out + self.words].iter_mut().enumerate() {
-                    *word = bits_from(src, first_cell + 64 * j);
+                    *word = bits_from(src, first_cell + 64 * j) ^ flip;
                 }
             }
         }

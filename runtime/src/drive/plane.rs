@@ -9,7 +9,7 @@
 //!
 //! Coordinates are Golly's (x right, y down, 64-bit); the box's cell (0, 0) sits at `origin`.
 
-use lifegen_gen::{Rule, Topology};
+use lifegen_gen::{BirthOnZero, Rule, Topology};
 
 use crate::drive::bands::radius;
 use crate::reference;
@@ -148,10 +148,17 @@ pub fn recut(
 #[derive(Debug, thiserror::Error)]
 pub enum PlaneError {
     #[error(
-        "{0} gives birth on no neighbours (B0), which fills the unbounded plane at once; run it \
-         on a bounded grid (a :T or :P suffix, or --size)"
+        "{0} gives birth on no neighbours (B0), which fills the unbounded plane at once; on the \
+         plane lifegen runs B0 as Golly does for two-state rules of the 3x3 neighbourhood only: \
+         run it on a bounded grid (a :T or :P suffix, or --size)"
     )]
     BirthOnZero(Rule),
+    #[error(
+        "{rule} gives birth on no neighbours (B0) and has no S8, so the plane fills and empties \
+         by turns, and Golly holds the complement of the cells at odd generations; {engine} \
+         cannot (Golly's HashLife refuses these rules too): --algo tiles runs it"
+    )]
+    Alternating { rule: Rule, engine: &'static str },
     #[error(
         "at generation {generation}, the live cells' box of {width}x{height} cells cannot be held"
     )]
@@ -252,9 +259,7 @@ impl PlaneSimulator {
         origin: (i64, i64),
         make: Box<MakeBox>,
     ) -> Result<PlaneSimulator, PlaneError> {
-        if births_from_nothing(&rule) {
-            return Err(PlaneError::BirthOnZero(rule));
-        }
+        refuse_birth_on_zero(&rule, "a dense box")?;
         let radius = radius(&rule) as i64;
         let (universe, shift) = fitted(&cells, radius, 0)?;
         let sim = make(universe)?;
@@ -361,6 +366,19 @@ fn fitted(
 /// Whether dead cells with no live neighbours come alive (B0): one dead cell on a bounded
 /// plane, where every neighbour is dead (a torus of 2r + 2 cells a side cost the reference
 /// (2r + 2)^2 (2r + 1)^2 reads: 12 s at r = 100).
+/// Refuses a rule that gives birth on no neighbours, for an engine (named `engine`) that runs
+/// neither the rule Golly runs in its place nor Golly's alternation.
+pub(crate) fn refuse_birth_on_zero(rule: &Rule, engine: &'static str) -> Result<(), PlaneError> {
+    match rule.birth_on_zero() {
+        Some(BirthOnZero::Alternating) => Err(PlaneError::Alternating {
+            rule: *rule,
+            engine,
+        }),
+        _ if births_from_nothing(rule) => Err(PlaneError::BirthOnZero(*rule)),
+        _ => Ok(()),
+    }
+}
+
 pub(crate) fn births_from_nothing(rule: &Rule) -> bool {
     Universe::new(1, 1)
         .and_then(|u| u.with_states(rule.states()))

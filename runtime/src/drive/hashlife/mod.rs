@@ -15,7 +15,7 @@ use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
 use crate::drive::plane::{
-    MakeBox, Placed, PlaneEngine, PlaneError, births_from_nothing, cached_live_universe,
+    MakeBox, Placed, PlaneEngine, PlaneError, cached_live_universe, refuse_birth_on_zero,
 };
 use crate::formats::macrocell::{Fold, NodeLines};
 use crate::simulator::{BackendError, Simulator};
@@ -118,9 +118,7 @@ impl HashLife {
         origin: (i64, i64),
         make: Box<MakeBox>,
     ) -> Result<HashLife, PlaneError> {
-        if births_from_nothing(&rule) {
-            return Err(PlaneError::BirthOnZero(rule));
-        }
+        refuse_birth_on_zero(&rule, "HashLife")?;
         if rule.states() != 2 || radius(&rule) != 1 {
             return Err(PlaneError::Backend(BackendError::Plane(format!(
                 "HashLife runs rules of two states and a range of one cell so far; {rule} is \
