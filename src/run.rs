@@ -253,6 +253,18 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         (None, None) => RuleSpec::plain(lifegen_gen::Rule::CONWAY),
     };
     let size = args.size.as_deref().map(parse_size).transpose()?;
+    if let Some(strip) = rule_spec.strip()
+        && size.is_none()
+        && !crate::run_plane::wanted(&args, pattern.as_ref(), &rule_spec)
+    {
+        bail!(
+            "{rule_spec} is a grid bounded along one side only ({} cells across), which lifegen \
+             runs for a pattern file on Golly's plane; a random soup, an array or a universe \
+             file needs a grid bounded on both sides: give --size or a suffix like :T{1},{1}",
+            strip.cells,
+            strip.cells.max(64)
+        );
+    }
     let own_size = pattern
         .as_ref()
         .map_or((DEFAULT_SIDE, DEFAULT_SIDE), Pattern::size);

@@ -14,18 +14,20 @@ use crate::output::Pending;
 use crate::run::{RunArgs, advance_with_progress};
 
 /// Whether a run of `pattern` under `rule` goes on the unbounded plane: a pattern file (not a
-/// universe file or array) whose rule has no bounded-grid suffix, no `--size`, and no universe
-/// file to run into.
+/// universe file or array) whose rule has no bounded-grid suffix (or one bounded along one side
+/// only, `:T0,<h>`), no `--size`, and no universe file to run into.
 pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> bool {
+    let unbounded = rule.strip().is_some()
+        || (rule.size.is_none() && rule.topology == lifegen_gen::Topology::Torus);
     pattern.is_some_and(|p| !is_universe_file(p.path()))
         && args.size.is_none()
-        && rule.size.is_none()
-        && rule.topology == lifegen_gen::Topology::Torus
+        && unbounded
         && !args.output.as_deref().is_some_and(is_universe_file)
 }
 
-pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
-    let rule = rule.rule;
+pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
+    let rule = spec.rule;
+    let strip = spec.strip();
     args.check_output_paths()?;
     // The GIF's frames are kept until the run ends: its picture is the box that holds them all.
     let mut frames = match &args.gif {
@@ -45,7 +47,10 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let mut gif_out = args.gif.as_deref().map(Pending::create).transpose()?;
 
     let (width, height) = pattern.size();
-    let position = pattern.plane_position()?;
+    let position = match strip {
+        Some(strip) => pattern.strip_position(strip)?,
+        None => pattern.plane_position()?,
+    };
     let origin = pattern.origin();
     let start = pattern.generation();
     if start.checked_add(args.gens).is_none() {
@@ -67,12 +72,33 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
                     .with_context(|| format!("--host-memory {text:?}"))
             })
             .transpose()?,
+        strip,
     };
     let mut plane = request.open_pattern(pattern, rule)?;
-    println!("rule: {rule}");
+    println!("rule: {spec}");
+    let universe = match strip {
+        None => "Golly's unbounded plane (the rule names no bounded grid and no --size was given)"
+            .to_string(),
+        Some(strip) => format!(
+            "Golly's grid {} ({} {} to {}{}, unbounded {})",
+            strip.suffix(),
+            if strip.rows { "rows" } else { "columns" },
+            strip.first(),
+            strip.first() + strip.cells as i64 - 1,
+            if strip.joined {
+                " joined"
+            } else {
+                ", dead past them"
+            },
+            if strip.rows {
+                "left and right"
+            } else {
+                "above and below"
+            }
+        ),
+    };
     println!(
-        "universe: Golly's unbounded plane (the rule names no bounded grid and no --size was \
-         given), {origin}: {width}x{height} at ({}, {})",
+        "universe: {universe}, {origin}: {width}x{height} at ({}, {})",
         position.0, position.1
     );
     println!("backend: {}", plane.describe());
@@ -115,7 +141,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
     let mut mc_out = rle_out.take_if(|out| is_macrocell(out.path()));
     if let Some(out) = &mut mc_out {
         plane
-            .write_macrocell(&rule, out.sink())
+            .write_macrocell(&spec, out.sink())
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
@@ -129,7 +155,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, rule: RuleSpec) -> Result<()> {
             None => (&empty, (0, 0)),
         };
         if let Some(out) = &mut rle_out {
-            rle::write_plane_to(cells, &rule, at, plane.generation(), out.sink())
+            rle::write_plane_to(cells, &spec, at, plane.generation(), out.sink())
                 .with_context(|| format!("cannot write {}", out.path().display()))?;
             out.finish()?;
         }

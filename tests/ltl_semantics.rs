@@ -183,7 +183,10 @@ fn small_tori_as_golly_has_them() {
         rule::parse("R3,C0,S1-2,B1,NC:T0").unwrap().size,
         Some((6, 6))
     );
-    assert!(rule::parse("B3/S23:T0,5").is_err());
+    // A life-like rule keeps a zero side: a tube (:T0,5), bounded along one side only; both zero
+    // is refused.
+    assert_eq!(rule::parse("B3/S23:T0,5").unwrap().size, Some((0, 5)));
+    assert!(rule::parse("B3/S23:T0,0").is_err());
 
     // R2 Moore on a 4x4 torus: the live cell at (0, 0) is both dx = -2 and dx = +2 of (2, 0),
     // and all four corners of the 5x5 window of (2, 2) (Golly copies it to three borders).

@@ -346,6 +346,7 @@ fn birth_on_no_neighbours_with_s8_runs_as_its_dual_in_every_engine() {
             backend: BackendKind::Auto,
             tile: None,
             host_memory: None,
+            strip: None,
         };
         let mut p = request
             .open_cells(start.clone(), (3, -4), parse(text))
@@ -616,4 +617,92 @@ fn a_pattern_that_dies_is_written_as_golly_writes_nothing() {
     let text = std::fs::read_to_string(&output).unwrap();
     // bgolly -m 5 writes "x = 0, y = 0, rule = B3/S23" and "!" for it.
     assert!(text.contains("x = 0, y = 0, rule = B3/S23\n!"), "{text}");
+}
+
+#[test]
+fn a_grid_bounded_along_one_side_agrees_with_a_wide_grid_of_the_same_rows() {
+    // A tube (:T0,40: rows -20..19 joined) and a strip (:P0,40: dead above and below), and the
+    // same turned (:T30,0), against the reference on a grid wide enough that nothing reaches its
+    // other edges; a soup's gliders leave along the open side, and the box follows them.
+    for (text, rows) in [
+        ("B3/S23:T0,40", true),
+        ("B3/S23:P0,40", true),
+        ("B36/S23:T30,0", false),
+    ] {
+        let spec = lifegen_gen::rule::parse(text).unwrap();
+        let strip = spec.strip().unwrap();
+        let (rule, side) = (spec.rule, strip.cells);
+        // A soup, and a lightweight spaceship beside it flying out along the open side.
+        let soup = Universe::random(side, side, 0.4, 11).unwrap();
+        let (w, h) = if rows {
+            (side + 30, side)
+        } else {
+            (side, side + 30)
+        };
+        let mut start = Universe::new(w, h).unwrap();
+        for y in 0..side as usize {
+            for x in 0..side as usize {
+                start.set(x, y, soup.get(x, y));
+            }
+        }
+        let lwss_east = [
+            (0, 0),
+            (3, 0),
+            (4, 1),
+            (0, 2),
+            (4, 2),
+            (1, 3),
+            (2, 3),
+            (3, 3),
+            (4, 3),
+        ];
+        for (x, y) in lwss_east {
+            let (x, y) = (x + side as usize + 10, y + side as usize / 2 - 2);
+            let (x, y) = if rows { (x, y) } else { (y, x) };
+            start.set(x, y, true);
+        }
+        let origin = (strip.first(), strip.first());
+        let gens = 600;
+        let long = 1400;
+        let (width, height) = if rows { (long, side) } else { (side, long) };
+        let offset = ((long - side) / 2) as usize;
+        let mut wide = Universe::new(width, height)
+            .unwrap()
+            .with_topology(spec.topology);
+        for y in 0..h as usize {
+            for x in 0..w as usize {
+                let (wx, wy) = if rows {
+                    (x + offset, y)
+                } else {
+                    (x, y + offset)
+                };
+                wide.set(wx, wy, start.get(x, y));
+            }
+        }
+        let mut reference = lifegen_runtime::create(BackendKind::Reference, &rule, wide).unwrap();
+        reference.advance(gens).unwrap();
+        let shift = if rows {
+            (origin.0 - offset as i64, origin.1)
+        } else {
+            (origin.0, origin.1 - offset as i64)
+        };
+        let expected = live(reference.universe().unwrap(), shift);
+        let mut strip_run = PlaneSimulator::on_strip(
+            rule,
+            start.clone(),
+            origin,
+            Some(strip),
+            Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &rule, u)),
+        )
+        .unwrap();
+        for piece in [gens / 3, 1, gens - gens / 3 - 1] {
+            strip_run.advance(piece).unwrap();
+        }
+        let (cells, at) = strip_run.live_cells().unwrap().unwrap();
+        assert_eq!(live(&cells, at), expected, "{text}");
+        assert!(
+            strip_run.recuts() > 0,
+            "{text}: the box should have followed the pattern"
+        );
+    }
 }

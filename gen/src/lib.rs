@@ -22,7 +22,8 @@ pub use lowering::Basis;
 pub use map::MapRule;
 pub use network::{Gate, Network, NetworkBuilder, OpCounts, Wire};
 pub use rule::{
-    BirthOnZero, LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Topology,
+    BirthOnZero, LargerThanLife, LifeLike, Neighbourhood, Rule, RuleError, RuleSpec, Strip,
+    Topology,
 };
 pub use spec::{Spec, VerifiedNetwork, VerifyError, verify};
 pub use topology::{Shift, Twisted};

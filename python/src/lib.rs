@@ -646,7 +646,8 @@ fn run(
 }
 
 /// Runs a pattern `gens` generations on Golly's unbounded plane, as `lifegen run --input FILE`
-/// does for a file whose rule names no bounded grid: `start` is a pattern file's path (RLE or
+/// does for a file whose rule names no bounded grid (or one bounded along one side only, a tube
+/// like `:T0,68`, which the dense box runs): `start` is a pattern file's path (RLE or
 /// macrocell, at Golly's coordinates, from the generation the file gives; a macrocell tree goes
 /// to HashLife whole, never expanded) or a universe or 2-D array (its top-left cell at (0, 0)).
 /// `algo` is auto, tiles, dense or hashlife, as `--algo`; `host_memory` bounds HashLife's nodes
@@ -667,16 +668,19 @@ fn run_plane<'py>(
     threads: Option<usize>,
     host_memory: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let request = PlaneRequest {
+    let mut request = PlaneRequest {
         algo: algo.parse().map_err(PyValueError::new_err)?,
         backend: backend.parse().map_err(PyValueError::new_err)?,
         tile: None,
         host_memory,
+        strip: None,
     };
     let given = optional_rule(rule)?;
     let pool = worker_pool(threads)?;
-    let unbounded = |spec: RuleSpec| {
-        if spec.size.is_some() || spec.topology != Topology::Torus {
+    // The plane, or a grid bounded along one side only (`:T0,68`), which the request carries.
+    let mut unbounded = |spec: RuleSpec| {
+        request.strip = spec.strip();
+        if request.strip.is_none() && (spec.size.is_some() || spec.topology != Topology::Torus) {
             return Err(PyValueError::new_err(format!(
                 "{spec} names a bounded grid, not the unbounded plane; lifegen.run runs it"
             )));

@@ -1,7 +1,7 @@
 //! A pattern put on Golly's unbounded plane in the engine asked for, or the one `auto` picks:
 //! what `lifegen run` and the Python package's `run_plane` share.
 
-use lifegen_gen::{BirthOnZero, Rule};
+use lifegen_gen::{BirthOnZero, Rule, Strip};
 
 use crate::backend::{BackendKind, create};
 use crate::drive::active_tiles::{ActiveTiles, TileShape};
@@ -44,6 +44,9 @@ pub struct PlaneRequest {
     pub tile: Option<i64>,
     /// Bytes HashLife's nodes may take (default: half of what is free).
     pub host_memory: Option<u64>,
+    /// The grid's bounded side, when the rule names a grid bounded along one side only
+    /// (`:T0,<h>`): the dense box runs it.
+    pub strip: Option<Strip>,
 }
 
 impl PlaneRequest {
@@ -59,6 +62,7 @@ impl PlaneRequest {
             && rule.birth_on_zero() != Some(BirthOnZero::Alternating);
         let tiles_hinted = self.backend != BackendKind::Auto || self.tile.is_some();
         match self.algo {
+            PlaneAlgo::Auto if self.strip.is_some() => PlaneAlgo::Dense,
             PlaneAlgo::Auto if hashlife_runs_it && !tiles_hinted => PlaneAlgo::Hashlife,
             PlaneAlgo::Auto => PlaneAlgo::Tiles,
             other => other,
@@ -68,6 +72,14 @@ impl PlaneRequest {
     /// Why this request cannot run `rule`, before anything is read.
     pub fn check(&self, rule: &Rule) -> Result<PlaneAlgo, String> {
         let algo = self.chosen_algo(rule);
+        if let Some(strip) = self.strip.filter(|_| algo != PlaneAlgo::Dense) {
+            return Err(format!(
+                "{}{} is bounded along one side only, which the dense box runs (--algo dense, or \
+                 auto); the tiles and HashLife hold the unbounded plane",
+                rule,
+                strip.suffix()
+            ));
+        }
         if self.host_memory.is_some() && algo != PlaneAlgo::Hashlife {
             return Err(format!(
                 "--host-memory bounds HashLife's tree on the plane; this run holds the plane on \
@@ -116,9 +128,11 @@ impl PlaneRequest {
             }
             None => {
                 let (width, height) = pattern.size();
-                let position = pattern
-                    .plane_position()
-                    .map_err(|e| refused(e.to_string()))?;
+                let position = match self.strip {
+                    Some(strip) => pattern.strip_position(strip),
+                    None => pattern.plane_position(),
+                }
+                .map_err(|e| refused(e.to_string()))?;
                 let mut cells = Universe::new(width.max(1), height.max(1))
                     .and_then(|u| u.with_states(rule.states()))
                     .map_err(|e| refused(e.to_string()))?;
@@ -168,7 +182,9 @@ impl PlaneRequest {
                 life.set_memory_budget(self.budget());
                 Box::new(life)
             }
-            PlaneAlgo::Dense => Box::new(PlaneSimulator::new(rule, cells, position, make)?),
+            PlaneAlgo::Dense => Box::new(PlaneSimulator::on_strip(
+                rule, cells, position, self.strip, make,
+            )?),
         })
     }
 

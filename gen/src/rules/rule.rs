@@ -11,7 +11,7 @@ use std::fmt;
 use crate::echo::{escape_controls, quote};
 use crate::generations::{AliveRule, Generations, generations, parse_bs_generations, parse_states};
 use crate::map::MapRule;
-pub use crate::topology::{Shift, Topology, Twisted};
+pub use crate::topology::{Shift, Strip, Topology, Twisted};
 
 /// Neighbour counts of a life-like rule: bit `n` set when `n` live neighbours qualify.
 pub type CountSet = u16;
@@ -558,6 +558,32 @@ pub const MAX_RADIUS: u32 = 500;
 /// Golly's largest radius for the Gaussian `NG` (`MAXGAUSSIANRANGE`).
 pub const MAX_GAUSSIAN_RADIUS: u32 = 50;
 
+impl RuleSpec {
+    /// The grid bounded along one side only that the suffix names (`:T0,<h>`, `:T<w>,0`,
+    /// `:P0,<h>`, `:P<w>,0`), if it names one.
+    pub fn strip(&self) -> Option<Strip> {
+        let joined = match self.topology {
+            Topology::Torus => true,
+            Topology::Plane => false,
+            _ => return None,
+        };
+        match self.size? {
+            (0, 0) => None,
+            (0, cells) => Some(Strip {
+                cells,
+                rows: true,
+                joined,
+            }),
+            (cells, 0) => Some(Strip {
+                cells,
+                rows: false,
+                joined,
+            }),
+            _ => None,
+        }
+    }
+}
+
 impl std::str::FromStr for RuleSpec {
     type Err = RuleError;
     fn from_str(input: &str) -> Result<Self, RuleError> {
@@ -661,6 +687,15 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     let size = match (rule, size) {
         (_, None) => None,
         (_, Some((w, h))) if !ltl => {
+            let strip = matches!(topology, Topology::Torus | Topology::Plane);
+            if (w == 0) != (h == 0) && strip {
+                // A tube or strip, bounded along one side only (lifealgo::setgridsize).
+                return Ok(RuleSpec {
+                    rule,
+                    size: Some((w, h)),
+                    topology,
+                });
+            }
             if w == 0 || h == 0 {
                 return Err(fail(format!(
                     "{} has a zero side; lifegen needs a finite {}, both sides at least 1",
@@ -1247,7 +1282,7 @@ mod tests {
         // Generations and tables too; a rule alone refuses it.
         assert_eq!(parse("23/3/3:P7,9").unwrap().to_string(), "23/3/3:P7,9");
         assert!("B3/S23:P10".parse::<Rule>().is_err());
-        let zero = parse("B3/S23:P0,10").unwrap_err().to_string();
+        let zero = parse("B3/S23:P0,0").unwrap_err().to_string();
         assert!(zero.contains("bounded plane"), "{zero}");
         let shifted = parse("B3/S23:T10-13,7").unwrap();
         assert_eq!(
@@ -1504,6 +1539,33 @@ mod tests {
     }
 
     #[test]
+    fn a_side_of_zero_names_a_strip_bounded_along_the_other() {
+        let strip = |text: &str| parse(text).unwrap().strip();
+        assert_eq!(
+            strip("B3/S23:T0,68"),
+            Some(Strip {
+                cells: 68,
+                rows: true,
+                joined: true
+            })
+        );
+        assert_eq!(
+            strip("B3/S23:P56,0"),
+            Some(Strip {
+                cells: 56,
+                rows: false,
+                joined: false
+            })
+        );
+        assert_eq!(strip("B3/S23:T56,10"), None);
+        assert_eq!(strip("B3/S23"), None);
+        assert_eq!(strip("B3/S23:T0,17").unwrap().first(), -8);
+        assert_eq!(strip("B3/S23:T0,68").unwrap().suffix(), ":T0,68");
+        // Golly: "Can't shift infinite width."
+        assert!(parse("B3/S23:T0,68+1").is_err() || strip("B3/S23:T0,68+1").is_none());
+    }
+
+    #[test]
     fn errors_quote_the_input_and_say_why() {
         let cases = [
             ("", "empty"),
@@ -1511,10 +1573,10 @@ mod tests {
             ("B2x/S23", "unexpected character 'x'"),
             ("Life", "not a rule"),
             (
-                "B3/S23:P0,100",
+                "B3/S23:P0,0",
                 "zero side; lifegen needs a finite bounded plane",
             ),
-            ("B3/S23:T0,5", "zero side"),
+            ("B3/S23:C0,5", "can't have an infinite width"),
             ("B3/S23:Tx,5", "Unexpected stuff after grid width"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),
             ("R5,C257,M0,S34..58,B34..45,NM", "C0 to C256"),

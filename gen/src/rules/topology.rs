@@ -56,6 +56,36 @@ pub enum Topology {
     Sphere,
 }
 
+/// A grid bounded along one side only (Golly's `lifealgo::setgridsize` with one side 0):
+/// `:T0,<h>` is a tube, its top and bottom edges joined and unbounded left and right; `:P0,<h>`
+/// has dead cells above and below; `:T<w>,0` and `:P<w>,0` the same turned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Strip {
+    /// Cells across the bounded side.
+    pub cells: u64,
+    /// Whether the bounded side is the rows (bounded above and below), else the columns.
+    pub rows: bool,
+    /// Whether the two bounded edges are joined (`:T`), else dead beyond them (`:P`).
+    pub joined: bool,
+}
+
+impl Strip {
+    /// Golly's first row (or column) of the grid: `gridtop = -int(gridht) / 2`.
+    pub fn first(&self) -> i64 {
+        -(self.cells as i64 / 2)
+    }
+
+    /// The suffix, as Golly writes it.
+    pub fn suffix(&self) -> String {
+        let letter = if self.joined { 'T' } else { 'P' };
+        if self.rows {
+            format!(":{letter}0,{}", self.cells)
+        } else {
+            format!(":{letter}{},0", self.cells)
+        }
+    }
+}
+
 impl Topology {
     /// Golly's suffix letter.
     pub fn letter(self) -> char {

@@ -7,9 +7,14 @@
 //! it travelled. Any simulator runs the box (the CPU's and the GPU's, every rule family), so the
 //! plane is exact wherever the bounded plane is.
 //!
+//! A grid bounded along one side only (Golly's tube `:T0,<h>`, or `:P0,<h>`, and the same
+//! turned) is a box whose bounded side is the grid's, joined or dead past its edges as the grid
+//! is, and which follows the pattern along the other side only.
+//!
 //! Coordinates are Golly's (x right, y down, 64-bit); the box's cell (0, 0) sits at `origin`.
 
-use lifegen_gen::{BirthOnZero, Rule, Topology};
+use lifegen_gen::rule::RuleSpec;
+use lifegen_gen::{BirthOnZero, Rule, Strip, Topology};
 
 use crate::drive::bands::radius;
 use crate::reference;
@@ -201,12 +206,12 @@ pub trait PlaneEngine: Simulator {
     /// generation); this default goes through the live cells' box.
     fn write_macrocell(
         &mut self,
-        rule: &Rule,
+        rule: &RuleSpec,
         sink: &mut dyn std::io::Write,
     ) -> Result<(), PlaneError> {
         let generation = self.generation();
         let empty = Universe::new(1, 1)
-            .and_then(|u| u.with_states(rule.states()))
+            .and_then(|u| u.with_states(rule.rule.states()))
             .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
         let live = self.live_cells()?;
         let (cells, at) = match &live {
@@ -248,6 +253,8 @@ pub struct PlaneSimulator {
     generation: u64,
     /// Times the box was re-cut round the cells.
     recuts: u64,
+    /// The grid's bounded side, when only one is.
+    strip: Option<Strip>,
 }
 
 impl PlaneSimulator {
@@ -259,9 +266,37 @@ impl PlaneSimulator {
         origin: (i64, i64),
         make: Box<MakeBox>,
     ) -> Result<PlaneSimulator, PlaneError> {
+        PlaneSimulator::on_strip(rule, cells, origin, None, make)
+    }
+
+    /// The same on a grid bounded along one side only, `strip`, when it is given.
+    pub fn on_strip(
+        rule: Rule,
+        cells: Universe,
+        origin: (i64, i64),
+        strip: Option<Strip>,
+        make: Box<MakeBox>,
+    ) -> Result<PlaneSimulator, PlaneError> {
         refuse_birth_on_zero(&rule, "a dense box")?;
+        if let (Some(strip), Some(b)) = (strip, live_bounds(&cells)) {
+            let (first, last, along) = if strip.rows {
+                (b.top + origin.1, b.bottom + origin.1, "rows")
+            } else {
+                (b.left + origin.0, b.right + origin.0, "columns")
+            };
+            let grid = strip.first()..strip.first() + strip.cells as i64;
+            if !grid.contains(&first) || !grid.contains(&last) {
+                return Err(PlaneError::Backend(BackendError::Plane(format!(
+                    "the pattern's {along} {first} to {last} do not fit in the {along} {} to {} \
+                     of its grid {}",
+                    grid.start,
+                    grid.end - 1,
+                    strip.suffix()
+                ))));
+            }
+        }
         let radius = radius(&rule) as i64;
-        let (universe, shift) = fitted(&cells, radius, 0)?;
+        let (universe, shift) = fitted(&cells, radius, 0, strip, origin)?;
         let sim = make(universe)?;
         Ok(PlaneSimulator {
             make,
@@ -270,6 +305,7 @@ impl PlaneSimulator {
             origin: (origin.0 - shift.0, origin.1 - shift.1),
             generation: 0,
             recuts: 0,
+            strip,
         })
     }
 
@@ -302,17 +338,29 @@ impl PlaneSimulator {
                 return Ok(());
             };
             let (w, h) = (universe.width() as i64, universe.height() as i64);
-            let room = b.left.min(b.top).min(w - 1 - b.right).min(h - 1 - b.bottom);
+            let (room_x, room_y) = (b.left.min(w - 1 - b.right), b.top.min(h - 1 - b.bottom));
+            // Along a strip's bounded side the box is the grid: only the other side counts.
+            let (room, box_along, cells_along) = match self.strip {
+                None => (room_x.min(room_y), w * h, b.width().max(b.height())),
+                Some(s) if s.rows => (room_x, w, b.width()),
+                Some(_) => (room_y, h, b.height()),
+            };
             // Cells within r of an edge after g generations need g + 1 radii of room.
             let reach = room / r - 1;
-            let needed = (b.width().max(b.height()) as i64 / 4).max(MIN_MARGIN) / r;
-            let oversized = (w * h) as f64
-                > 16.0
-                    * ((b.width() + 2 * MIN_MARGIN as u64) as f64)
-                    * ((b.height() + 2 * MIN_MARGIN as u64) as f64);
+            let needed = (cells_along as i64 / 4).max(MIN_MARGIN) / r;
+            let oversized = match self.strip {
+                None => {
+                    box_along as f64
+                        > 16.0
+                            * ((b.width() + 2 * MIN_MARGIN as u64) as f64)
+                            * ((b.height() + 2 * MIN_MARGIN as u64) as f64)
+                }
+                Some(_) => box_along as f64 > 4.0 * (cells_along + 2 * MIN_MARGIN as u64) as f64,
+            };
             if reach < needed.min(left as i64).max(1) || oversized {
                 let current = self.sim.universe()?.clone();
-                let (universe, shift) = fitted(&current, r, self.generation)?;
+                let (universe, shift) =
+                    fitted(&current, r, self.generation, self.strip, self.origin)?;
                 self.origin = (self.origin.0 - shift.0, self.origin.1 - shift.1);
                 // A box of the same size (a spaceship's) keeps its simulator and its kernels.
                 if (universe.width(), universe.height()) == (current.width(), current.height()) {
@@ -333,11 +381,14 @@ impl PlaneSimulator {
 }
 
 /// A box round `cells`' live cells with a margin of a quarter of their larger side (at least
-/// [`MIN_MARGIN`] cells), its width a multiple of 64; and the shift of the cells into it.
+/// [`MIN_MARGIN`] cells), its width a multiple of 64; and the shift of the cells into it. On a
+/// `strip`, the box's bounded side is the grid's (`cells`' (0, 0) at Golly's `origin`).
 fn fitted(
     cells: &Universe,
     radius: i64,
     generation: u64,
+    strip: Option<Strip>,
+    origin: (i64, i64),
 ) -> Result<(Universe, (i64, i64)), PlaneError> {
     let b = live_bounds(cells).unwrap_or(Bounds {
         left: 0,
@@ -345,21 +396,34 @@ fn fitted(
         right: 0,
         bottom: 0,
     });
-    let margin = ((b.width().max(b.height()) / 4).max(MIN_MARGIN as u64) + 2 * radius as u64)
-        .div_ceil(64)
-        * 64;
-    let width = (b.width() + 2 * margin).div_ceil(64) * 64;
-    let height = b.height() + 2 * margin;
+    let along = match strip {
+        None => b.width().max(b.height()),
+        Some(s) if s.rows => b.width(),
+        Some(_) => b.height(),
+    };
+    let margin = ((along / 4).max(MIN_MARGIN as u64) + 2 * radius as u64).div_ceil(64) * 64;
+    let mut width = (b.width() + 2 * margin).div_ceil(64) * 64;
+    let mut height = b.height() + 2 * margin;
     let margin = margin as i64;
-    let shift = (margin - b.left, margin - b.top);
-    let universe = recut(cells, (width, height), shift, Topology::Plane).map_err(|source| {
-        PlaneError::Grown {
+    let mut shift = (margin - b.left, margin - b.top);
+    let mut topology = Topology::Plane;
+    if let Some(s) = strip {
+        if s.joined {
+            topology = Topology::Torus;
+        }
+        if s.rows {
+            (height, shift.1) = (s.cells, origin.1 - s.first());
+        } else {
+            (width, shift.0) = (s.cells, origin.0 - s.first());
+        }
+    }
+    let universe =
+        recut(cells, (width, height), shift, topology).map_err(|source| PlaneError::Grown {
             generation,
             width,
             height,
             source,
-        }
-    })?;
+        })?;
     Ok((universe, shift))
 }
 
@@ -426,8 +490,12 @@ impl PlaneEngine for PlaneSimulator {
 
 impl Simulator for PlaneSimulator {
     fn describe(&self) -> String {
+        let grid = match self.strip {
+            None => "Golly's unbounded plane".to_string(),
+            Some(strip) => format!("Golly's grid {}", strip.suffix()),
+        };
         format!(
-            "Golly's unbounded plane on a box that follows the pattern (re-cut {} time{} so far), run by: {}",
+            "{grid} on a box that follows the pattern (re-cut {} time{} so far), run by: {}",
             self.recuts,
             if self.recuts == 1 { "" } else { "s" },
             self.sim.describe()

@@ -132,8 +132,12 @@ impl Tree {
         self.torus().unwrap_or_else(|| self.populated_size())
     }
 
+    /// The `#R` rule's grid, when it is bounded on both sides (one bounded along one side only,
+    /// a tube, places its cells as the plane does).
     fn torus(&self) -> Option<(u64, u64)> {
-        self.rule.and_then(|r| r.size)
+        self.rule
+            .and_then(|r| r.size)
+            .filter(|&(w, h)| w > 0 && h > 0)
     }
 
     /// Where the universe's (0, 0) lies in the root's coordinates: the grid's top-left corner
@@ -774,12 +778,12 @@ pub fn plane_root(at: (i64, i64), size: (u64, u64), min_level: u32) -> (u32, (i6
 }
 
 /// Writes live cells of Golly's unbounded plane, `universe`'s top-left cell at Golly's `at`,
-/// after `generation` generations: a root as Golly centres it, just large enough, and no grid
-/// on the `#R` rule. Errors as [`write_to`].
+/// after `generation` generations: a root as Golly centres it, just large enough, and the
+/// `#R` rule with its grid when it names one bounded along one side. Errors as [`write_to`].
 pub fn write_plane_to(
     universe: &Universe,
     at: (i64, i64),
-    rule: &lifegen_gen::Rule,
+    rule: &lifegen_gen::rule::RuleSpec,
     generation: u64,
     sink: impl Write,
 ) -> std::io::Result<()> {

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
+use lifegen_gen::Strip;
 use lifegen_gen::rule::{Rule, RuleSpec};
 
 use crate::formats::apgcode::{self, ApgcodeError};
@@ -295,6 +296,26 @@ impl Pattern {
             Contents::Macrocell(tree) => tree.size(),
             Contents::Universe(file) => (file.width(), file.height()),
             Contents::Array(array) => array.size(),
+        }
+    }
+
+    /// Where Golly puts the cell [`Pattern::read_into`] puts at (0, 0) on a grid bounded along
+    /// one side only: an RLE with no `#CXRLE Pos` is centred when it fits across the grid, else
+    /// put at the grid's first row or column (Golly's `readrle`); anything else as on the plane.
+    pub fn strip_position(&self, strip: Strip) -> Result<(i64, i64), PatternError> {
+        match &self.contents {
+            Contents::Rle(reader) if reader.header().position.is_none() => {
+                let (width, height) = self.size();
+                let across = if strip.rows { height } else { width };
+                Ok(if across <= strip.cells {
+                    (-((width / 2) as i64), -((height / 2) as i64))
+                } else if strip.rows {
+                    (0, strip.first())
+                } else {
+                    (strip.first(), 0)
+                })
+            }
+            _ => self.plane_position(),
         }
     }
 

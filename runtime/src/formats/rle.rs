@@ -515,7 +515,7 @@ pub fn write_to(
 /// rule has no topology suffix.
 pub fn write_plane_to(
     cells: &Universe,
-    rule: &lifegen_gen::Rule,
+    rule: &lifegen_gen::rule::RuleSpec,
     (x, y): (i64, i64),
     generation: u64,
     mut sink: impl std::io::Write,

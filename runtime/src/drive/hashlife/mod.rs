@@ -900,7 +900,7 @@ impl PlaneEngine for HashLife {
     /// it was read, however large its box.
     fn write_macrocell(
         &mut self,
-        rule: &Rule,
+        rule: &lifegen_gen::rule::RuleSpec,
         sink: &mut dyn std::io::Write,
     ) -> Result<(), PlaneError> {
         let mut lines = NodeLines::start(sink, &rule.to_string(), self.generation)
