@@ -535,9 +535,7 @@ impl ActiveTiles {
                     }
                 }
                 let out = (slot.0 * window_h + wy) * n + slot.1;
-                for (j, word) in to[out..out + words].iter_mut().enumerate() {
-                    *word = bits_from(&line, first_cell + 64 * j) ^ flip;
-                }
+                cells_from(&mut to[out..out + words], &line, first_cell, flip);
             }
         }
     }
@@ -564,11 +562,13 @@ impl ActiveTiles {
             let from = stepped.plane(p);
             for row in 0..side {
                 let at = (slot.0 * window_h + rows + row) * n + slot.1;
-                let src = &from[at..(at + self.window_words(i + 1) + 1).min(from.len())];
                 let out = self.at(p, row, 0);
-                for (j, word) in tile[out..out + self.words].iter_mut().enumerate() {
-                    *word = bits_from(src, first_cell + 64 * j) ^ flip;
-                }
+                cells_from(
+                    &mut tile[out..out + self.words],
+                    &from[at..at + self.window_words(i + 1)],
+                    first_cell,
+                    flip,
+                );
             }
         }
         tile
@@ -676,14 +676,21 @@ impl ActiveTiles {
     }
 }
 
-/// 64 cells of a row of `words` from cell `first` on; cells past its end are dead.
-fn bits_from(words: &[u64], first: usize) -> u64 {
-    let (j, bit) = (first / 64, first % 64);
-    let word = |j: usize| words.get(j).copied().unwrap_or(0);
+/// Fills `out` with the cells of the row `words` from cell `first` on, complemented where
+/// `flip` has ones; `words` holds every cell asked for (and the word they end in).
+fn cells_from(out: &mut [u64], words: &[u64], first: usize, flip: u64) {
+    let (j, bit) = (first / 64, (first % 64) as u32);
+    let words = &words[j..];
     if bit == 0 {
-        word(j)
+        assert!(words.len() >= out.len(), "a row of {} words", words.len());
+        for (o, w) in out.iter_mut().zip(words) {
+            *o = w ^ flip;
+        }
     } else {
-        word(j) >> bit | word(j + 1) << (64 - bit)
+        assert!(words.len() > out.len(), "a row of {} words", words.len());
+        for (o, pair) in out.iter_mut().zip(words.windows(2)) {
+            *o = (pair[0] >> bit | pair[1] << (64 - bit)) ^ flip;
+        }
     }
 }
 
