@@ -8,6 +8,10 @@ whole process from start to exit, no output file. The populations each prints ar
   scripts/golly/hashlife-bench.py PATTERNS_DIR [--gens 1000,100000,10000000,1073741824]
       [--limit 60] [--quicklife-max 100000] [--bgolly target/golly/bgolly]
       [--lifegen target/release/lifegen]
+
+`--suite sparse --algo auto --against quicklife --gens 100000` is the unbounded-plane issue's
+sparse goal instead: engineered patterns (guns, puffers, breeders, methuselahs, spaceships,
+oscillators) run as a user runs them (no --algo), against Golly's QuickLife alone.
 """
 
 import argparse
@@ -30,7 +34,6 @@ SUITE = [
     "Life/Breeders/c4-diag-switch-engines.rle",
     "Life/Breeders/one-cell-thick-quadratic-growth-2596x1.rle",
     "Life/Puffers/puffer-train.rle",
-    "Life/Puffers/pufferfish-spaceship.rle",
     "Life/Methuselahs/acorn.lif",
     "Life/Methuselahs/rabbits.lif",
     "Life/Methuselahs/iwona.rle",
@@ -42,6 +45,30 @@ SUITE = [
     "HashLife/Eventful/ruler.mc",
     "HashLife/Eventful/unlimited-novelty.mc",
     "HashLife/Constructions/logarithmic-width.mc",
+]
+
+
+# The unbounded-plane issue's sparse suite: engineered patterns of every kind it names.
+SPARSE = [
+    "Life/Guns/period-52-glider-gun.rle",
+    "Life/Guns/vacuum-cleaner.rle",
+    "Life/Guns/loafer-gun-p210.rle",
+    "Life/Breeders/switch-engine-breeder.rle",
+    "Life/Breeders/breeder.lif",
+    "Life/Breeders/c4-diag-switch-engines.rle",
+    "Life/Puffers/puffer-train.rle",
+    "Life/Puffers/puffer-2c5.rle",
+    "Life/Puffers/line-puffer-unstable.rle",
+    "Life/Methuselahs/acorn.lif",
+    "Life/Methuselahs/rabbits.lif",
+    "Life/Methuselahs/iwona.rle",
+    "Life/Methuselahs/lidka-predecessor.rle",
+    "Life/Guns/gun-p165mwss.rle",
+    "Life/Spaceships/c4-orthogonal.rle",
+    "Life/Spaceships/corderships.rle",
+    "Life/Oscillators/p138.rle",
+    "Life/Oscillators/traffic-light-hasslers.rle",
+    "Life/Oscillators/honey-farm-hasslers.rle",
 ]
 
 
@@ -82,13 +109,17 @@ def main():
                     help="QuickLife only up to this horizon (it grows linearly in time)")
     ap.add_argument("--bgolly", default="target/golly/bgolly")
     ap.add_argument("--lifegen", default="target/release/lifegen")
+    ap.add_argument("--suite", choices=["hashlife", "sparse"], default="hashlife")
+    ap.add_argument("--algo", default="hashlife", help="lifegen's --algo (auto: none given)")
+    ap.add_argument("--against", choices=["best", "quicklife"], default="best",
+                    help="the faster of Golly's HashLife and QuickLife, or QuickLife alone")
     args = ap.parse_args()
     horizons = [int(g) for g in args.gens.split(",")]
     ratios = []
     slower = []
     print("%-52s %11s %9s %9s %9s %7s %s" % ("pattern", "gens", "golly HL", "golly QL",
                                           "lifegen", "ratio", "populations"))
-    for name in SUITE:
+    for name in SPARSE if args.suite == "sparse" else SUITE:
         path = os.path.join(args.patterns, name)
         if not os.path.exists(path):
             print("%-52s missing" % name)
@@ -98,12 +129,13 @@ def main():
             ql, ql_out = (None, None)
             if gens <= args.quicklife_max:
                 ql, ql_out = golly_run(args.bgolly, "QuickLife", gens, path, args.limit)
-            golly = [t for t in (hl, ql) if t is not None]
+            golly = [t for t in ((hl, ql) if args.against == "best" else (ql,)) if t is not None]
             if not golly:
                 print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
                 continue
-            mine, mine_out = timed([args.lifegen, "run", "--input", path, "--gens", str(gens),
-                                    "--algo", "hashlife"], 10 * args.limit)
+            algo = [] if args.algo == "auto" else ["--algo", args.algo]
+            mine, mine_out = timed([args.lifegen, "run", "--input", path, "--gens", str(gens)]
+                                   + algo, 10 * args.limit)
             theirs = golly_population(hl_out) or golly_population(ql_out)
             ours = lifegen_population(mine_out)
             agree = "same" if theirs is not None and theirs == ours else \
@@ -120,8 +152,9 @@ def main():
             sys.stdout.flush()
     if ratios:
         mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        print("geometric mean of lifegen / faster Golly: %.3f over %d runs" % (mean, len(ratios)))
-    print("slower than Golly's faster algorithm: %s" % (", ".join(slower) or "none"))
+        against = "faster Golly" if args.against == "best" else "Golly's QuickLife"
+        print("geometric mean of lifegen / %s: %.3f over %d runs" % (against, mean, len(ratios)))
+    print("slower than Golly: %s" % (", ".join(slower) or "none"))
 
 
 if __name__ == "__main__":
