@@ -80,8 +80,10 @@ pub struct RunArgs {
     pub(crate) output: Option<PathBuf>,
     /// With a .npy --output: the host memory the run may use for universes (like 512MiB, 8GiB;
     /// default: 80% of what is available). Less than the universe needs: it runs in bands.
-    /// With --algo hashlife: the memory the tree may hold before unused nodes are dropped
-    /// (default: half of what is available).
+    /// On Golly's unbounded plane: the memory the pattern may take (HashLife's tree, past which
+    /// unused nodes are dropped; the tiles; the dense box; default: half of what is
+    /// available). A pattern that outgrows it stops whole at the generation it reached, which
+    /// the outputs then hold, and the run says so and fails.
     #[arg(long, value_name = "SIZE")]
     pub(crate) host_memory: Option<String>,
     /// With a .npy --output on the GPU: the memory each GPU may use (default: what is free),
@@ -383,7 +385,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     }
 
     let elapsed = match &mut gif_out {
-        None => advance_with_progress(simulator.as_mut(), args.gens, None)?,
+        None => advance_with_progress(simulator.as_mut(), args.gens, None, None)?,
         Some(out) => {
             let cannot = |path: &Path| format!("cannot write {}", path.display());
             let path = out.path().to_path_buf();
@@ -399,6 +401,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
                 simulator.as_mut(),
                 args.gens,
                 Some((args.every, &mut frame)),
+                None,
             )?;
             gif.finish().with_context(|| cannot(&path))?;
             elapsed
@@ -617,6 +620,9 @@ impl Simulator for Upgrading {
 /// What runs after every `N`th generation: `(N, what)`.
 type EveryN<'a, S> = Option<(u64, &'a mut dyn FnMut(&mut S) -> Result<()>)>;
 
+/// What the progress bar says beside the generations, asked at most once a second.
+type Status<'a, S> = Option<&'a mut dyn FnMut(&mut S) -> String>;
+
 /// Advances in slices of about 0.1 s so a progress bar can follow; the bar appears on a terminal
 /// once the run has taken a second. With `every`, no slice passes a multiple of its `N`, and its
 /// function is called at each one. Returns the time spent simulating, without those calls.
@@ -624,13 +630,17 @@ pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
     simulator: &mut S,
     gens: u64,
     mut every: EveryN<'_, S>,
+    mut status: Status<'_, S>,
 ) -> Result<Duration> {
     let show_progress = std::io::stderr().is_terminal();
     let bar = ProgressBar::with_draw_target(Some(gens), ProgressDrawTarget::hidden());
     bar.set_style(
-        ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {elapsed} (eta {eta})")
-            .expect("the template is valid"),
+        ProgressStyle::with_template(
+            "{bar:40} {pos}/{len} generations, {elapsed} (eta {eta}) {msg}",
+        )
+        .expect("the template is valid"),
     );
+    let mut status_shown = Instant::now();
     let start = Instant::now();
     let mut simulating = Duration::ZERO;
     let mut slices = Slices::new(
@@ -653,6 +663,12 @@ pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
         }
         if show_progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
             bar.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        if let Some(status) = status.as_mut().filter(|_| !bar.is_hidden())
+            && status_shown.elapsed() > Duration::from_secs(1)
+        {
+            bar.set_message(status(simulator));
+            status_shown = Instant::now();
         }
         bar.set_position(slices.done());
     }

@@ -3,12 +3,12 @@
 
 use anyhow::{Context, Result, bail};
 use lifegen_gen::rule::RuleSpec;
-use lifegen_runtime::Universe;
 use lifegen_runtime::drive::plane::PlaneEngine;
 use lifegen_runtime::formats::animation::{self, PlaneFrames};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::plane_engines::PlaneRequest;
+use lifegen_runtime::{BackendError, Universe};
 
 use crate::output::Pending;
 use crate::run::{RunArgs, advance_with_progress};
@@ -102,8 +102,15 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
         position.0, position.1
     );
     println!("backend: {}", plane.describe());
-    let elapsed = match &mut frames {
-        None => advance_with_progress(plane.as_mut(), args.gens, None)?,
+    let started = std::time::Instant::now();
+    let mut status = |plane: &mut (dyn PlaneEngine + 'static)| {
+        let population = plane
+            .population()
+            .map_or_else(|_| "?".to_string(), |n| n.to_string());
+        format!("population {population}; {}", plane.report())
+    };
+    let advanced = match &mut frames {
+        None => advance_with_progress(plane.as_mut(), args.gens, None, Some(&mut status)),
         Some(frames) => {
             let path = args.gif.as_deref().expect("frames are kept for --gif only");
             let mut frame = |plane: &mut (dyn PlaneEngine + 'static)| -> Result<()> {
@@ -112,22 +119,44 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
                     .with_context(|| format!("cannot write {}", path.display()))
             };
             frame(plane.as_mut())?;
-            advance_with_progress(plane.as_mut(), args.gens, Some((args.every, &mut frame)))?
+            advance_with_progress(
+                plane.as_mut(),
+                args.gens,
+                Some((args.every, &mut frame)),
+                Some(&mut status),
+            )
         }
     };
+    // A pattern that outgrew its memory stops whole at the generation it reached, which the
+    // outputs then hold.
+    let (elapsed, stopped) = match advanced {
+        Ok(elapsed) => (elapsed, None),
+        Err(error) => match error.downcast_ref::<BackendError>() {
+            Some(BackendError::OutOfRoom(reason)) => (started.elapsed(), Some(reason.clone())),
+            _ => return Err(error),
+        },
+    };
+    let done = plane.generation() - start;
     let now = if start > 0 {
         format!(
             " (generation {} now: the file's pattern was at {start})",
-            start + args.gens
+            start + done
         )
     } else {
         String::new()
     };
-    println!(
-        "generations: {} in {:.3} s{now}",
-        args.gens,
-        elapsed.as_secs_f64()
-    );
+    match &stopped {
+        None => println!(
+            "generations: {} in {:.3} s{now}",
+            args.gens,
+            elapsed.as_secs_f64()
+        ),
+        Some(_) => println!(
+            "generations: {done} of {} in {:.3} s (stopped: out of memory){now}",
+            args.gens,
+            elapsed.as_secs_f64()
+        ),
+    }
     let population = plane.population()?;
     println!("population: {population}");
     match plane.live_box()? {
@@ -179,6 +208,14 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
     }
     for out in [mc_out, rle_out, png_out, gif_out].into_iter().flatten() {
         out.commit()?;
+    }
+    if let Some(reason) = stopped {
+        bail!(
+            "stopped at generation {} of {}: {reason}; the outputs hold generation {}",
+            plane.generation(),
+            start + args.gens,
+            plane.generation()
+        );
     }
     Ok(())
 }

@@ -10,7 +10,7 @@ use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
 use lifegen_runtime::drive::hashlife::HashLife;
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
 use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
-use lifegen_runtime::{BackendKind, Simulator, Universe};
+use lifegen_runtime::{BackendError, BackendKind, Simulator, Universe};
 
 fn parse(rule: &str) -> Rule {
     lifegen_gen::rule::parse(rule).unwrap().rule
@@ -407,6 +407,42 @@ fn the_cli_runs_a_pattern_file_on_the_plane_and_writes_golly_s_position() {
 }
 
 #[test]
+fn the_cli_writes_the_generation_a_pattern_reached_when_it_outgrew_its_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let gun = dir.path().join("gun.rle");
+    std::fs::write(
+        &gun,
+        "x = 36, y = 9, rule = B3/S23\n24bo$22bobo$12b2o6b2o12b2o$11bo3bo4b2o12b2o$\
+         2o8bo5bo3b2o$2o8bo3bob2o4bobo$10bo5bo7bo$11bo3bo$12b2o!\n",
+    )
+    .unwrap();
+    let out = dir.path().join("after.rle");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(["run", "--input", gun.to_str().unwrap(), "--gens", "100000"])
+        .args(["--algo", "dense", "--host-memory", "16KiB"])
+        .args(["--output", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!run.status.success(), "{run:?}");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let reached: u64 = stderr
+        .split("stopped at generation ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|g| g.parse().ok())
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        stderr.contains(&format!("the outputs hold generation {reached}")),
+        "{stderr}"
+    );
+    let written = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        written.starts_with("#CXRLE Pos=") && written.contains(&format!("Gen={reached}\n")),
+        "{written}"
+    );
+}
+
+#[test]
 fn hashlife_reaches_far_generations_and_stays_identical_when_its_nodes_are_collected() {
     let glider = lifegen_runtime::formats::rle::parse("x = 3, y = 3\nbob$2bo$3o!\n").unwrap();
     let cells = lifegen_runtime::formats::rle::to_universe(&glider).unwrap();
@@ -537,7 +573,14 @@ fn a_hashlife_step_that_outgrows_its_memory_stops_with_the_reason() {
     let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
     let mut tree = HashLife::new(Rule::CONWAY, &start, (0, 0), make).unwrap();
     tree.set_memory_budget(1);
-    let error = tree.advance(1024).unwrap_err().to_string();
+    let error = tree.advance(1024).unwrap_err();
+    assert!(matches!(error, BackendError::OutOfRoom(_)), "{error:?}");
+    assert_eq!(
+        tree.generation(),
+        0,
+        "the tree stays at the generation it reached"
+    );
+    let error = error.to_string();
     assert!(
         error.contains("outgrew its memory within one step of 2^10 generations")
             && error.contains("--host-memory"),
@@ -703,6 +746,43 @@ fn a_grid_bounded_along_one_side_agrees_with_a_wide_grid_of_the_same_rows() {
         assert!(
             strip_run.recuts() > 0,
             "{text}: the box should have followed the pattern"
+        );
+    }
+}
+
+#[test]
+fn tiles_and_the_box_that_outgrow_their_memory_stop_whole_at_the_generation_they_reached() {
+    // Gosper's gun: its glider stream asks for more tiles and a larger box all the time.
+    let gun = lifegen_runtime::formats::rle::parse(
+        "x = 36, y = 9\n24bo$22bobo$12b2o6b2o12b2o$11bo3bo4b2o12b2o$2o8bo5bo3b2o$\
+         2o8bo3bob2o4bobo$10bo5bo7bo$11bo3bo$12b2o!\n",
+    )
+    .unwrap();
+    let gun = lifegen_runtime::formats::rle::to_universe(&gun).unwrap();
+    for (which, budget) in [(Engine::Tiles(None), 64 << 10), (Engine::Dense, 16 << 10)] {
+        let mut bounded = engine(which, Rule::CONWAY, gun.clone(), (-7, 3), BackendKind::Cpu);
+        bounded.set_memory_budget(budget);
+        let mut stop = None;
+        for _ in 0..200 {
+            if let Err(error) = bounded.advance(40) {
+                stop = Some(error);
+                break;
+            }
+        }
+        let stop = stop.unwrap_or_else(|| panic!("{which:?} never outgrew {budget} bytes"));
+        assert!(
+            matches!(&stop, BackendError::OutOfRoom(reason) if reason.contains("--host-memory")),
+            "{which:?}: {stop:?}"
+        );
+        // What it holds is the generation it reached, whole: another run to there agrees.
+        let reached = bounded.generation();
+        assert!(reached > 0, "{which:?} stopped at once");
+        let mut free = engine(which, Rule::CONWAY, gun.clone(), (-7, 3), BackendKind::Cpu);
+        free.advance(reached).unwrap();
+        assert_eq!(
+            bounded.live_cells().unwrap(),
+            free.live_cells().unwrap(),
+            "{which:?} at {reached}"
         );
     }
 }

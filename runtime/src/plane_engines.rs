@@ -42,7 +42,8 @@ pub struct PlaneRequest {
     pub backend: BackendKind,
     /// A tile's side in cells, for the tiles.
     pub tile: Option<i64>,
-    /// Bytes HashLife's nodes may take (default: half of what is free).
+    /// Bytes the engine may hold (HashLife's nodes, the tiles, the box; default: half of what
+    /// is free).
     pub host_memory: Option<u64>,
     /// The grid's bounded side, when the rule names a grid bounded along one side only
     /// (`:T0,<h>`): the dense box runs it.
@@ -80,18 +81,6 @@ impl PlaneRequest {
                 strip.suffix()
             ));
         }
-        if self.host_memory.is_some() && algo != PlaneAlgo::Hashlife {
-            return Err(format!(
-                "--host-memory bounds HashLife's tree on the plane; this run holds the plane on \
-                 {} (HashLife runs rules of two states and a range of one cell, with no \
-                 --backend or --tile given)",
-                if algo == PlaneAlgo::Dense {
-                    "a dense box"
-                } else {
-                    "active tiles"
-                }
-            ));
-        }
         if self.tile.is_some() && algo != PlaneAlgo::Tiles {
             return Err(format!(
                 "--tile sizes the tiles of --algo tiles; {}",
@@ -121,11 +110,8 @@ impl PlaneRequest {
             .filter(|_| algo == PlaneAlgo::Hashlife && rule.states() == 2)
             .filter(|tree| tree.highest_state() <= 1);
         let mut engine = match tree {
-            Some(tree) => {
-                let mut life = HashLife::from_macrocell(rule, tree, self.base_maker(rule))?;
-                life.set_memory_budget(self.budget());
-                Box::new(life) as Box<dyn PlaneEngine>
-            }
+            Some(tree) => Box::new(HashLife::from_macrocell(rule, tree, self.base_maker(rule))?)
+                as Box<dyn PlaneEngine>,
             None => {
                 let (width, height) = pattern.size();
                 let position = match self.strip {
@@ -141,6 +127,7 @@ impl PlaneRequest {
             }
         };
         engine.start_at(generation);
+        engine.set_memory_budget(self.budget());
         Ok(engine)
     }
 
@@ -152,7 +139,9 @@ impl PlaneRequest {
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
         let algo = self.check(&rule).map_err(refused)?;
-        self.open_cells_as(algo, cells, position, rule_golly_runs(rule))
+        let mut engine = self.open_cells_as(algo, cells, position, rule_golly_runs(rule))?;
+        engine.set_memory_budget(self.budget());
+        Ok(engine)
     }
 
     /// [`Self::open_cells`] in `algo`, the engine [`Self::check`] chose.
@@ -177,11 +166,12 @@ impl PlaneRequest {
                     .map_err(|e| refused(format!("--tile {e}")))?;
                 Box::new(ActiveTiles::new(rule, &cells, position, shape, make)?)
             }
-            PlaneAlgo::Hashlife => {
-                let mut life = HashLife::new(rule, &cells, position, self.base_maker(rule))?;
-                life.set_memory_budget(self.budget());
-                Box::new(life)
-            }
+            PlaneAlgo::Hashlife => Box::new(HashLife::new(
+                rule,
+                &cells,
+                position,
+                self.base_maker(rule),
+            )?),
             PlaneAlgo::Dense => Box::new(PlaneSimulator::on_strip(
                 rule, cells, position, self.strip, make,
             )?),

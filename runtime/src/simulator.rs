@@ -22,9 +22,13 @@ pub enum BackendError {
     /// cannot have (a sphere is square).
     #[error("{0}")]
     Topology(String),
-    /// A pattern on the unbounded plane that cannot go on (it outgrew memory).
+    /// A pattern on the unbounded plane that cannot go on.
     #[error("{0}")]
     Plane(String),
+    /// A pattern on the unbounded plane that would outgrow the memory it may use: the engine
+    /// still holds the last generation it reached, whole.
+    #[error("{0}")]
+    OutOfRoom(String),
     #[cfg(all(target_arch = "x86_64", unix))]
     #[error(transparent)]
     Native(#[from] crate::cpu::jit::JitError),

@@ -227,6 +227,8 @@ pub struct ActiveTiles {
     gathered: Option<Universe>,
     /// What the simulators say they are.
     description: String,
+    /// Bytes the tiles may take.
+    memory_limit: u64,
 }
 
 impl ActiveTiles {
@@ -262,6 +264,7 @@ impl ActiveTiles {
             steps: 0,
             gathered: None,
             description: String::new(),
+            memory_limit: u64::MAX,
         };
         tiles.place(cells, origin);
         // The simulator of one window a chunk long, made now so the run can say what runs.
@@ -280,6 +283,11 @@ impl ActiveTiles {
     /// Tiles stepped since the start, a tile each chunk it was stepped.
     pub fn tile_steps(&self) -> u64 {
         self.steps
+    }
+
+    /// Bytes `tiles` tiles take.
+    fn tile_bytes(&self, tiles: usize) -> u64 {
+        (tiles as u64).saturating_mul(8 * self.tile_len() as u64)
     }
 
     fn tile_len(&self) -> usize {
@@ -348,6 +356,23 @@ impl ActiveTiles {
         active.retain(|&(x, y)| {
             (-1..=1).any(|dy| (-1..=1).any(|dx| self.tiles.contains_key(&(x + dx, y + dy))))
         });
+        let born = active
+            .iter()
+            .filter(|k| !self.tiles.contains_key(k))
+            .count();
+        let bytes = self.tile_bytes(self.tiles.len() + born);
+        if bytes > self.memory_limit {
+            return Err(BackendError::OutOfRoom(format!(
+                "at generation {} the tiles would hold up to {} tiles of {}x{} cells ({}), over \
+                 the {} they may use (--host-memory)",
+                self.generation,
+                self.tiles.len() + born,
+                self.shape.side,
+                self.shape.side,
+                crate::memory::human_bytes(bytes),
+                crate::memory::human_bytes(self.memory_limit)
+            )));
+        }
 
         let window_h = self.window_height(gens);
         let (runs, slots): (Vec<Run>, Vec<Slot>) =
@@ -741,10 +766,14 @@ impl PlaneEngine for ActiveTiles {
     fn start_at(&mut self, generation: u64) {
         self.generation = generation;
     }
+    fn set_memory_budget(&mut self, bytes: u64) {
+        self.memory_limit = bytes;
+    }
     fn report(&self) -> String {
         format!(
-            "{} tiles hold it; {} tile steps in all",
+            "{} tiles hold it ({}); {} tile steps in all",
             self.tiles.len(),
+            crate::memory::human_bytes(self.tile_bytes(self.tiles.len())),
             self.steps
         )
     }

@@ -202,6 +202,10 @@ pub trait PlaneEngine: Simulator {
     fn start_at(&mut self, generation: u64);
     /// How the engine went about it, for people (one line).
     fn report(&self) -> String;
+    /// Holds the pattern in about `bytes` of memory: an advance that would need more stops
+    /// with [`BackendError::OutOfRoom`] at the last generation reached (HashLife first drops
+    /// the nodes the pattern no longer uses, between steps).
+    fn set_memory_budget(&mut self, bytes: u64);
     /// Writes the pattern as a macrocell file, where Golly puts it (`#R rule`, `#G` the
     /// generation); this default goes through the live cells' box.
     fn write_macrocell(
@@ -255,6 +259,8 @@ pub struct PlaneSimulator {
     recuts: u64,
     /// The grid's bounded side, when only one is.
     strip: Option<Strip>,
+    /// Bytes a box may take.
+    memory_limit: u64,
 }
 
 impl PlaneSimulator {
@@ -296,7 +302,7 @@ impl PlaneSimulator {
             }
         }
         let radius = radius(&rule) as i64;
-        let (universe, shift) = fitted(&cells, radius, 0, strip, origin)?;
+        let (universe, shift) = fitted(&cells, radius, 0, strip, origin, u64::MAX)?;
         let sim = make(universe)?;
         Ok(PlaneSimulator {
             make,
@@ -306,6 +312,7 @@ impl PlaneSimulator {
             generation: 0,
             recuts: 0,
             strip,
+            memory_limit: u64::MAX,
         })
     }
 
@@ -359,8 +366,14 @@ impl PlaneSimulator {
             };
             if reach < needed.min(left as i64).max(1) || oversized {
                 let current = self.sim.universe()?.clone();
-                let (universe, shift) =
-                    fitted(&current, r, self.generation, self.strip, self.origin)?;
+                let (universe, shift) = fitted(
+                    &current,
+                    r,
+                    self.generation,
+                    self.strip,
+                    self.origin,
+                    self.memory_limit,
+                )?;
                 self.origin = (self.origin.0 - shift.0, self.origin.1 - shift.1);
                 // A box of the same size (a spaceship's) keeps its simulator and its kernels.
                 if (universe.width(), universe.height()) == (current.width(), current.height()) {
@@ -382,13 +395,15 @@ impl PlaneSimulator {
 
 /// A box round `cells`' live cells with a margin of a quarter of their larger side (at least
 /// [`MIN_MARGIN`] cells), its width a multiple of 64; and the shift of the cells into it. On a
-/// `strip`, the box's bounded side is the grid's (`cells`' (0, 0) at Golly's `origin`).
+/// `strip`, the box's bounded side is the grid's (`cells`' (0, 0) at Golly's `origin`). A box
+/// of more than `budget` bytes is [`BackendError::OutOfRoom`].
 fn fitted(
     cells: &Universe,
     radius: i64,
     generation: u64,
     strip: Option<Strip>,
     origin: (i64, i64),
+    budget: u64,
 ) -> Result<(Universe, (i64, i64)), PlaneError> {
     let b = live_bounds(cells).unwrap_or(Bounds {
         left: 0,
@@ -416,6 +431,18 @@ fn fitted(
         } else {
             (width, shift.0) = (s.cells, origin.0 - s.first());
         }
+    }
+    let bytes = width
+        .div_ceil(64)
+        .saturating_mul(8 * height)
+        .saturating_mul(cells.planes() as u64);
+    if bytes > budget {
+        return Err(PlaneError::Backend(BackendError::OutOfRoom(format!(
+            "at generation {generation} the box round the live cells would be {width}x{height} \
+             cells ({}), over the {} it may use (--host-memory)",
+            crate::memory::human_bytes(bytes),
+            crate::memory::human_bytes(budget)
+        ))));
     }
     let universe =
         recut(cells, (width, height), shift, topology).map_err(|source| PlaneError::Grown {
@@ -482,6 +509,9 @@ impl PlaneEngine for PlaneSimulator {
     }
     fn start_at(&mut self, generation: u64) {
         self.generation = generation;
+    }
+    fn set_memory_budget(&mut self, bytes: u64) {
+        self.memory_limit = bytes;
     }
     fn report(&self) -> String {
         format!("the box was re-cut {} times", self.recuts)

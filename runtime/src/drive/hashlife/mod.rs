@@ -567,12 +567,6 @@ impl HashLife {
         self.origin = (self.origin.0 - half, self.origin.1 - half);
     }
 
-    /// Holds the tree in about `bytes` of memory: past it, nodes the pattern no longer uses are
-    /// dropped between steps (and the futures with them, when that is not enough).
-    pub fn set_memory_budget(&mut self, bytes: u64) {
-        self.node_limit = (bytes / BYTES_A_NODE).max(1 << 12) as usize;
-    }
-
     /// Stops a step whose nodes outgrow the budget by a quarter (at least 2^16 nodes): nodes
     /// are collected only between steps, and past the budget the machine's memory is next.
     fn check_room(&self, j: u8) -> Result<(), BackendError> {
@@ -583,7 +577,7 @@ impl HashLife {
         }
         let bytes =
             |nodes: usize| crate::memory::human_bytes((nodes as u64).saturating_mul(BYTES_A_NODE));
-        Err(BackendError::Plane(format!(
+        Err(BackendError::OutOfRoom(format!(
             "HashLife's tree outgrew its memory within one step of 2^{j} generations: {nodes} \
              nodes (about {}) against a budget of {}; nodes are dropped only between steps, so \
              give it more (--host-memory SIZE, up to what the machine has free)",
@@ -912,10 +906,15 @@ impl PlaneEngine for HashLife {
         lines.end(root).map_err(PlaneError::Write)
     }
 
+    fn set_memory_budget(&mut self, bytes: u64) {
+        self.node_limit = (bytes / BYTES_A_NODE).max(1 << 12) as usize;
+    }
+
     fn report(&self) -> String {
         format!(
-            "{} HashLife nodes, {} base nodes advanced by the kernel in {} calls, {} collections",
+            "{} HashLife nodes ({}), {} base nodes advanced by the kernel in {} calls, {} collections",
             self.store.len(),
+            crate::memory::human_bytes(self.store.len() as u64 * BYTES_A_NODE),
             self.base_steps,
             self.base_calls,
             self.collections
