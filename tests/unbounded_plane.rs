@@ -567,30 +567,43 @@ fn every_plane_engine_writes_a_macrocell_that_reads_back_where_golly_puts_it() {
 }
 
 #[test]
-fn a_hashlife_step_that_outgrows_its_memory_stops_with_the_reason() {
-    // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes.
+fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_halves_and_stops_only_at_one() {
+    // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes: the steps are halved
+    // until they fit, and the pattern ends where a roomy tree puts it.
     let start = soup(&Rule::CONWAY, 256, 3);
-    let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
-    let mut tree = HashLife::new(Rule::CONWAY, &start, (0, 0), make).unwrap();
-    tree.set_memory_budget(1);
-    let error = tree.advance(1024).unwrap_err();
-    assert!(matches!(error, BackendError::OutOfRoom(_)), "{error:?}");
-    assert_eq!(
-        tree.generation(),
-        0,
-        "the tree stays at the generation it reached"
+    let tree_of = |start: &Universe| {
+        let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
+        HashLife::new(Rule::CONWAY, start, (0, 0), make).unwrap()
+    };
+    let mut tight = tree_of(&start);
+    tight.set_memory_budget(1);
+    tight.advance(1024).unwrap();
+    assert!(
+        !tight.report().contains(" 0 steps halved"),
+        "{}",
+        tight.report()
     );
+    let mut roomy = tree_of(&start);
+    roomy.set_memory_budget(1 << 30);
+    roomy.advance(1024).unwrap();
+    assert!(
+        roomy.report().contains(" 0 steps halved"),
+        "{}",
+        roomy.report()
+    );
+    assert_eq!(tight.live_cells().unwrap(), roomy.live_cells().unwrap());
+    // A soup whose tree alone passes 2^16 nodes fits no step: it stops at its generation.
+    let mut crowded = tree_of(&soup(&Rule::CONWAY, 2048, 3));
+    crowded.set_memory_budget(1);
+    let error = crowded.advance(2).unwrap_err();
+    assert!(matches!(error, BackendError::OutOfRoom(_)), "{error:?}");
+    assert_eq!(crowded.generation(), 0);
     let error = error.to_string();
     assert!(
-        error.contains("outgrew its memory within one step of 2^10 generations")
+        error.contains("outgrew its memory within one step of 2^0 generations")
             && error.contains("--host-memory"),
         "{error}"
     );
-    // With room, the same step runs.
-    let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
-    let mut roomy = HashLife::new(Rule::CONWAY, &start, (0, 0), make).unwrap();
-    roomy.set_memory_budget(1 << 30);
-    roomy.advance(1024).unwrap();
 }
 
 #[test]

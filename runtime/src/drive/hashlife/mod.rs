@@ -103,6 +103,8 @@ pub struct HashLife {
     node_limit: usize,
     /// Collections so far.
     collections: u64,
+    /// Steps halved because the whole one outgrew the memory.
+    halved_steps: u64,
     gathered: Option<Universe>,
     description: String,
     /// The pool of one worker the steps run on (taken out while a step runs on it).
@@ -139,6 +141,7 @@ impl HashLife {
             base_calls: 0,
             node_limit: usize::MAX,
             collections: 0,
+            halved_steps: 0,
             gathered: None,
             description: String::new(),
             one_thread: Some(
@@ -682,15 +685,25 @@ impl HashLife {
 
     fn advance_on_this_thread(&mut self, gens: u64) -> Result<(), BackendError> {
         let mut left = gens;
+        // Steps of at most 2^MAX_STEP_EXPONENT keep every coordinate inside 64 bits; a step that
+        // outgrows the memory is taken again in halves, down to one generation.
+        let mut largest = MAX_STEP_EXPONENT;
         while left > 0 {
             if self.population_of(self.root) == 0 {
                 self.generation += left;
                 break;
             }
-            // Steps of at most 2^MAX_STEP_EXPONENT keep every coordinate inside 64 bits.
-            let j = ((63 - left.leading_zeros()) as u8).min(MAX_STEP_EXPONENT);
-            self.step(j)?;
-            left -= 1 << j;
+            let j = ((63 - left.leading_zeros()) as u8).min(largest);
+            match self.step(j) {
+                Ok(()) => left -= 1 << j,
+                Err(BackendError::OutOfRoom(_)) if j > 0 => {
+                    // The step left its half-made nodes behind: keep what the root uses.
+                    self.collect(false);
+                    self.halved_steps += 1;
+                    largest = j - 1;
+                }
+                Err(error) => return Err(error),
+            }
         }
         self.gathered = None;
         Ok(())
@@ -912,12 +925,14 @@ impl PlaneEngine for HashLife {
 
     fn report(&self) -> String {
         format!(
-            "{} HashLife nodes ({}), {} base nodes advanced by the kernel in {} calls, {} collections",
+            "{} HashLife nodes ({}), {} base nodes advanced by the kernel in {} calls, {} \
+             collections, {} steps halved to fit the memory",
             self.store.len(),
             crate::memory::human_bytes(self.store.len() as u64 * BYTES_A_NODE),
             self.base_steps,
             self.base_calls,
-            self.collections
+            self.collections,
+            self.halved_steps
         )
     }
 }
