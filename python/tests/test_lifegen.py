@@ -531,8 +531,14 @@ def test_run_plane_engines_agree_and_count_on_from_the_files_generation(tmp_path
 def test_run_plane_refuses_bounded_grids_and_births_from_nothing(tmp_path):
     with pytest.raises(ValueError, match="bounded grid"):
         lifegen.run_plane(GLIDER, 4, rule="B3/S23:T16,16")
+    # B0 without S8 runs on the tiles as Golly holds it (the complement at odd generations);
+    # HashLife refuses it, as Golly's does, and Larger than Life's B0 is not emulated.
+    odd = lifegen.run_plane(GLIDER, 3, rule="B03/S23")
+    assert odd["generation"] == 3 and "tiles" in odd["engine"]
+    with pytest.raises(ValueError, match="--algo tiles runs it"):
+        lifegen.run_plane(GLIDER, 4, rule="B03/S23", algo="hashlife")
     with pytest.raises(ValueError, match="B0"):
-        lifegen.run_plane(GLIDER, 4, rule="B03/S23")
+        lifegen.run_plane(GLIDER, 4, rule="R2,C0,M0,S1..3,B0..2,NM")
     with pytest.raises(ValueError, match="engine of the plane"):
         lifegen.run_plane(GLIDER, 4, algo="quick")
     empty = lifegen.run_plane(np.zeros((4, 4), dtype=np.uint8), 10)
