@@ -2,10 +2,11 @@
 //! into square tiles of `side` cells, only tiles with live cells are held, and a tile is stepped
 //! only when it or one of its eight neighbours changed in the last chunk of generations.
 //!
-//! A chunk advances `chunk` generations at once. Each active tile is stepped in a window: the
-//! tile with a margin of `chunk * r` rows above and below and `halo` columns each side, read
-//! from its neighbours. The windows are laid side by side and one under another in one torus
-//! and run by any simulator (the CPU's native kernels, the GPU's): a window's margin is at least
+//! A chunk advances `chunk` generations at once. A run of neighbouring active tiles of one row
+//! of tiles is stepped in one window: the tiles with a margin of `chunk * r` rows above and below
+//! and `halo` columns each side, read from their neighbours. The windows are laid side by side
+//! in bands, and bands one under another, in one torus run by any simulator (the CPU's native
+//! kernels, the GPU's): a window's margin is at least
 //! as wide as the influence of `chunk` generations travels, so whatever its neighbours in the
 //! torus (or the torus's wrap) do at a window's edges never reaches its tile, which is cut out
 //! again afterwards.
