@@ -582,8 +582,9 @@ impl HashLife {
             |nodes: usize| crate::memory::human_bytes((nodes as u64).saturating_mul(BYTES_A_NODE));
         Err(BackendError::OutOfRoom(format!(
             "HashLife's tree outgrew its memory within one step of 2^{j} generations: {nodes} \
-             nodes (about {}) against a budget of {}; nodes are dropped only between steps, so \
-             give it more (--host-memory SIZE, up to what the machine has free)",
+             nodes (about {}) against a budget of {}; nodes are dropped only between steps, and \
+             a step of one generation is the smallest, so give it more (--host-memory SIZE, up \
+             to what the machine has free)",
             bytes(nodes),
             bytes(self.node_limit)
         )))
