@@ -261,6 +261,8 @@ pub struct PlaneSimulator {
     strip: Option<Strip>,
     /// Bytes a box may take.
     memory_limit: u64,
+    /// The box's size now, in cells, and its bytes.
+    box_size: (u64, u64, u64),
 }
 
 impl PlaneSimulator {
@@ -303,6 +305,7 @@ impl PlaneSimulator {
         }
         let radius = radius(&rule) as i64;
         let (universe, shift) = fitted(&cells, radius, 0, strip, origin, u64::MAX)?;
+        let box_size = size_of(&universe);
         let sim = make(universe)?;
         Ok(PlaneSimulator {
             make,
@@ -313,6 +316,7 @@ impl PlaneSimulator {
             recuts: 0,
             strip,
             memory_limit: u64::MAX,
+            box_size,
         })
     }
 
@@ -375,6 +379,7 @@ impl PlaneSimulator {
                     self.memory_limit,
                 )?;
                 self.origin = (self.origin.0 - shift.0, self.origin.1 - shift.1);
+                self.box_size = size_of(&universe);
                 // A box of the same size (a spaceship's) keeps its simulator and its kernels.
                 if (universe.width(), universe.height()) == (current.width(), current.height()) {
                     self.sim.replace(universe)?;
@@ -391,6 +396,13 @@ impl PlaneSimulator {
         }
         Ok(())
     }
+}
+
+/// A universe's width, height and bytes.
+fn size_of(universe: &Universe) -> (u64, u64, u64) {
+    let (width, height) = (universe.width() as u64, universe.height() as u64);
+    let words = universe.words_per_row() as u64 * height * universe.planes() as u64;
+    (width, height, 8 * words)
 }
 
 /// A box round `cells`' live cells with a margin of a quarter of their larger side (at least
@@ -514,7 +526,12 @@ impl PlaneEngine for PlaneSimulator {
         self.memory_limit = bytes;
     }
     fn report(&self) -> String {
-        format!("the box was re-cut {} times", self.recuts)
+        let (width, height, bytes) = self.box_size;
+        format!(
+            "the box was re-cut {} times; it is {width}x{height} cells ({})",
+            self.recuts,
+            crate::memory::human_bytes(bytes)
+        )
     }
 }
 
