@@ -13,8 +13,8 @@ use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendKind, Universe, reference};
 
 /// Brian's Brain, Star Wars, Life with a dying state, letters, hexagonal, von Neumann, MAP,
-/// the most states, and Larger than Life with decay (Moore, von Neumann, HROT).
-const RULES: [&str; 12] = [
+/// the most states, and Larger than Life with decay (Moore, von Neumann, HROT, lists of ranges).
+const RULES: [&str; 13] = [
     "/2/3",
     "345/2/4",
     "B3/S23/3",
@@ -27,6 +27,7 @@ const RULES: [&str; 12] = [
     "R2,C3,M1,S2..5,B3..4,NM",
     "R3,C5,M0,S2..6,B3..5,NN",
     "R2,C6,S2-7,B3-4",
+    "R2,C4,S2-3,6-9,B3,7-8,NN",
 ];
 
 fn generations(text: &str) -> Generations {

@@ -198,6 +198,7 @@ fn generations_rules_match() {
         "12/34/256",
         "R2,C3,M1,S2..5,B3..4,NM",
         "R3,C5,M0,S2..6,B3..5,NN",
+        "R2,C4,S2-3,6-9,B3,7-8,NN",
     ];
     let plans = ["k2-t10-funnel", "k1-t4-funnel", "k2-t3-multiply"];
     for (k, text) in rules.iter().enumerate() {

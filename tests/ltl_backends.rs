@@ -47,9 +47,10 @@ fn check(rule: &LargerThanLife, width: u64, height: u64, density: f64, seed: u64
             "{isa:?} differs: {rule} on {width}x{height}, density {density}, {gens} generations"
         );
         // The compiled-in program of this radius and shape, bounds as run-time masks.
-        if let Some(compiled) = stream_compiled::find(&kernel.program.name) {
+        if let Some(compiled) = stream_compiled::find(&kernel.program.name)
+            && let Some(params) = kernel.param_values(rule)
+        {
             let spare = Universe::new(width, height).unwrap();
-            let params = kernel.param_values(rule);
             let mut stepper = CompiledStepper::new(compiled, &kernel.program, &params, isa, spare);
             let mut got = start.clone();
             stepper.advance(&mut got, gens);
@@ -103,6 +104,38 @@ fn golly_5_shapes_against_the_reference() {
             for (w, h) in [(131, 1), (67, 2), (1, 40)] {
                 check(&rule, w, h, 0.4, w + h, 3);
             }
+        }
+    }
+}
+
+/// A HROT list of up to four random ranges of counts `min..=max`, sometimes empty.
+fn random_list(min: u32, max: u32, rng: &mut SplitMix64) -> String {
+    let mut pick = || min + (rng.next() % u64::from(max - min + 1)) as u32;
+    let ranges = (pick() % 5) as usize;
+    let items: Vec<String> = (0..ranges)
+        .map(|_| {
+            let (x, y) = (pick(), pick());
+            format!("{}-{}", x.min(y), x.max(y))
+        })
+        .collect();
+    items.join(",")
+}
+
+#[test]
+fn lists_of_several_ranges_against_the_reference() {
+    // Golly's crystal-chaos rule, then random lists (empty ones among them) on several shapes.
+    check(&ltl("R2,C0,S4-7,9-12,B4,11-12,NB"), 90, 40, 0.4, 3, 4);
+    let mut rng = SplitMix64::new(31);
+    for r in [1, 2, 3, 5, 8u32] {
+        for n in ['M', 'N', 'C', '+', 'B'] {
+            let max = ltl(&format!("R{r},C0,S1,B1,N{n}")).neighbourhood_size();
+            let rule = ltl(&format!(
+                "R{r},C0,S{},B{},N{n}",
+                random_list(0, max, &mut rng),
+                random_list(0, max, &mut rng)
+            ));
+            let span = 2 * u64::from(r) + 1;
+            check(&rule, span + 70, span + 9, 0.4, u64::from(r), 3);
         }
     }
 }

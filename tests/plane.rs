@@ -91,6 +91,8 @@ fn larger_than_life_matches_the_reference() {
         "R8,C3,M1,S20..32,B22..28,N#",
         "R3,C0,M1,S90..130,B95..115,NG",
         "R2,C4,M0,S30..45,B32..40,NG",
+        // Lists of several ranges (Golly's crystal-chaos rule).
+        "R2,C0,S4-7,9-12,B4,11-12,NB",
         // Life in disguise runs the life-like kernels.
         "R1,C0,M0,S2..3,B3..3,NM",
     ] {

@@ -111,7 +111,7 @@ fn native_code_matches_the_built_in_stream_modules() {
         let start = Universe::random(w, h, 0.4, 5).unwrap();
         for isa in Isa::available() {
             let spare = Universe::new(w, h).unwrap();
-            let params = kernel.param_values(&ltl);
+            let params = kernel.param_values(&ltl).expect("one range each");
             let mut stored = CompiledStepper::new(compiled, &kernel.program, &params, isa, spare);
             let mut want = start.clone();
             stored.advance(&mut want, 4);

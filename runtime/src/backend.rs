@@ -954,19 +954,15 @@ fn ltl_cpu(rule: &LargerThanLife, universe: Universe) -> Result<Box<dyn Simulato
     let spare = spare_for(&universe)?;
     let kernel = checked_kernel(rule, History::Delay)?;
     let code = cpu_code()?;
-    // Radii whose program lifegen was built with run compiled, bounds as masks; only AVX-512
-    // keeps a block in registers, elsewhere the run-time back ends are faster.
+    // Radii whose program lifegen was built with run compiled, bounds as masks (lists of one
+    // range each); only AVX-512 keeps a block in registers, elsewhere the run-time back ends
+    // are faster.
     if code != CpuCode::Native
         && let Some(compiled) =
             crate::cpu::stream_compiled::find(&kernel.program.name).filter(|_| isa == Isa::Avx512)
+        && let Some(params) = kernel.param_values(rule)
     {
-        let stepper = CompiledStepper::new(
-            compiled,
-            &kernel.program,
-            &kernel.param_values(rule),
-            isa,
-            spare,
-        );
+        let stepper = CompiledStepper::new(compiled, &kernel.program, &params, isa, spare);
         return Ok(resident(stepper, universe));
     }
     single_cpu(kernel.for_rule(rule), universe)

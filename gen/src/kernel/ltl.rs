@@ -61,8 +61,9 @@
 //! the survival bounds move by the difference between the rule's count and the kernel's. Negative weights: the count is
 //! biased ([`count_bias`]). The rule compares the count with bounds that are run-time
 //! parameters (`lo <= count < hi`, the bounds picked per cell from survival or birth by the
-//! centre cell), so one program serves every rule of a radius and shape;
-//! [`Program::fold_params`] turns them into constants.
+//! centre cell), so one program serves every rule of a radius and shape whose lists are one
+//! range each; [`Program::fold_params`] turns them into constants. Lists of several ranges
+//! (HROT's `S4-7,9-12`) are built in as constants ([`LtlKernel::for_rule`]).
 
 use std::collections::HashMap;
 
@@ -70,10 +71,10 @@ use crate::kernel::eval::{Torus, run};
 use crate::kernel::ir::{Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
     AND_NOT, Bit, Counter, Num, add, add_difference, add_signed, add_with_carry, gate,
-    select_range, width_for,
+    select_ranges, width_for,
 };
 use crate::network::{LUT3_A, LUT3_B, LUT3_C};
-use crate::rule::{LargerThanLife, LifeLike, Neighbourhood};
+use crate::rule::{CountRanges, LargerThanLife, LifeLike, Neighbourhood};
 
 /// The count program of a radius and shape, with the rule's bounds as parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -253,13 +254,12 @@ impl LtlKernel {
             .flat_map(|name| (0..bound_bits).map(move |i| format!("{name}.{i}")))
             .collect();
         let program = build(radius, neighbourhood, history, construction, params, |b| {
-            (0..4)
-                .map(|k| {
-                    (0..bound_bits)
-                        .map(|i| Bit::Wire(b.param((k * bound_bits + i) as u16)))
-                        .collect()
-                })
-                .collect()
+            let mut bound = |k: usize| -> Vec<Bit<Val>> {
+                (0..bound_bits)
+                    .map(|i| Bit::Wire(b.param((k * bound_bits + i) as u16)))
+                    .collect()
+            };
+            (vec![bound(0), bound(1)], vec![bound(2), bound(3)])
         });
         LtlKernel {
             radius,
@@ -271,8 +271,25 @@ impl LtlKernel {
         }
     }
 
-    /// The parameter values that make the program compute `rule`.
-    pub fn param_values(&self, rule: &LargerThanLife) -> Vec<bool> {
+    /// The parameter values that make the program compute `rule`; none when a list of the
+    /// rule is not one range (the program's parameters are one range each).
+    pub fn param_values(&self, rule: &LargerThanLife) -> Option<Vec<bool>> {
+        let (survival, birth) = self.boundaries(rule);
+        let ([_, _], [_, _]) = (&survival[..], &birth[..]) else {
+            return None;
+        };
+        Some(
+            survival
+                .iter()
+                .chain(&birth)
+                .flat_map(|&v| (0..self.bound_bits).map(move |i| v >> i & 1 == 1))
+                .collect(),
+        )
+    }
+
+    /// The boundaries the kernel's count meets for `rule`: for each range of survival's list
+    /// and of birth's, its low count and one past its high count, as the kernel counts.
+    fn boundaries(&self, rule: &LargerThanLife) -> (Vec<u64>, Vec<u64>) {
         assert_eq!(
             (rule.radius, rule.neighbourhood),
             (self.radius, self.neighbourhood)
@@ -284,30 +301,32 @@ impl LtlKernel {
         let shift =
             i64::from(count_holds_centre(self.neighbourhood, self.construction)) - i64::from(own);
         let bias = count_bias(self.radius, self.neighbourhood) as i64;
-        let (survival, birth) = (
-            (i64::from(rule.survival.0), i64::from(rule.survival.1)),
-            (i64::from(rule.birth.0), i64::from(rule.birth.1)),
-        );
         // A lower bound of -1 (M1, survival from 0, a count without the centre) is 0.
-        let bounds = [
-            survival.0 + shift + bias,
-            survival.1 + shift + 1 + bias,
-            birth.0 + bias,
-            birth.1 + 1 + bias,
-        ]
-        .map(|v| v.max(0) as u64);
-        bounds
-            .iter()
-            .flat_map(|&v| (0..self.bound_bits).map(move |i| v >> i & 1 == 1))
-            .collect()
+        let list = |counts: CountRanges, shift: i64| -> Vec<u64> {
+            counts
+                .ranges()
+                .iter()
+                .flat_map(|&(low, high)| [i64::from(low), i64::from(high) + 1])
+                .map(|v| (v + shift + bias).max(0) as u64)
+                .collect()
+        };
+        (list(rule.survival, shift), list(rule.birth, 0))
     }
 
     /// The program for `rule`, its bounds built in as constants: the comparators then take
     /// two bits of the count a gate where the bounds are known (folding the parameters of
     /// [`Self::program`] would keep one bit a gate).
     pub fn for_rule(&self, rule: &LargerThanLife) -> Program {
-        let values = self.param_values(rule);
+        let (mut survival, mut birth) = self.boundaries(rule);
+        // Both lists as long: pairs of equal bounds add nothing to the count of those reached.
+        let len = survival.len().max(birth.len());
+        let beyond = (1u64 << self.bound_bits) - 1;
+        survival.resize(len, beyond);
+        birth.resize(len, beyond);
         let bits = self.bound_bits;
+        let constant = |v: u64| -> Vec<Bit<Val>> {
+            (0..bits).map(|i| Bit::constant(v >> i & 1 == 1)).collect()
+        };
         let mut program = build(
             self.radius,
             self.neighbourhood,
@@ -315,10 +334,10 @@ impl LtlKernel {
             self.construction,
             vec![],
             |_| {
-                values
-                    .chunks(bits)
-                    .map(|bound| bound.iter().map(|&v| Bit::constant(v)).collect())
-                    .collect()
+                (
+                    survival.iter().map(|&v| constant(v)).collect(),
+                    birth.iter().map(|&v| constant(v)).collect(),
+                )
             },
         )
         .eliminate_dead_code();
@@ -328,15 +347,15 @@ impl LtlKernel {
 }
 
 /// A kernel's program: the count of `neighbourhood` at `radius`, then the rule's range test
-/// against the bounds `bounds` makes (survival low, high, birth low, high; bits least
-/// significant first).
+/// against the boundaries `bounds` makes (survival's and birth's lists, as long as each other,
+/// two a range: [`select_ranges`]; bits least significant first).
 fn build(
     radius: u32,
     neighbourhood: Neighbourhood,
     history: History,
     construction: Construction,
     params: Vec<String>,
-    bounds: impl FnOnce(&mut ProgramBuilder) -> Vec<Vec<Bit<Val>>>,
+    bounds: impl FnOnce(&mut ProgramBuilder) -> (Vec<Vec<Bit<Val>>>, Vec<Vec<Bit<Val>>>),
 ) -> Program {
     let suffix = match (construction, history) {
         (Construction::Rows, History::Recompute) => "_recompute",
@@ -354,14 +373,10 @@ fn build(
     let r = radius;
     let count = count(&mut b, r, neighbourhood, history, construction);
     let alive = Bit::Wire(b.load(r));
-    let bounds = bounds(&mut b);
-    let next = select_range(
-        &mut b,
-        &count,
-        alive,
-        [&bounds[0], &bounds[1]],
-        [&bounds[2], &bounds[3]],
-    );
+    let (survival, birth) = bounds(&mut b);
+    let survival: Vec<&[Bit<Val>]> = survival.iter().map(Vec::as_slice).collect();
+    let birth: Vec<&[Bit<Val>]> = birth.iter().map(Vec::as_slice).collect();
+    let next = select_ranges(&mut b, &count, alive, &survival, &birth);
     b.store(next);
     b.finish(2 * r, r)
 }
@@ -412,9 +427,9 @@ pub fn life_like_equivalent(rule: &LargerThanLife) -> Option<LifeLike> {
         return None;
     }
     // Life-like counts are of the 8 neighbours; with M1 a live cell's count is one more.
-    let set = |(low, high): (u32, u32), offset: u32| -> u16 {
+    let set = |counts: CountRanges, offset: u32| -> u16 {
         (0..=8u32)
-            .filter(|n| (low..=high).contains(&(n + offset)))
+            .filter(|n| counts.contains(i64::from(n + offset)))
             .fold(0, |set, n| set | 1 << n)
     };
     Some(LifeLike {
@@ -451,15 +466,25 @@ pub fn shape_name(neighbourhood: Neighbourhood) -> String {
     letter.to_string()
 }
 
-/// A name fragment for a rule: `s34_58_b34_45_m0`.
+/// A name fragment for a rule: `m0_s34_58_b34_45`; lists of several ranges name each
+/// (`m0_s4_7_9_12_b4_4_11_12`), an empty list `none`.
 pub fn rule_slug(rule: &LargerThanLife) -> String {
+    let list = |counts: CountRanges| -> String {
+        if counts.ranges().is_empty() {
+            return "none".to_string();
+        }
+        let ranges: Vec<String> = counts
+            .ranges()
+            .iter()
+            .map(|(low, high)| format!("{low}_{high}"))
+            .collect();
+        ranges.join("_")
+    };
     format!(
-        "m{}_s{}_{}_b{}_{}",
+        "m{}_s{}_b{}",
         u8::from(rule.include_centre),
-        rule.survival.0,
-        rule.survival.1,
-        rule.birth.0,
-        rule.birth.1
+        list(rule.survival),
+        list(rule.birth)
     )
 }
 
@@ -1274,8 +1299,8 @@ pub struct LtlMismatch {
 }
 
 impl LtlKernel {
-    /// Runs the parameterised program for `rule`, and the one with the bounds built in, against
-    /// [`reference_step`] on random tori of a few shapes (widths not multiples of 64, some
+    /// Runs the parameterised program for `rule` (where its lists are one range each), and the
+    /// one with the bounds built in, against [`reference_step`] on random tori of a few shapes (widths not multiples of 64, some
     /// narrower than a word, heights of 1 and 2).
     pub fn verify(&self, rule: &LargerThanLife) -> Result<(), LtlMismatch> {
         let params = self.param_values(rule);
@@ -1292,12 +1317,11 @@ impl LtlKernel {
             for density in [0.5, 0.15] {
                 let torus = Torus::random(width, height, density, seed as u64 + 1);
                 let want = reference_step(rule, &torus);
-                let got = [
-                    run(&self.program, &params, &torus),
-                    run(&built_in, &[], &torus),
-                ]
-                .into_iter()
-                .find(|got| *got != want);
+                let with_params = params.as_ref().map(|p| run(&self.program, p, &torus));
+                let got = [Some(run(&built_in, &[], &torus)), with_params]
+                    .into_iter()
+                    .flatten()
+                    .find(|got| *got != want);
                 if let Some(got) = got {
                     let (x, y) = (0..height)
                         .flat_map(|y| (0..width).map(move |x| (x, y)))
@@ -1459,15 +1483,16 @@ mod tests {
                     for low in 0..=full {
                         for high in low..=full {
                             let rule = LargerThanLife {
-                                survival: (
+                                survival: CountRanges::single(
                                     low.saturating_sub(u32::from(!include_centre)),
                                     high.saturating_sub(u32::from(!include_centre)),
                                 ),
-                                birth: (low, high),
+                                birth: CountRanges::single(low, high),
                                 include_centre,
                                 ..ltl(&format!("R1,C0,M0,S0..0,B0..0,N{}", shape.text()))
                             };
-                            let got = run(&kernel.program, &kernel.param_values(&rule), &torus);
+                            let params = kernel.param_values(&rule).unwrap();
+                            let got = run(&kernel.program, &params, &torus);
                             let want = reference_step(&rule, &torus);
                             for k in 0..512 {
                                 assert_eq!(
@@ -1500,8 +1525,8 @@ mod tests {
                     (true, (1, m), (m / 5, m / 4)),
                 ] {
                     let rule = LargerThanLife {
-                        survival,
-                        birth,
+                        survival: CountRanges::single(survival.0, survival.1),
+                        birth: CountRanges::single(birth.0, birth.1),
                         include_centre,
                         ..ltl(&format!("R{r},C0,M0,S0..0,B0..0,N{letter}"))
                     };
@@ -1571,8 +1596,11 @@ mod tests {
                     (true, (1, m), (m / 5, m / 4)),
                 ] {
                     let rule = LargerThanLife {
-                        survival: (survival.0.max(0) as u32, survival.1.max(0) as u32),
-                        birth: (birth.0.max(0) as u32, birth.1.max(0) as u32),
+                        survival: CountRanges::single(
+                            survival.0.max(0) as u32,
+                            survival.1.max(0) as u32,
+                        ),
+                        birth: CountRanges::single(birth.0.max(0) as u32, birth.1.max(0) as u32),
                         include_centre,
                         ..ltl(&text)
                     };
@@ -1675,8 +1703,8 @@ mod tests {
             let shape = ltl(&text).neighbourhood;
             let m = shape.max_neighbours(16);
             let rule = LargerThanLife {
-                survival: (m / 4, m / 2),
-                birth: (m / 3, m / 2),
+                survival: CountRanges::single(m / 4, m / 2),
+                birth: CountRanges::single(m / 3, m / 2),
                 ..ltl(&text)
             };
             let kernel = LtlKernel::new(16, shape);

@@ -324,15 +324,20 @@ fn at_least_signed<S: Lut3Sink>(
     at_least
 }
 
-/// The Larger-than-Life rule on a count: `lo <= count < hi_exclusive`, with both bounds chosen
-/// per cell between the survival bounds (live cells) and the birth bounds (dead cells).
-pub fn select_range<S: Lut3Sink>(
+/// The Larger-than-Life rule on a count: whether `count` lies in the cell's list of ranges,
+/// survival's for live cells and birth's for dead ones. Each list is its boundaries in
+/// increasing order, two a range (`low`, `high + 1`), both lists as long (pad the shorter with
+/// pairs of equal bounds). The boundaries are chosen per cell; the count is in the list when it
+/// reaches an odd number of them.
+pub fn select_ranges<S: Lut3Sink>(
     sink: &mut S,
     count: &Num<S::Wire>,
     alive: Bit<S::Wire>,
-    survival: [&[Bit<S::Wire>]; 2],
-    birth: [&[Bit<S::Wire>]; 2],
+    survival: &[&[Bit<S::Wire>]],
+    birth: &[&[Bit<S::Wire>]],
 ) -> Bit<S::Wire> {
+    assert_eq!(survival.len(), birth.len());
+    assert!(survival.len() % 2 == 0, "two boundaries a range");
     // A bound bit that is 1 for live cells and 0 for dead ones is `alive`, the other way
     // `!alive`: the comparator folds either into its gate.
     let mut pick = |s: &[Bit<S::Wire>], b: &[Bit<S::Wire>]| -> Vec<(Bit<S::Wire>, bool)> {
@@ -348,11 +353,23 @@ pub fn select_range<S: Lut3Sink>(
             })
             .collect()
     };
-    let low = pick(survival[0], birth[0]);
-    let high = pick(survival[1], birth[1]);
-    let above_low = at_least_signed(sink, count, &low);
-    let above_high = at_least_signed(sink, count, &high);
-    gate(sink, AND_NOT, above_low, above_high, above_high)
+    let picked: Vec<_> = survival
+        .iter()
+        .zip(birth)
+        .map(|(s, b)| pick(s, b))
+        .collect();
+    let reached: Vec<Bit<S::Wire>> = picked
+        .iter()
+        .map(|bound| at_least_signed(sink, count, bound))
+        .collect();
+    match reached[..] {
+        [] => Bit::Zero,
+        [low, high] => gate(sink, AND_NOT, low, high, high),
+        [first, ref rest @ ..] => rest.chunks(2).fold(first, |odd, pair| {
+            let next = pair.get(1).copied().unwrap_or(Bit::Zero);
+            gate(sink, lut3::XOR3, odd, pair[0], next)
+        }),
+    }
 }
 
 /// Evaluates a [`gate`] table on constants (for tests and folding).
@@ -579,7 +596,7 @@ mod tests {
         let c =
             |v: u64| -> Vec<Bit<Wire>> { (0..7).map(|i| Bit::constant(v >> i & 1 == 1)).collect() };
         let (blo, bhi) = (c(5), c(41));
-        let out = select_range(&mut b, &x, alive, [&lo, &hi], [&blo, &bhi]);
+        let out = select_ranges(&mut b, &x, alive, &[&lo, &hi], &[&blo, &bhi]);
         let wires = outputs(&mut b, &[out]);
         let network = b.finish("range", wires);
         let spec = Spec::from_fn(names(n), 1, |row| {
@@ -591,6 +608,49 @@ mod tests {
             vec![Some(l <= x && x < h)]
         });
         verify(&network, &spec).unwrap();
+    }
+
+    #[test]
+    fn lists_of_ranges_select_exactly() {
+        // x: 7 bits, every x and both states; constant lists of several ranges, an empty one,
+        // a range reaching the largest count.
+        let w = 7;
+        let lists: [&[(u64, u64)]; 5] = [
+            &[(3, 5), (9, 20), (40, 40)],
+            &[(0, 2), (60, 127)],
+            &[],
+            &[(1, 1), (3, 3), (5, 5), (7, 7)],
+            &[(10, 100)],
+        ];
+        for survival in lists {
+            for birth in lists {
+                let mut b = NetworkBuilder::new(names(1 + w));
+                let alive = Bit::Wire(b.input(0));
+                let x = inputs(&b, 1, w);
+                let c = |v: u64| -> Vec<Bit<Wire>> {
+                    (0..9).map(|i| Bit::constant(v >> i & 1 == 1)).collect()
+                };
+                let bounds = |list: &[(u64, u64)], pairs: usize| -> Vec<Vec<Bit<Wire>>> {
+                    let mut bounds: Vec<_> =
+                        list.iter().flat_map(|&(l, h)| [c(l), c(h + 1)]).collect();
+                    bounds.resize(2 * pairs, c(511));
+                    bounds
+                };
+                let pairs = survival.len().max(birth.len());
+                let (s, bb) = (bounds(survival, pairs), bounds(birth, pairs));
+                let s: Vec<&[Bit<Wire>]> = s.iter().map(Vec::as_slice).collect();
+                let bb: Vec<&[Bit<Wire>]> = bb.iter().map(Vec::as_slice).collect();
+                let out = select_ranges(&mut b, &x, alive, &s, &bb);
+                let wires = outputs(&mut b, &[out]);
+                let network = b.finish("ranges", wires);
+                let spec = Spec::from_fn(names(1 + w), 1, |row| {
+                    let x = (row >> 1) as u64;
+                    let list = if row & 1 == 1 { survival } else { birth };
+                    vec![Some(list.iter().any(|&(l, h)| (l..=h).contains(&x)))]
+                });
+                verify(&network, &spec).unwrap();
+            }
+        }
     }
 
     #[test]
@@ -610,7 +670,7 @@ mod tests {
                 (0..10).map(|i| Bit::constant(v >> i & 1 == 1)).collect()
             };
             let (lo, hi, blo, bhi) = (c(s.0), c(s.1), c(birth.0), c(birth.1));
-            let out = select_range(&mut b, &x, alive, [&lo, &hi], [&blo, &bhi]);
+            let out = select_ranges(&mut b, &x, alive, &[&lo, &hi], &[&blo, &bhi]);
             let wires = outputs(&mut b, &[out]);
             let network = b.finish("range", wires);
             let gates = network.gates().len();

@@ -153,7 +153,7 @@ pub fn split_map_states(text: &str) -> Option<(&str, &str)> {
 pub fn generations(alive: AliveRule, states: u16) -> Result<Generations, String> {
     let b0 = match alive {
         AliveRule::Table(map) => map.next(0),
-        AliveRule::LargerThanLife(ltl) => ltl.birth.0 == 0,
+        AliveRule::LargerThanLife(ltl) => ltl.birth.contains(0),
     };
     if b0 {
         return Err(

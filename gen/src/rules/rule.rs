@@ -3,7 +3,7 @@
 //! Life-like rules: `B3/S23` (Golly), `b3s23` (Catagolue), `23/3` (S/B), with Golly's torus suffix
 //! `:T<w>,<h>`. Larger-than-Life as Golly's `ltlalgo` reads it: LtL notation
 //! `R<r>,C<0|1|2>,M<0|1>,S<a>..<b>,B<c>..<d>,N<M|N|C>`, Kellie Evans' `r,bmin,bmax,smin,smax`
-//! and HROT `R<r>,C<0|1|2>,S<a>-<b>,B<c>-<d>[,N<M|N|C>]` (single ranges only), printed back as
+//! and HROT `R<r>,C<0|1|2>,S<list>,B<list>[,N<M|N|C>]` (lists such as `4-7,9-12`), printed back as
 //! Golly prints them (`C0`, upper case, in the notation they came in).
 
 use std::fmt;
@@ -298,8 +298,7 @@ pub enum LtlNotation {
     #[default]
     Ltl,
     /// LifeViewer's HROT `R5,C0,S33-57,B34-45` (outer totalistic; `,NM` left out), the notation
-    /// of the patterns Golly ships. lifegen reads the HROT rules whose S and B sets are single
-    /// ranges.
+    /// of the patterns Golly ships; its S and B lists may hold several ranges.
     Hrot,
 }
 
@@ -309,10 +308,10 @@ pub struct LargerThanLife {
     pub radius: u32,
     /// `M1`: the centre cell counts as one of its own neighbours.
     pub include_centre: bool,
-    /// Survival counts `low..=high`, counted per `include_centre`.
-    pub survival: (u32, u32),
-    /// Birth counts `low..=high` (a dead centre adds nothing, so `include_centre` does not matter).
-    pub birth: (u32, u32),
+    /// Survival counts, counted per `include_centre`.
+    pub survival: CountRanges,
+    /// Birth counts (a dead centre adds nothing, so `include_centre` does not matter).
+    pub birth: CountRanges,
     pub neighbourhood: Neighbourhood,
     /// How the rule prints; it does not change what the rule does.
     pub notation: LtlNotation,
@@ -336,8 +335,8 @@ impl LargerThanLife {
     /// The next state of a cell whose count ([`Self::count`]) is `count`. Weighted counts may
     /// be negative: no bound matches them (Golly's `ncount >= 0`).
     pub fn next(&self, alive: bool, count: i64) -> bool {
-        let (low, high) = if alive { self.survival } else { self.birth };
-        (i64::from(low)..=i64::from(high)).contains(&count)
+        let counts = if alive { self.survival } else { self.birth };
+        counts.contains(count)
     }
 
     /// Golly's smallest torus side for the rule, twice the radius: `ltlalgo::setrule` raises a
@@ -347,44 +346,127 @@ impl LargerThanLife {
     }
 }
 
-/// Golly's `flags_string` for one range: `a` when it is one count, else `a-b`.
-fn hrot_range((low, high): (u32, u32)) -> String {
-    if low == high {
-        format!("{low}")
-    } else {
-        format!("{low}-{high}")
+/// The most ranges a Larger-than-Life survival or birth list holds (Golly's lists are any
+/// length; each range costs the kernel two comparisons with the count).
+pub const MAX_COUNT_RANGES: usize = 8;
+
+/// A Larger-than-Life survival or birth list: disjoint ranges `low..=high`, sorted, none
+/// touching the next (Golly's flags as `ltlalgo::flags_string` prints them). It may be empty.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CountRanges {
+    len: u8,
+    ranges: [(u32, u32); MAX_COUNT_RANGES],
+}
+
+impl CountRanges {
+    pub const EMPTY: CountRanges = CountRanges {
+        len: 0,
+        ranges: [(0, 0); MAX_COUNT_RANGES],
+    };
+
+    /// The counts `low..=high` (`low <= high`).
+    pub const fn single(low: u32, high: u32) -> CountRanges {
+        let mut ranges = [(0, 0); MAX_COUNT_RANGES];
+        ranges[0] = (low, high);
+        CountRanges { len: 1, ranges }
+    }
+
+    /// The union of `ranges` (each `low <= high`), merged where they overlap or touch.
+    pub fn union(ranges: impl IntoIterator<Item = (u32, u32)>) -> Result<CountRanges, String> {
+        let mut sorted: Vec<(u32, u32)> = ranges.into_iter().collect();
+        sorted.sort_unstable();
+        let mut merged = CountRanges::EMPTY;
+        for (low, high) in sorted {
+            debug_assert!(low <= high);
+            let len = usize::from(merged.len);
+            match merged.ranges[..len].last_mut() {
+                Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
+                _ if len == MAX_COUNT_RANGES => {
+                    return Err(format!(
+                        "more than {MAX_COUNT_RANGES} separate ranges in one list"
+                    ));
+                }
+                _ => {
+                    merged.ranges[len] = (low, high);
+                    merged.len += 1;
+                }
+            }
+        }
+        Ok(merged)
+    }
+
+    pub fn ranges(&self) -> &[(u32, u32)] {
+        &self.ranges[..usize::from(self.len)]
+    }
+
+    /// The range when the list is one.
+    pub fn as_single(&self) -> Option<(u32, u32)> {
+        match self.ranges() {
+            &[one] => Some(one),
+            _ => None,
+        }
+    }
+
+    pub fn contains(&self, count: i64) -> bool {
+        self.ranges()
+            .iter()
+            .any(|&(low, high)| (i64::from(low)..=i64::from(high)).contains(&count))
+    }
+
+    /// The largest count in the list.
+    pub fn max(&self) -> Option<u32> {
+        self.ranges().last().map(|r| r.1)
+    }
+
+    /// The smallest count in the list.
+    pub fn min(&self) -> Option<u32> {
+        self.ranges().first().map(|r| r.0)
+    }
+
+    /// Golly's `flags_string`: `4-7,9-12`, a single count as itself, nothing for an empty list.
+    pub fn hrot_text(&self) -> String {
+        let one = |&(low, high): &(u32, u32)| {
+            if low == high {
+                format!("{low}")
+            } else {
+                format!("{low}-{high}")
+            }
+        };
+        self.ranges().iter().map(one).collect::<Vec<_>>().join(",")
     }
 }
 
 impl LargerThanLife {
     /// Golly's canonical rule (`ltlalgo::getrule`) with `states` in its `C` (0 for two states):
     /// upper case, the notation the rule was written in. A rule built with `include_centre`
-    /// prints in LtL notation even when marked HROT, which has no `M`.
+    /// prints in LtL notation even when marked HROT, which has no `M`; lists that are not one
+    /// range each print in HROT notation, the only one that holds them.
     pub fn write(&self, f: &mut fmt::Formatter<'_>, states: u16) -> fmt::Result {
         let n = self.neighbourhood.text();
-        if self.notation == LtlNotation::Hrot && !self.include_centre {
-            write!(
+        let in_ltl_notation = self.notation == LtlNotation::Ltl || self.include_centre;
+        if let (Some((s_low, s_high)), Some((b_low, b_high)), true) = (
+            self.survival.as_single(),
+            self.birth.as_single(),
+            in_ltl_notation,
+        ) {
+            return write!(
                 f,
-                "R{},C{states},S{},B{}",
+                "R{},C{states},M{},S{s_low}..{s_high},B{b_low}..{b_high},N{n}",
                 self.radius,
-                hrot_range(self.survival),
-                hrot_range(self.birth)
-            )?;
-            if self.neighbourhood != Neighbourhood::Moore {
-                write!(f, ",N{n}")?;
-            }
-            return Ok(());
+                u8::from(self.include_centre),
+            );
         }
         write!(
             f,
-            "R{},C{states},M{},S{}..{},B{}..{},N{n}",
+            "R{},C{states},S{},B{}",
             self.radius,
-            u8::from(self.include_centre),
-            self.survival.0,
-            self.survival.1,
-            self.birth.0,
-            self.birth.1
-        )
+            self.survival.hrot_text(),
+            self.birth.hrot_text()
+        )?;
+        if self.neighbourhood != Neighbourhood::Moore {
+            write!(f, ",N{n}")?;
+        }
+        Ok(())
     }
 }
 
@@ -952,7 +1034,7 @@ fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
             quote(extra)
         ));
     }
-    let range = |field: &str| -> Result<(u32, u32), String> {
+    let range = |field: &str| -> Result<CountRanges, String> {
         let (low, high) = field[1..].split_once("..").ok_or_else(|| {
             format!(
                 "{}: expected a range like {}34..58",
@@ -965,7 +1047,14 @@ fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
                 .parse()
                 .map_err(|_| format!("{}: {} is not a whole number", quote(field), quote(v)))
         };
-        Ok((number(low)?, number(high)?))
+        let (low, high) = (number(low)?, number(high)?);
+        if low > high {
+            return Err(format!(
+                "{} is an empty range (Golly: range min must be less than max)",
+                quote(field)
+            ));
+        }
+        Ok(CountRanges::single(low, high))
     };
     let radius = number_after(fields[0], "the radius")?;
     let states = check_states(number_after(fields[1], "the number of states")?)?;
@@ -1001,8 +1090,8 @@ fn parse_evans(body: &str) -> Result<LargerThanLife, String> {
     let rule = LargerThanLife {
         radius: values[0],
         include_centre: true,
-        survival: (values[3], values[4]),
-        birth: (values[1], values[2]),
+        survival: evans_range(values[3], values[4])?,
+        birth: evans_range(values[1], values[2])?,
         neighbourhood: Neighbourhood::Moore,
         notation: LtlNotation::Ltl,
     };
@@ -1010,8 +1099,18 @@ fn parse_evans(body: &str) -> Result<LargerThanLife, String> {
     Ok(rule)
 }
 
-/// One HROT count list, `33-57` or `2,3` or `0,7-12,27`, as a single range.
-fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
+/// Kellie Evans' `min,max` as a range.
+fn evans_range(low: u32, high: u32) -> Result<CountRanges, String> {
+    if low > high {
+        return Err(format!(
+            "{low}..{high} is an empty range (Golly: range min must be less than max)"
+        ));
+    }
+    Ok(CountRanges::single(low, high))
+}
+
+/// One HROT count list, `33-57` or `2,3` or `0,7-12,27`, or none.
+fn hrot_list(letter: char, items: &[&str]) -> Result<CountRanges, String> {
     let written = || quote(&format!("{letter}{}", items.join(",")));
     let mut ranges = Vec::new();
     for item in items {
@@ -1037,30 +1136,11 @@ fn hrot_list(letter: char, items: &[&str]) -> Result<(u32, u32), String> {
         }
         ranges.push(range);
     }
-    ranges.sort_unstable();
-    let mut merged: Vec<(u32, u32)> = Vec::new();
-    for (low, high) in ranges {
-        match merged.last_mut() {
-            Some(last) if low <= last.1.saturating_add(1) => last.1 = last.1.max(high),
-            _ => merged.push((low, high)),
-        }
-    }
-    match merged[..] {
-        [one] => Ok(one),
-        [] => Err(format!(
-            "an empty {letter} list is not supported; lifegen's Larger-than-Life rules have one \
-             {letter} range"
-        )),
-        _ => Err(format!(
-            "{} is not one range; lifegen's Larger-than-Life rules have one S range and one B \
-             range",
-            written()
-        )),
-    }
+    CountRanges::union(ranges).map_err(|why| format!("{}: {why}", written()))
 }
 
 /// Golly's HROT notation `R<r>,C<c>,S<list>,B<list>[,N<n>]`: outer totalistic, the
-/// neighbourhood optional (Moore). Lists that are one range only.
+/// neighbourhood optional (Moore).
 fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
     let mut fields: Vec<&str> = body.split(',').map(str::trim).collect();
     // Golly takes a comma after the last B count (`R1,C0,S2-3,B3,`).
@@ -1085,7 +1165,7 @@ fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
         ));
     }
     // A list: its letter's field (the first count after the letter) and the bare counts after it.
-    let mut list = |letter: char| -> Result<(u32, u32), String> {
+    let mut list = |letter: char| -> Result<CountRanges, String> {
         let Some(first) = rest.first().filter(|f| upper(f).starts_with(letter)) else {
             return Err(format!(
                 "missing {letter}<counts>; Golly's HROT notation is {HROT_FORM}"
@@ -1150,22 +1230,17 @@ fn check_ltl(rule: LargerThanLife) -> Result<(), String> {
     }
     let max = rule.neighbourhood_size();
     let min_survival = u32::from(rule.include_centre);
-    for (letter, range, min) in [('S', rule.survival, min_survival), ('B', rule.birth, 0)] {
-        let written = match rule.notation {
-            LtlNotation::Ltl => format!("{letter}{}..{}", range.0, range.1),
-            LtlNotation::Hrot => format!("{letter}{}", hrot_range(range)),
+    for (letter, counts, min) in [('S', rule.survival, min_survival), ('B', rule.birth, 0)] {
+        let written = match (rule.notation, counts.as_single()) {
+            (LtlNotation::Ltl, Some((low, high))) => format!("{letter}{low}..{high}"),
+            _ => format!("{letter}{}", counts.hrot_text()),
         };
-        if range.0 > range.1 {
-            return Err(format!(
-                "{written} is an empty range (Golly: range min must be less than max)"
-            ));
-        }
-        if range.1 > max {
+        if counts.max().is_some_and(|high| high > max) {
             return Err(format!(
                 "{written} exceeds the {max} cells of the neighbourhood"
             ));
         }
-        if range.0 < min {
+        if counts.min().is_some_and(|low| low < min) {
             return Err(format!(
                 "{written}: with M1 a live cell counts itself, so survival counts start at 1"
             ));
@@ -1304,7 +1379,10 @@ mod tests {
         let rule = ltl("R5,C2,M0,S34..58,B34..45,NM");
         assert_eq!(rule.radius, 5);
         assert!(!rule.include_centre);
-        assert_eq!((rule.survival, rule.birth), ((34, 58), (34, 45)));
+        assert_eq!(
+            (rule.survival.as_single(), rule.birth.as_single()),
+            (Some((34, 58)), Some((34, 45)))
+        );
         assert_eq!(rule.neighbourhood_size(), 120);
         // Golly prints C0 for every two-state rule (ltlalgo::setrule: `scount = 0`).
         assert_eq!(rule.to_string(), "R5,C0,M0,S34..58,B34..45,NM");
@@ -1336,6 +1414,14 @@ mod tests {
             ("R1,C2,S0,B1,NN", "R1,C0,S0,B1,NN"),
             ("r4,c0,s2,3,4-9,b3-3,nc", "R4,C0,S2-9,B3,NC"),
             ("R1,C0,S2-3,B3,", "R1,C0,S2-3,B3"),
+            // Lists of several ranges (Golly's flags_string), empty lists.
+            ("R2,C0,S4-7,9-12,B4,11-12,NB", "R2,C0,S4-7,9-12,B4,11-12,NB"),
+            (
+                "r3,c2,s0,7-12,27,b12,8,20-27,nc",
+                "R3,C0,S0,7-12,27,B8,12,20-27,NC",
+            ),
+            ("R1,C0,S,B3", "R1,C0,S,B3"),
+            ("R1,C0,S2-3,B,NN", "R1,C0,S2-3,B,NN"),
             (
                 "R100,C2,S5611-9775,B5612-7585,NN",
                 "R100,C0,S5611-9775,B5612-7585,NN",
@@ -1460,8 +1546,14 @@ mod tests {
     #[test]
     fn limits_as_golly_has_them() {
         // B may start at 0, and with M1 reach the cells of the neighbourhood, centre included.
-        assert_eq!(ltl("R1,C0,M1,S1..9,B0..9,NM").birth, (0, 9));
-        assert_eq!(ltl("R1,C0,M0,S0..8,B0..8,NM").survival, (0, 8));
+        assert_eq!(
+            ltl("R1,C0,M1,S1..9,B0..9,NM").birth.as_single(),
+            Some((0, 9))
+        );
+        assert_eq!(
+            ltl("R1,C0,M0,S0..8,B0..8,NM").survival.as_single(),
+            Some((0, 8))
+        );
         assert_eq!(ltl("R500,C0,M0,S1..2,B1..1,NM").radius, 500);
         assert_eq!(ltl("R2,C0,M0,S0..20,B0..20,NC").neighbourhood_size(), 20);
         for (input, needle) in [
@@ -1520,7 +1612,7 @@ mod tests {
             "B3/S23:T5\u{1b},5",
             "R5,C0,M1,S34..58,B34..45,N\u{7}",
             "R5,C0,M1,S34..58,B34..45,NM,\r\nX",
-            "R3,C0,S0,7-\n12,B8",
+            "R3,C0,S0,7-1\u{1b}2,B8",
             "R3,C0,S2-3,B3,\u{1b}",
             "5,34,45,34,5\n8",
             "R5\u{1b},C0,M1,S34..58,B34..45,NM",
@@ -1602,8 +1694,10 @@ mod tests {
                 "R1,C2,S1-2,B1,NW123401323,11",
                 "NW state weights \"11\" are not supported",
             ),
-            ("R3,C2,S0,7-12,27,B8,NM", "\"S0,7-12,27\" is not one range"),
-            ("R1,C0,S,B3", "empty S list"),
+            (
+                "R9,C2,S1,3,5,7,9,11,13,15,17,B8,NM",
+                "more than 8 separate ranges in one list",
+            ),
             ("R1,C0,S2-3,B3-1", "runs backwards"),
             (
                 "R1,C0,S2-3,B3,NM,NN",

@@ -244,7 +244,7 @@ impl ActiveTiles {
     ) -> Result<ActiveTiles, PlaneError> {
         let alternating = rule.birth_on_zero() == Some(BirthOnZero::Alternating);
         if births_from_nothing(&rule) && !alternating {
-            return Err(PlaneError::BirthOnZero(rule));
+            return Err(PlaneError::BirthOnZero(Box::new(rule)));
         }
         let radius = radius(&rule) as i64;
         let shape = shape.unwrap_or_else(|| TileShape::for_radius(radius));

@@ -157,13 +157,16 @@ pub enum PlaneError {
          plane lifegen runs B0 as Golly does for two-state rules of the 3x3 neighbourhood only: \
          run it on a bounded grid (a :T or :P suffix, or --size)"
     )]
-    BirthOnZero(Rule),
+    BirthOnZero(Box<Rule>),
     #[error(
         "{rule} gives birth on no neighbours (B0) and has no S8, so the plane fills and empties \
          by turns, and Golly holds the complement of the cells at odd generations; {engine} \
          cannot (Golly's HashLife refuses these rules too): --algo tiles runs it"
     )]
-    Alternating { rule: Rule, engine: &'static str },
+    Alternating {
+        rule: Box<Rule>,
+        engine: &'static str,
+    },
     #[error(
         "at generation {generation}, the live cells' box of {width}x{height} cells cannot be held"
     )]
@@ -474,10 +477,10 @@ fn fitted(
 pub(crate) fn refuse_birth_on_zero(rule: &Rule, engine: &'static str) -> Result<(), PlaneError> {
     match rule.birth_on_zero() {
         Some(BirthOnZero::Alternating) => Err(PlaneError::Alternating {
-            rule: *rule,
+            rule: Box::new(*rule),
             engine,
         }),
-        _ if births_from_nothing(rule) => Err(PlaneError::BirthOnZero(*rule)),
+        _ if births_from_nothing(rule) => Err(PlaneError::BirthOnZero(Box::new(*rule))),
         _ => Ok(()),
     }
 }

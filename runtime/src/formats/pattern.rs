@@ -113,7 +113,7 @@ pub enum SizeError {
     )]
     BelowSmallestTorus {
         size: (u64, u64),
-        rule: Rule,
+        rule: Box<Rule>,
         smallest: (u64, u64),
     },
     /// A macrocell file with no live cells (so no bounding box) and no torus in its rule.
@@ -157,7 +157,7 @@ pub fn check_torus(size: (u64, u64), rule: &Rule) -> Result<(), SizeError> {
     if smallest != size {
         return Err(SizeError::BelowSmallestTorus {
             size,
-            rule: *rule,
+            rule: Box::new(*rule),
             smallest,
         });
     }
