@@ -32,12 +32,12 @@ const BASE_SIDE: usize = 1 << BASE_LEVEL;
 const CENTRE_MASK: u64 = (1 << (BASE_SIDE / 2)) - 1;
 /// Base nodes side by side in a word of a batch's row.
 const BASES_A_WORD: usize = 64 / BASE_SIDE;
-/// Words in a row of a batch.
-const BASE_ROW_WORDS: usize = 16;
-/// Base nodes side by side in a row of a batch.
-const BASE_ROW: usize = BASES_A_WORD * BASE_ROW_WORDS;
+/// The widths of a batch's rows, in words: the tile kernels step two words more than a row,
+/// rounded up to 8, so each fills its kernel's width. A batch takes the narrowest that holds it
+/// in one row, else rows of the widest.
+const BASE_ROW_WORDS: [usize; 4] = [6, 14, 30, 62];
 /// Rows of base nodes in a batch at most.
-const BASE_ROWS_MAX: usize = 256;
+const BASE_ROWS_MAX: usize = 64;
 /// Memory a node takes with its population and its share of the hash table, about.
 const BYTES_A_NODE: u64 = 48;
 /// The longest step, 2^56 generations: the root then spans 2^59 cells.
@@ -83,10 +83,10 @@ type Table<K> = HashMap<K, NodeId, BuildHasherDefault<KeyHasher>>;
 /// A pattern on Golly's unbounded plane as a HashLife quadtree.
 pub struct HashLife {
     make: Box<MakeBox>,
-    /// The simulators of base nodes by the rows of nodes they hold, made on first use, and the
-    /// universes they gave back last.
-    base: HashMap<usize, Box<dyn Simulator>>,
-    spare: HashMap<usize, Universe>,
+    /// The simulators of base nodes by the shape of batch they step (rows of nodes, words a
+    /// row), made on first use, and the universes they gave back last.
+    base: HashMap<(usize, usize), Box<dyn Simulator>>,
+    spare: HashMap<(usize, usize), Universe>,
     store: NodeStore,
     /// Futures of 2^j generations shorter than a node's own: (node, j).
     shorter: Table<(NodeId, u8)>,
@@ -159,7 +159,7 @@ impl HashLife {
         let (first, description) = one.install(|| life.described_base())?;
         life.one_thread = Some(one);
         life.description = description;
-        life.base.insert(1, first);
+        life.base.insert(batch_shape(1), first);
         // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
         // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
         let size = (cells.width() as u64, cells.height() as u64);
@@ -448,42 +448,43 @@ impl HashLife {
     }
 
     /// 32x32 nodes' centres 16x16 after `gens` (at most 8) generations, by the simulator. The
-    /// nodes lie two a word, [`BASE_ROW`] a row of a torus and rows of them one under another:
-    /// a neighbour's cells (or the torus's other edge) reach 8 cells into a node in 8
-    /// generations, never its centre; a torus runs the rule's plainest kernels. Universes of
-    /// five heights only, so five simulators (compiled kernels) serve every batch. Measured
-    /// against 64x64 nodes (16 generations): p52 gun to 10^5 0.006 s against 0.011, metapixel
-    /// galaxy to 10^5 0.88 s against 1.05, wedge-grow to 10^7 1.03 s against 1.65, iwona to
-    /// 10^7 1.03 s against 0.70.
+    /// nodes lie two a word, in rows of a torus as wide as the batch needs ([`BASE_ROW_WORDS`])
+    /// and rows of them one under another: a neighbour's cells (or the torus's other edge) reach
+    /// 8 cells into a node in 8 generations, never its centre; a torus runs the rule's plainest
+    /// kernels. A simulator for each shape of batch, made on first use. Measured against 64x64
+    /// nodes (16 generations): p52 gun to 10^5 0.006 s against 0.011, metapixel galaxy to 10^5
+    /// 0.88 s against 1.05, wedge-grow to 10^7 1.03 s against 1.65, iwona to 10^7 1.03 s
+    /// against 0.70.
     fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
         let mut results = Vec::with_capacity(ids.len());
-        for batch in ids.chunks(BASE_ROW * BASE_ROWS_MAX) {
-            // A power of two of rows: each size is a simulator to make (kernels compiled).
-            let rows_of_nodes = batch.len().div_ceil(BASE_ROW).next_power_of_two();
-            let mut universe = match self.spare.remove(&rows_of_nodes) {
+        let widest = BASE_ROW_WORDS[BASE_ROW_WORDS.len() - 1];
+        for batch in ids.chunks(BASES_A_WORD * widest * BASE_ROWS_MAX) {
+            let shape = batch_shape(batch.len());
+            let (rows_of_nodes, row_words) = shape;
+            let mut universe = match self.spare.remove(&shape) {
                 Some(mut universe) => {
                     universe.plane_mut(0).fill(0);
                     universe
                 }
-                None => base_universe(rows_of_nodes)?,
+                None => base_universe(shape)?,
             };
             let words = universe.plane_mut(0);
             let place = |slot: usize| {
                 let (word, shift) = (slot / BASES_A_WORD, slot % BASES_A_WORD * BASE_SIDE);
-                let (column, top) = (word % BASE_ROW_WORDS, word / BASE_ROW_WORDS * BASE_SIDE);
-                (top * BASE_ROW_WORDS + column, shift)
+                let (column, top) = (word % row_words, word / row_words * BASE_SIDE);
+                (top * row_words + column, shift)
             };
             for (slot, &id) in batch.iter().enumerate() {
                 let (at, shift) = place(slot);
                 let mut node_rows = [0u64; BASE_SIDE];
                 self.paint_rows(id, shift, 0, &mut node_rows);
                 for (y, word) in node_rows.into_iter().enumerate() {
-                    words[at + y * BASE_ROW_WORDS] |= word;
+                    words[at + y * row_words] |= word;
                 }
             }
-            let mut sim = match self.base.remove(&rows_of_nodes) {
+            let mut sim = match self.base.remove(&shape) {
                 Some(mut sim) => {
-                    self.spare.insert(rows_of_nodes, sim.replace(universe)?);
+                    self.spare.insert(shape, sim.replace(universe)?);
                     sim
                 }
                 None => (self.make)(universe)?,
@@ -495,24 +496,24 @@ impl HashLife {
                 .map(|slot| {
                     let (at, shift) = place(slot);
                     std::array::from_fn(|y| {
-                        after[at + (quarter + y) * BASE_ROW_WORDS] >> (shift + quarter)
-                            & CENTRE_MASK
+                        after[at + (quarter + y) * row_words] >> (shift + quarter) & CENTRE_MASK
                     })
                 })
                 .collect();
-            self.base.insert(rows_of_nodes, sim);
+            self.base.insert(shape, sim);
             for centre in centres {
                 results.push(self.node_of_rows(&centre, 0, 0, BASE_LEVEL - 1));
             }
             self.base_steps += batch.len() as u64;
             self.base_calls += 1;
+            debug_assert!(batch.len() <= rows_of_nodes * row_words * BASES_A_WORD);
         }
         Ok(results)
     }
 
     /// A simulator of one row of base nodes, and what it says it is.
     fn described_base(&mut self) -> Result<(Box<dyn Simulator>, String), BackendError> {
-        let sim = (self.make)(base_universe(1)?)?;
+        let sim = (self.make)(base_universe(batch_shape(1))?)?;
         let description = sim.describe();
         Ok((sim, description))
     }
@@ -866,9 +867,22 @@ fn golly_root_origin(level: u8) -> (i64, i64) {
     (-(x as i64), -(y as i64))
 }
 
-/// A torus for `rows` rows of base nodes.
-fn base_universe(rows: usize) -> Result<Universe, BackendError> {
-    let (width, height) = (BASE_ROW_WORDS * 64, rows * BASE_SIDE);
+/// The rows of base nodes and the words a row of a batch of `nodes` base nodes: one row of the
+/// narrowest width that holds them, else a power of two of rows of the widest.
+fn batch_shape(nodes: usize) -> (usize, usize) {
+    let holds = |words: usize| BASES_A_WORD * words;
+    match BASE_ROW_WORDS.iter().find(|&&words| holds(words) >= nodes) {
+        Some(&words) => (1, words),
+        None => {
+            let widest = BASE_ROW_WORDS[BASE_ROW_WORDS.len() - 1];
+            (nodes.div_ceil(holds(widest)).next_power_of_two(), widest)
+        }
+    }
+}
+
+/// A torus for a batch of `rows` rows of base nodes, `words` a row.
+fn base_universe((rows, words): (usize, usize)) -> Result<Universe, BackendError> {
+    let (width, height) = (words * 64, rows * BASE_SIDE);
     Ok(Universe::new(width as u64, height as u64)
         .map_err(|e| BackendError::Plane(e.to_string()))?
         .with_topology(Topology::Torus))
