@@ -477,7 +477,7 @@ impl HashLife {
             for (slot, &id) in batch.iter().enumerate() {
                 let (at, shift) = place(slot);
                 let mut node_rows = [0u64; BASE_SIDE];
-                self.paint_rows(id, shift, 0, &mut node_rows);
+                self.paint_base(id, shift, &mut node_rows);
                 for (y, word) in node_rows.into_iter().enumerate() {
                     words[at + y * row_words] |= word;
                 }
@@ -516,6 +516,32 @@ impl HashLife {
         let sim = (self.make)(base_universe(batch_shape(1))?)?;
         let description = sim.describe();
         Ok((sim, description))
+    }
+
+    /// ORs base node `id`'s cells into `rows` from column `x`: its sixteen leaves read
+    /// straight from its children (what [`Self::paint_rows`] does, without the recursion).
+    fn paint_base(&self, id: NodeId, x: usize, rows: &mut [u64; BASE_SIDE]) {
+        const {
+            assert!(
+                BASE_LEVEL == LEAF_LEVEL + 2,
+                "a base node's grandchildren are leaves"
+            )
+        };
+        const HALF: usize = BASE_SIDE / 2;
+        const LEAF: usize = 1 << LEAF_LEVEL;
+        for (i, &child) in self.children(id).iter().enumerate() {
+            let (cx, cy) = (x + HALF * (i & 1), HALF * (i >> 1));
+            for (k, &leaf) in self.children(child).iter().enumerate() {
+                let cells = self.store.cells(leaf);
+                if cells == 0 {
+                    continue;
+                }
+                let (lx, ly) = (cx + LEAF * (k & 1), cy + LEAF * (k >> 1));
+                for (row, out) in rows[ly..ly + LEAF].iter_mut().enumerate() {
+                    *out |= (cells >> (LEAF * row) & 0xff) << lx;
+                }
+            }
+        }
     }
 
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide) at (`x`, `y`).
