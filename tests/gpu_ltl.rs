@@ -137,6 +137,27 @@ fn the_cat_suite_on_the_gpu() {
 }
 
 #[test]
+fn lists_of_several_ranges_on_the_gpu() {
+    // Golly's crystal-chaos rule, an empty survival list, lists with decay (read before the
+    // GPU is looked for, so a machine without one checks them too).
+    let rules = [
+        "R2,C0,S4-7,9-12,B4,11-12,NB",
+        "R3,C0,S,B5-9,14-20,24,NN",
+        "R5,C0,S2-10,15-40,60-90,B20-30,35-45,NC",
+        "R2,C4,S2-3,6-9,B3,7-8,NN",
+    ]
+    .map(ltl);
+    if !gpu_present() {
+        return;
+    }
+    for rule in rules {
+        for (width, height) in [(200, 37), (64, 64), (1000, 9)] {
+            check(&rule, width, height, 0.4, width + height, 5);
+        }
+    }
+}
+
+#[test]
 fn large_radii_fall_back_or_run() {
     if !gpu_present() {
         return;
