@@ -88,8 +88,16 @@ impl OutOfMemory {
     }
 }
 
-/// Fails when `needed` bytes are more than [`headroom`] leaves.
+/// Allocations below this are not checked: asking the kernel reads two files (HashLife's first
+/// thousand generations of acorn asked it 19 times, for universes of a few KiB), and they are
+/// the size of buffers the program takes everywhere without asking.
+const UNCHECKED_BYTES: u64 = 64 << 20;
+
+/// Fails when `needed` bytes (at least [`UNCHECKED_BYTES`]) are more than [`headroom`] leaves.
 pub fn check(what: &str, needed: u64) -> Result<(), OutOfMemory> {
+    if needed < UNCHECKED_BYTES {
+        return Ok(());
+    }
     match headroom() {
         Some((available, bound)) if needed > available => Err(OutOfMemory {
             what: what.to_string(),
