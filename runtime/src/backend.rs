@@ -95,6 +95,10 @@ impl Simulator for Transposed {
 trait HostStepper: Send {
     fn describe(&self) -> String;
     fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError>;
+    /// [`Simulator::whole_row_words`].
+    fn whole_row_words(&self) -> &'static [usize] {
+        &[]
+    }
 }
 
 struct Resident<S> {
@@ -125,6 +129,9 @@ impl<S: HostStepper> Simulator for Resident<S> {
         self.universe.words_mut()[y * row..y * row + words.len()].copy_from_slice(words);
         Ok(())
     }
+    fn whole_row_words(&self) -> &'static [usize] {
+        self.stepper.whole_row_words()
+    }
 }
 
 struct Reference(Rule);
@@ -153,6 +160,9 @@ impl HostStepper for TileStepper {
     fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
         TileStepper::advance(self, universe, gens);
         Ok(())
+    }
+    fn whole_row_words(&self) -> &'static [usize] {
+        &crate::cpu::tiles::WHOLE_ROW_WORDS
     }
 }
 

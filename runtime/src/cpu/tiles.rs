@@ -13,6 +13,10 @@ use crate::universe::Universe;
 /// Words per tile row, as the kernels are emitted for.
 pub const TILE_WORDS: usize = lifegen_gen::rust_emit::TILE_WORDS;
 
+/// Torus widths in words that fill the tiles (a tile steps its words and one more each side,
+/// rounded up to 8 words): 8, 16, 32 and 64 words of kernel.
+pub const WHOLE_ROW_WORDS: [usize; 4] = [6, 14, 30, 62];
+
 /// One tile row: 64-byte aligned for the vector loads and stores.
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]

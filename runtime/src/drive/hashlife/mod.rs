@@ -32,10 +32,9 @@ const BASE_SIDE: usize = 1 << BASE_LEVEL;
 const CENTRE_MASK: u64 = (1 << (BASE_SIDE / 2)) - 1;
 /// Base nodes side by side in a word of a batch's row.
 const BASES_A_WORD: usize = 64 / BASE_SIDE;
-/// The widths of a batch's rows, in words: the tile kernels step two words more than a row,
-/// rounded up to 8, so each fills its kernel's width. A batch takes the narrowest that holds it
-/// in one row, else rows of the widest.
-const BASE_ROW_WORDS: [usize; 4] = [6, 14, 30, 62];
+/// The width of a batch's rows, in words, for simulators that name none of their own
+/// ([`Simulator::whole_row_words`]).
+const BASE_ROW_WORDS: [usize; 1] = [16];
 /// Rows of base nodes in a batch at most.
 const BASE_ROWS_MAX: usize = 64;
 /// Memory a node takes with its population and its share of the hash table, about.
@@ -87,6 +86,9 @@ pub struct HashLife {
     /// row), made on first use, and the universes they gave back last.
     base: HashMap<(usize, usize), Box<dyn Simulator>>,
     spare: HashMap<(usize, usize), Universe>,
+    /// The widths a batch's rows may take, narrowest first: a batch takes the narrowest that
+    /// holds it in one row, else rows of the widest.
+    row_words: &'static [usize],
     store: NodeStore,
     /// Futures of 2^j generations shorter than a node's own: (node, j).
     shorter: Table<(NodeId, u8)>,
@@ -131,6 +133,7 @@ impl HashLife {
             make,
             base: HashMap::new(),
             spare: HashMap::new(),
+            row_words: &BASE_ROW_WORDS,
             store: NodeStore::new(),
             shorter: Table::default(),
             empty: Vec::new(),
@@ -159,7 +162,10 @@ impl HashLife {
         let (first, description) = one.install(|| life.described_base())?;
         life.one_thread = Some(one);
         life.description = description;
-        life.base.insert(batch_shape(1), first);
+        if !first.whole_row_words().is_empty() {
+            life.row_words = first.whole_row_words();
+        }
+        life.base.insert(batch_shape(&BASE_ROW_WORDS, 1), first);
         // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
         // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
         let size = (cells.width() as u64, cells.height() as u64);
@@ -448,7 +454,7 @@ impl HashLife {
     }
 
     /// 32x32 nodes' centres 16x16 after `gens` (at most 8) generations, by the simulator. The
-    /// nodes lie two a word, in rows of a torus as wide as the batch needs ([`BASE_ROW_WORDS`])
+    /// nodes lie two a word, in rows of a torus as wide as the batch needs (`row_words`)
     /// and rows of them one under another: a neighbour's cells (or the torus's other edge) reach
     /// 8 cells into a node in 8 generations, never its centre; a torus runs the rule's plainest
     /// kernels. A simulator for each shape of batch, made on first use. Measured against 64x64
@@ -457,9 +463,9 @@ impl HashLife {
     /// against 0.70.
     fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
         let mut results = Vec::with_capacity(ids.len());
-        let widest = BASE_ROW_WORDS[BASE_ROW_WORDS.len() - 1];
+        let widest = self.row_words[self.row_words.len() - 1];
         for batch in ids.chunks(BASES_A_WORD * widest * BASE_ROWS_MAX) {
-            let shape = batch_shape(batch.len());
+            let shape = batch_shape(self.row_words, batch.len());
             let (rows_of_nodes, row_words) = shape;
             let mut universe = match self.spare.remove(&shape) {
                 Some(mut universe) => {
@@ -513,7 +519,7 @@ impl HashLife {
 
     /// A simulator of one row of base nodes, and what it says it is.
     fn described_base(&mut self) -> Result<(Box<dyn Simulator>, String), BackendError> {
-        let sim = (self.make)(base_universe(batch_shape(1))?)?;
+        let sim = (self.make)(base_universe(batch_shape(&BASE_ROW_WORDS, 1))?)?;
         let description = sim.describe();
         Ok((sim, description))
     }
@@ -894,13 +900,13 @@ fn golly_root_origin(level: u8) -> (i64, i64) {
 }
 
 /// The rows of base nodes and the words a row of a batch of `nodes` base nodes: one row of the
-/// narrowest width that holds them, else a power of two of rows of the widest.
-fn batch_shape(nodes: usize) -> (usize, usize) {
+/// narrowest of `widths` that holds them, else a power of two of rows of the widest.
+fn batch_shape(widths: &[usize], nodes: usize) -> (usize, usize) {
     let holds = |words: usize| BASES_A_WORD * words;
-    match BASE_ROW_WORDS.iter().find(|&&words| holds(words) >= nodes) {
+    match widths.iter().find(|&&words| holds(words) >= nodes) {
         Some(&words) => (1, words),
         None => {
-            let widest = BASE_ROW_WORDS[BASE_ROW_WORDS.len() - 1];
+            let widest = widths[widths.len() - 1];
             (nodes.div_ceil(holds(widest)).next_power_of_two(), widest)
         }
     }
