@@ -114,8 +114,8 @@ pub struct RunArgs {
     pub(crate) scale: u64,
     /// On Golly's unbounded plane: tiles (active tiles, stepped only where the pattern changes),
     /// dense (one box that follows the pattern, every cell of it computed), hashlife (Gosper's
-    /// quadtree; two-state rules of range 1), or auto (hashlife where it runs the rule and no
-    /// --backend is named, else tiles).
+    /// quadtree; ranges up to 8), or auto (hashlife for rules of range 1 when no --backend is
+    /// named, else tiles; the run says which and why).
     #[arg(long, default_value = "auto", value_parser = clap::builder::PossibleValuesParser::new(
         ["auto", "tiles", "dense", "hashlife"]
     ).map(|name| name.parse::<PlaneAlgo>().expect("one of the names above")))]

@@ -74,6 +74,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
             .transpose()?,
         strip,
     };
+    let why = request.choice(&rule).1;
     let mut plane = request.open_pattern(pattern, rule)?;
     println!("rule: {spec}");
     let universe = match strip {
@@ -101,6 +102,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
         "universe: {universe}, {origin}: {width}x{height} at ({}, {})",
         position.0, position.1
     );
+    println!("engine: {why}");
     println!("backend: {}", plane.describe());
     let started = std::time::Instant::now();
     let mut status = |plane: &mut (dyn PlaneEngine + 'static)| {

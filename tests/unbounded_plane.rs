@@ -110,9 +110,8 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
     let origin = (-37, 1_000_000_000_005);
     let on_torus = on_a_wide_torus(&rule, &start, origin, gens, torus);
     for e in ENGINES {
-        let two_state_range_one =
-            rule.states() == 2 && lifegen_runtime::drive::bands::radius(&rule) == 1;
-        if matches!(e, Engine::HashLife) && !two_state_range_one {
+        // HashLife's 32x32 base nodes hold ranges up to 8 (its constructor says so).
+        if matches!(e, Engine::HashLife) && lifegen_runtime::drive::bands::radius(&rule) > 8 {
             continue;
         }
         let mut p = engine(e, rule, start.clone(), origin, kind);
@@ -182,6 +181,64 @@ fn generations_and_larger_than_life_agree_with_a_wide_torus() {
     agrees_with_a_wide_torus("/2/3", 30, 120, 400, BackendKind::Cpu);
     agrees_with_a_wide_torus("R2,C0,M1,S4..6,B5..6,NM", 24, 40, 256, BackendKind::Cpu);
     agrees_with_a_wide_torus("R3,C4,M0,S6..12,B7..9,NN", 30, 30, 256, BackendKind::Cpu);
+    // Generations of many states (24: six bit-planes a cell), and ranges whose HashLife nodes
+    // look 4 and 8 times fewer generations ahead than Life's (the range's power of two; 2 above).
+    agrees_with_a_wide_torus("345/2/24", 30, 100, 400, BackendKind::Cpu);
+    agrees_with_a_wide_torus("R4,C0,M1,S15..25,B13..20,NM", 30, 40, 400, BackendKind::Cpu);
+    agrees_with_a_wide_torus("R5,C0,M1,S34..58,B34..45,NM", 30, 37, 512, BackendKind::Cpu);
+    agrees_with_a_wide_torus(
+        "R8,C3,M1,S50..120,B60..100,NC",
+        40,
+        21,
+        512,
+        BackendKind::Cpu,
+    );
+}
+
+#[test]
+fn hashlife_runs_generations_and_larger_than_life_to_far_generations() {
+    let far_and_near = |text: &str, far: u64, near: u64, budget: Option<u64>| {
+        let pattern = lifegen_runtime::formats::rle::parse(text).unwrap();
+        let rule = pattern.rule.unwrap().rule;
+        let cells = lifegen_runtime::formats::rle::to_universe(&pattern)
+            .and_then(|u| u.with_states(rule.states()))
+            .unwrap();
+        let mut tree = engine(
+            Engine::HashLife,
+            rule,
+            cells.clone(),
+            (3, -8),
+            BackendKind::Cpu,
+        );
+        if let Some(bytes) = budget {
+            tree.set_memory_budget(bytes);
+        }
+        for piece in [far / 3, 1, far - far / 3 - 1] {
+            tree.advance(piece).unwrap();
+        }
+        let mut tiles = engine(Engine::Tiles(None), rule, cells, (3, -8), BackendKind::Cpu);
+        tiles.advance(near).unwrap();
+        let cells = |p: &mut Box<dyn PlaneEngine>| {
+            p.live_cells().unwrap().map(|(c, at)| live(&c, at)).unwrap()
+        };
+        let (far_cells, near_cells) = (cells(&mut tree), cells(&mut tiles));
+        assert!(!near_cells.is_empty());
+        assert_eq!(far_cells, near_cells, "{text}");
+        assert_eq!(tree.population().unwrap(), near_cells.len() as u64);
+        tree.report()
+    };
+    // Bosco (Golly's Larger-than-Life/bosco.rle): range 5, an oscillator of period 166 once
+    // its stray cell has died; HashLife's nodes look 8 times fewer
+    // generations ahead than Life's.
+    let bosco = "x = 35, y = 42, rule = R5,C2,S33-57,B34-45\n29bo$27b5o$25b5ob2o$24b5o3b2o$\
+                 24b4o5bo$23b4o5b3o$24b4o3b3o$24b5ob4o$25b8o$26b7o$27b5o31$o!\n";
+    let far = 1 << 30;
+    far_and_near(bosco, far, 1000 + (far - 1000) % 166, None);
+    // Transers (Golly's Generations/transers.rle, 345/26/5: three bit-planes a cell), which
+    // grows without end, with room for few nodes: collections keep every leaf's ages.
+    let transers = "x = 4, y = 27, rule = 345/26/5\n4A$4A$.2A$.2A20$4A$4A$.2A$.2A!\n";
+    let report = far_and_near(transers, 3000, 3000, Some(1));
+    assert!(!report.contains(" 0 collections"), "{report}");
 }
 
 #[test]
@@ -563,6 +620,61 @@ fn every_plane_engine_writes_a_macrocell_that_reads_back_where_golly_puts_it() {
             std::fs::read_to_string(path("500.rle")).unwrap(),
             "from {from}"
         );
+    }
+}
+
+#[test]
+fn hashlife_writes_and_reads_macrocells_of_several_states_as_the_tiles_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let lifegen = |args: &[&str]| {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{args:?}: {run:?}");
+    };
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    // Transers (Golly's Generations/transers.rle): five states, cells of every age.
+    std::fs::write(
+        path("transers.rle"),
+        "x = 4, y = 27, rule = 345/26/5\n4A$4A$.2A$.2A20$4A$4A$.2A$.2A!\n",
+    )
+    .unwrap();
+    let run = |input: &str, gens: &str, algo: &str, output: &str| {
+        let (input, output) = (path(input), path(output));
+        lifegen(&[
+            "run", "--input", &input, "--gens", gens, "--algo", algo, "--output", &output,
+        ]);
+        std::fs::read_to_string(output).unwrap()
+    };
+    let want = run("transers.rle", "300", "tiles", "want.rle");
+    let mc = run("transers.rle", "300", "hashlife", "tree.mc");
+    assert!(mc.contains("#R 345/26/5\n#G 300\n"), "{mc}");
+    assert!(
+        mc.lines().any(|l| l.starts_with("1 ")),
+        "no 2x2 leaves of states: {mc}"
+    );
+    for algo in ["hashlife", "tiles"] {
+        assert_eq!(
+            run("tree.mc", "0", algo, &format!("back-{algo}.rle")),
+            want,
+            "{algo}"
+        );
+    }
+    // Roots smaller than a leaf (2x2 and 4x4 cells, Golly's level 1 and 2) sit where the tiles
+    // put them, and run on alike.
+    for (name, text) in [
+        ("one.mc", "[M2]\n#R /2/3\n1 1 2 0 1\n"),
+        ("two.mc", "[M2]\n#R /2/3\n1 1 0 2 1\n1 0 1 1 2\n2 1 0 2 1\n"),
+    ] {
+        std::fs::write(path(name), text).unwrap();
+        for gens in ["0", "40"] {
+            assert_eq!(
+                run(name, gens, "hashlife", "h.rle"),
+                run(name, gens, "tiles", "t.rle"),
+                "{name} to {gens}"
+            );
+        }
     }
 }
 

@@ -51,23 +51,53 @@ pub struct PlaneRequest {
 }
 
 impl PlaneRequest {
-    /// What `auto` runs: HashLife for the rules it runs (two states, a range of one cell, no
-    /// birth on no neighbours that Golly alternates),
-    /// unless a backend or a tile size was named (HashLife's base nodes run on the CPU); active
-    /// tiles otherwise. Measured on one thread against the tiles (BENCHMARKS.md, the unbounded
-    /// plane): acorn to 5206 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a
-    /// 512^2 soup to 3000 1.5 s against 1.4 s.
+    /// What `auto` runs: HashLife for two-state and Generations rules of range one (as Golly
+    /// runs them: its HashLife and its HashLife-based Generations), unless a backend or a tile
+    /// size was named (HashLife's base nodes run on the CPU); active tiles otherwise, and for
+    /// Larger than Life (Golly's `ltlalgo` is no tree either: HashLife wins on its engineered
+    /// patterns and loses by 10x and more where they explode, globe.rle to 1000 14.5 s against
+    /// 1.1 s). Measured on one thread against the tiles (BENCHMARKS.md, the unbounded plane):
+    /// acorn to 5206 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a 512^2 soup to
+    /// 3000 1.5 s against 1.4 s; Golly's Generations folder to 1000: 20 of 25 faster.
     pub fn chosen_algo(&self, rule: &Rule) -> PlaneAlgo {
-        let hashlife_runs_it = rule.states() == 2
-            && crate::drive::bands::radius(rule) == 1
-            && rule.birth_on_zero() != Some(BirthOnZero::Alternating);
-        let tiles_hinted = self.backend != BackendKind::Auto || self.tile.is_some();
-        match self.algo {
-            PlaneAlgo::Auto if self.strip.is_some() => PlaneAlgo::Dense,
-            PlaneAlgo::Auto if hashlife_runs_it && !tiles_hinted => PlaneAlgo::Hashlife,
-            PlaneAlgo::Auto => PlaneAlgo::Tiles,
-            other => other,
+        self.choice(rule).0
+    }
+
+    /// [`Self::chosen_algo`], and why, for the run to say.
+    pub fn choice(&self, rule: &Rule) -> (PlaneAlgo, &'static str) {
+        if self.algo != PlaneAlgo::Auto {
+            return (self.algo, "as --algo asks");
         }
+        if self.strip.is_some() {
+            return (
+                PlaneAlgo::Dense,
+                "auto: the grid is bounded along one side, which the dense box holds",
+            );
+        }
+        if self.backend != BackendKind::Auto || self.tile.is_some() {
+            return (
+                PlaneAlgo::Tiles,
+                "auto: a --backend or --tile was named, and HashLife's base nodes run on the CPU",
+            );
+        }
+        if matches!(rule, Rule::LargerThanLife(_)) {
+            return (
+                PlaneAlgo::Tiles,
+                "auto: Larger than Life, whose patterns often explode, where HashLife's memo \
+                 pays nothing (--algo hashlife runs ranges up to 8)",
+            );
+        }
+        if rule.birth_on_zero() == Some(BirthOnZero::Alternating) {
+            return (
+                PlaneAlgo::Tiles,
+                "auto: birth on no neighbours without S8 alternates the background, which \
+                 HashLife does not hold",
+            );
+        }
+        (
+            PlaneAlgo::Hashlife,
+            "auto: a rule of range one, where HashLife's memo pays for engineered patterns",
+        )
     }
 
     /// Why this request cannot run `rule`, before anything is read.
@@ -107,8 +137,8 @@ impl PlaneRequest {
         // A file of more states than the rule's goes the other way, to its clear error.
         let tree = pattern
             .macrocell()
-            .filter(|_| algo == PlaneAlgo::Hashlife && rule.states() == 2)
-            .filter(|tree| tree.highest_state() <= 1);
+            .filter(|_| algo == PlaneAlgo::Hashlife)
+            .filter(|tree| u16::from(tree.highest_state()) < rule.states());
         let mut engine = match tree {
             Some(tree) => Box::new(HashLife::from_macrocell(rule, tree, self.base_maker(rule))?)
                 as Box<dyn PlaneEngine>,

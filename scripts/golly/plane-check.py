@@ -7,7 +7,7 @@ Golly's coordinates after each generation count.
     scripts/golly/build-bgolly.sh /work/.mirror/jimblandy+golly/repo     # -> target/golly/bgolly
     git --git-dir=/work/.mirror/jimblandy+golly/repo archive HEAD Patterns | tar x -C /tmp/golly
     cargo build --release
-    scripts/golly/plane-check.py /tmp/golly/Patterns [--gens 100,1000] [--backend cpu]
+    scripts/golly/plane-check.py /tmp/golly/Patterns [--gens 100,1000] [--backend cpu] [--algo hashlife]
 
 Golly's side: `bgolly -o` writes the live cells' box as plain RLE (no position), and a test script
 (`--exec`: `step 1` G times, `show`, `edges`) prints the box's corners on Golly's plane; the two
@@ -61,13 +61,15 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
     return {(x + x0, y + y0): s for (x, y), s in cells.items()}
 
 
-def lifegen_cells(lifegen, backend, path, gens, work, timeout):
+def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
     out = os.path.join(work, "lifegen.rle")
     if os.path.exists(out):
         os.remove(out)
     cmd = [lifegen, "run", "--input", path, "--gens", str(gens), "--output", out]
     if backend:
         cmd += ["--backend", backend]
+    if algo:
+        cmd += ["--algo", algo]
     rc, log = compare.run_cmd(cmd, work, timeout)
     if rc != 0 or not os.path.exists(out):
         return None, log.strip().splitlines()[-1] if log.strip() else "rc %d" % rc
@@ -84,6 +86,7 @@ def main():
     ap.add_argument("patterns")
     ap.add_argument("--gens", default="100,1000")
     ap.add_argument("--backend", default="", help="lifegen's --backend (default: none given)")
+    ap.add_argument("--algo", default="", help="lifegen's --algo (default: none given)")
     ap.add_argument("--bgolly", default="target/golly/bgolly")
     ap.add_argument("--lifegen", default="target/release/lifegen")
     ap.add_argument("--timeout", type=float, default=120)
@@ -116,7 +119,7 @@ def main():
                 verdicts.append(("SKIPPED", "rule %s: not read by the oracle" % rule))
             for g in gens if algo else []:
                 try:
-                    mine, refused = lifegen_cells(lifegen, args.backend, path, g, work,
+                    mine, refused = lifegen_cells(lifegen, args.backend, args.algo, path, g, work,
                                                   args.timeout)
                     if refused:
                         verdicts = [("REFUSED", refused)]

@@ -76,10 +76,12 @@ struct Node {
     bbox: Option<[u64; 4]>,
 }
 
-/// What [`Tree::fold_bits`] hands its function: a leaf's 8x8 cells (row r in byte r, column c
-/// in bit c), or a node's level and its quadrants' values (nw, ne, sw, se; `None`: empty).
-pub enum Fold<T> {
+/// What [`Tree::fold`] hands its function: an 8x8 leaf of a two-state file (row r in byte r,
+/// column c in bit c), an 8x8 block of a file of several states (the state of (x, y) at 8y + x),
+/// or a node's level and its quadrants' values (nw, ne, sw, se; `None`: empty).
+pub enum Fold<'a, T> {
     Leaf(u64),
+    States(&'a [u8; 64]),
     Node(u8, [Option<T>; 4]),
 }
 
@@ -171,27 +173,86 @@ impl Tree {
         Some((x, y))
     }
 
-    /// A two-state file's tree folded bottom up, each distinct node once, by `f`: given an 8x8
-    /// leaf's cells, or a node's level and quadrants (`None` for an empty one). Gives the root's
-    /// value and where Golly puts the root's top-left cell; `None` for a file of several states
-    /// or of no nodes.
-    pub fn fold_bits<T: Copy>(&self, mut f: impl FnMut(Fold<T>) -> T) -> Option<(T, (i128, i128))> {
-        if self.highest_state > 1 {
-            return None;
-        }
-        let mut values: Vec<T> = Vec::with_capacity(self.nodes.len());
-        for n in &self.nodes {
-            let value = if is_bit_leaf(n) {
-                f(Fold::Leaf(n.cells))
+    /// The tree folded bottom up, each distinct node once, by `f`, from 8x8 squares up (a file
+    /// of several states has 2x2 leaves: they reach `f` four levels at a time). Gives the
+    /// root's value and where Golly puts the root's top-left cell; `None` for a file of no
+    /// nodes. A root smaller than 8x8 comes as one square, placed so Golly's (0, 0) stays.
+    pub fn fold<T: Copy>(&self, mut f: impl FnMut(Fold<'_, T>) -> T) -> Option<(T, (i128, i128))> {
+        // The states of the nodes below 8x8 in a file of several states, 4 a row.
+        let mut blocks: Vec<[u8; 16]> = Vec::with_capacity(self.nodes.len());
+        let mut values: Vec<Option<T>> = Vec::with_capacity(self.nodes.len());
+        let block_of = |blocks: &[[u8; 16]], n: &Node| {
+            let mut block = [0u8; 16];
+            if u32::from(n.level) == STATE_LEAF_LEVEL {
+                for k in 0..4 {
+                    block[4 * (k / 2) + k % 2] = (n.cells >> (8 * k)) as u8;
+                }
             } else {
-                let quadrants = n.children.map(|c| (c != 0).then(|| values[c as usize - 1]));
-                f(Fold::Node(n.level, quadrants))
+                for (k, &c) in n.children.iter().enumerate().filter(|(_, c)| **c != 0) {
+                    let child = &blocks[c as usize - 1];
+                    for y in 0..2 {
+                        for x in 0..2 {
+                            block[4 * (2 * (k / 2) + y) + 2 * (k % 2) + x] = child[4 * y + x];
+                        }
+                    }
+                }
+            }
+            block
+        };
+        // An 8x8 square of states from four 4x4 blocks (nw, ne, sw, se), or one block at
+        // (`at`, `at`).
+        let square = |parts: &[(usize, [u8; 16])]| {
+            let mut states = [0u8; 64];
+            for &(at, block) in parts {
+                for y in 0..4 {
+                    for x in 0..4 {
+                        states[8 * (at / 8 + y) + at % 8 + x] = block[4 * y + x];
+                    }
+                }
+            }
+            states
+        };
+        for n in &self.nodes {
+            let level = u32::from(n.level);
+            let (block, value) = if is_bit_leaf(n) {
+                ([0; 16], Some(f(Fold::Leaf(n.cells))))
+            } else if level < LEAF_LEVEL {
+                (block_of(&blocks, n), None)
+            } else if level == LEAF_LEVEL {
+                let parts: Vec<(usize, [u8; 16])> = (0..4)
+                    .filter(|&k| n.children[k] != 0)
+                    .map(|k| {
+                        (
+                            32 * (k / 2) + 4 * (k % 2),
+                            blocks[n.children[k] as usize - 1],
+                        )
+                    })
+                    .collect();
+                ([0; 16], Some(f(Fold::States(&square(&parts)))))
+            } else {
+                let quadrants = n
+                    .children
+                    .map(|c| if c == 0 { None } else { values[c as usize - 1] });
+                ([0; 16], Some(f(Fold::Node(n.level, quadrants))))
             };
+            blocks.push(block);
             values.push(value);
         }
         let level = self.level()?;
+        let root = match values.last()? {
+            Some(root) => *root,
+            None => {
+                // A root of 2x2 or 4x4 states: Golly's (0, 0) is its cell (half, half - 1),
+                // and a square's is (4, 3).
+                let at = 4 - (1usize << (level - 1));
+                let parts = [(8 * at + at, *blocks.last()?)];
+                let root = f(Fold::States(&square(&parts)));
+                let (x, y) = golly_origin(LEAF_LEVEL);
+                return Some((root, (-i128::from(x), -i128::from(y))));
+            }
+        };
         let (x, y) = golly_origin(level);
-        Some((*values.last()?, (-i128::from(x), -i128::from(y))))
+        Some((root, (-i128::from(x), -i128::from(y))))
     }
 
     /// The number of live cells, at most `u128::MAX` (a hash-consed tree can hold more cells

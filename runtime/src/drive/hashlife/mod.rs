@@ -4,13 +4,18 @@
 //! on (and, in a table beside, for smaller powers of two), so a pattern that repeats itself in
 //! space or time is advanced by whole repetitions at once.
 //!
-//! Leaves hold 8x8 cells in a word. The smallest future computed from cells (a node of 32x32 to
-//! its centre 16x16, up to 8 generations) is advanced by the rule's own simulator (the CPU's
-//! native kernels), so every rule the simulators run and the recursion can hold is run the same.
+//! Leaves hold 8x8 cells in a word a bit-plane (one plane for two states, more for the ages of
+//! Generations). The smallest future computed from cells (a node of 32x32 to its centre 16x16,
+//! up to 8 generations) is advanced by the rule's own simulator (the CPU's native kernels), so
+//! every rule the simulators run and the recursion can hold is run the same. A rule of range r
+//! (Larger than Life) reaches r cells a generation: a node's future is then 2^s times shorter,
+//! 2^s the power of two at least r, so that a node of side 2^k still holds what reaches its
+//! centre half in 2^(k-2-s) generations; the recursion is Gosper's, a step of 2^(k-2-s).
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use lifegen_gen::generations::Generations;
 use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
@@ -23,7 +28,7 @@ use crate::universe::Universe;
 
 mod store;
 
-use store::{LEAF_LEVEL, NONE, NodeId, NodeStore};
+use store::{LEAF_LEVEL, MAX_PLANES, NONE, NodeId, NodeStore};
 /// Nodes whose future the simulator computes: 32x32 cells, to their centre after up to 8
 /// generations.
 const BASE_LEVEL: u8 = 5;
@@ -39,8 +44,10 @@ const BASE_ROW_WORDS: [usize; 1] = [16];
 const BASE_ROWS_MAX: usize = 64;
 /// Memory a node takes with its population and its share of the hash table, about.
 const BYTES_A_NODE: u64 = 48;
-/// The longest step, 2^56 generations: the root then spans 2^59 cells.
+/// The longest step, 2^(56 - s) generations: the root then spans 2^59 cells.
 const MAX_STEP_EXPONENT: u8 = 56;
+/// The widest range a base node holds: 8 cells, one generation.
+const MAX_RADIUS: u64 = 8;
 
 /// A multiply-and-rotate hasher for node keys (plain integers), folded at the end.
 #[derive(Default)]
@@ -90,6 +97,12 @@ pub struct HashLife {
     /// holds it in one row, else rows of the widest.
     row_words: &'static [usize],
     store: NodeStore,
+    /// The rule's states, and the bit-planes a cell takes.
+    states: u16,
+    planes: usize,
+    /// A node of side 2^k knows its future 2^(k-2-`slow`) generations on: 2^`slow` is the
+    /// smallest power of two at least the rule's range.
+    slow: u8,
     /// Futures of 2^j generations shorter than a node's own: (node, j).
     shorter: Table<(NodeId, u8)>,
     /// The empty node of each level.
@@ -123,18 +136,23 @@ impl HashLife {
         make: Box<MakeBox>,
     ) -> Result<HashLife, PlaneError> {
         refuse_birth_on_zero(&rule, "HashLife")?;
-        if rule.states() != 2 || radius(&rule) != 1 {
+        let range = radius(&rule);
+        if range > MAX_RADIUS {
             return Err(PlaneError::Backend(BackendError::Plane(format!(
-                "HashLife runs rules of two states and a range of one cell so far; {rule} is \
-                 not one (--algo tiles runs it)"
+                "HashLife's 32x32 base nodes hold rules of range {MAX_RADIUS} at most; {rule} \
+                 reaches {range} cells a generation (--algo tiles runs it)"
             ))));
         }
+        let planes = Generations::planes_for(rule.states()) as usize;
         let mut life = HashLife {
             make,
             base: HashMap::new(),
             spare: HashMap::new(),
             row_words: &BASE_ROW_WORDS,
-            store: NodeStore::new(),
+            store: NodeStore::new(planes),
+            states: rule.states(),
+            planes,
+            slow: range.next_power_of_two().trailing_zeros() as u8,
             shorter: Table::default(),
             empty: Vec::new(),
             root: NONE,
@@ -176,27 +194,29 @@ impl HashLife {
         Ok(life)
     }
 
-    /// A two-state macrocell file's tree, node for node, without expanding its cells: Golly's
-    /// `HashLife` folder (metacells, boxes of billions of cells) loads as it is stored.
+    /// A macrocell file's tree, node for node, without expanding its cells: Golly's `HashLife`
+    /// folder (metacells, boxes of billions of cells) loads as it is stored. The file's states
+    /// are the rule's (see [`crate::plane_engines`]).
     pub fn from_macrocell(
         rule: Rule,
         tree: &crate::formats::macrocell::Tree,
         make: Box<MakeBox>,
     ) -> Result<HashLife, PlaneError> {
-        let mut life = HashLife::new(rule, &Universe::new(1, 1).expect("1x1"), (0, 0), make)?;
-        let root = tree.fold_bits(|fold| match fold {
+        let empty = Universe::new(1, 1)
+            .and_then(|u| u.with_states(rule.states()))
+            .expect("1x1");
+        let mut life = HashLife::new(rule, &empty, (0, 0), make)?;
+        let root = tree.fold(|fold| match fold {
             Fold::Leaf(cells) => life.leaf(cells),
+            Fold::States(states) => life.leaf_of_states(states),
             Fold::Node(level, quadrants) => {
                 let children = quadrants.map(|q| q.unwrap_or_else(|| life.empty(level - 1)));
                 life.node(children)
             }
         });
         let Some((mut root, (x, y))) = root else {
-            return Err(PlaneError::Backend(BackendError::Plane(
-                "HashLife reads two-state macrocell files so far; this one has more states \
-                 (--algo tiles runs it)"
-                    .into(),
-            )));
+            // No nodes: the empty plane made above.
+            return Ok(life);
         };
         let origin = (
             i64::try_from(x).map_err(|_| too_far(tree))?,
@@ -205,9 +225,10 @@ impl HashLife {
         let mut origin = origin;
         if life.level(root) == LEAF_LEVEL {
             // A root of one leaf goes in the middle of a node of 16x16, as Golly centres it.
-            let mut rows = [0u64; 16];
-            life.paint_rows(root, 4, 4, &mut rows);
-            root = life.node_of_rows(&rows, 0, 0, LEAF_LEVEL + 1);
+            let mut rows = [0u64; 16 * MAX_PLANES];
+            let rows = &mut rows[..16 * life.planes];
+            life.paint_rows(root, 4, 4, rows, 16);
+            root = life.node_of_rows(rows, 16, 0, 0, LEAF_LEVEL + 1);
             origin = golly_root_origin(LEAF_LEVEL + 1);
         }
         life.root = root;
@@ -218,8 +239,23 @@ impl HashLife {
         Ok(life)
     }
 
+    /// The leaf whose alive plane is `cells`, in no other state.
     fn leaf(&mut self, cells: u64) -> NodeId {
-        self.store.leaf(cells)
+        let mut planes = [0u64; MAX_PLANES];
+        planes[0] = cells;
+        self.store.leaf(&planes[..self.planes])
+    }
+
+    /// The leaf of 8x8 `states` (the state of (x, y) at 8y + x), each below the rule's states.
+    fn leaf_of_states(&mut self, states: &[u8; 64]) -> NodeId {
+        let mut planes = [0u64; MAX_PLANES];
+        for (at, &state) in states.iter().enumerate().filter(|(_, s)| **s != 0) {
+            let bits = lifegen_gen::generations::encode(u16::from(state));
+            for (p, plane) in planes[..self.planes].iter_mut().enumerate() {
+                *plane |= u64::from(bits >> p & 1) << at;
+            }
+        }
+        self.store.leaf(&planes[..self.planes])
     }
 
     fn node(&mut self, children: [NodeId; 4]) -> NodeId {
@@ -273,18 +309,21 @@ impl HashLife {
         }
         if level == LEAF_LEVEL {
             let n = cells.words_per_row();
-            let words = cells.plane(0);
-            let mut bits = 0u64;
-            for row in 0..8 {
-                let yy = y + row;
-                if !(0..height).contains(&yy) {
-                    continue;
+            let mut planes = [0u64; MAX_PLANES];
+            let planes_read = self.planes.min(cells.planes());
+            for (p, bits) in planes[..planes_read].iter_mut().enumerate() {
+                let words = cells.plane(p);
+                for row in 0..8 {
+                    let yy = y + row;
+                    if !(0..height).contains(&yy) {
+                        continue;
+                    }
+                    let line = &words[yy as usize * n..(yy as usize + 1) * n];
+                    let byte = crate::drive::plane::cells_at(line, width, x) & 0xff;
+                    *bits |= byte << (8 * row);
                 }
-                let line = &words[yy as usize * n..(yy as usize + 1) * n];
-                let byte = crate::drive::plane::cells_at(line, width, x) & 0xff;
-                bits |= byte << (8 * row);
             }
-            return self.leaf(bits);
+            return self.store.leaf(&planes[..self.planes]);
         }
         let half = side / 2;
         let level = level - 1;
@@ -302,7 +341,7 @@ impl HashLife {
         self.centres(&[id])[0]
     }
 
-    /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2).
+    /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2 - s).
     fn future(&mut self, id: NodeId, j: u8) -> Result<NodeId, BackendError> {
         Ok(self.futures(&[id], j)?[0])
     }
@@ -313,7 +352,7 @@ impl HashLife {
         // The empty node is canonical: no need to read the population beside the node.
         if self.empty(level) == id {
             Some(self.empty(level - 1))
-        } else if j + 2 >= level {
+        } else if j + 2 + self.slow >= level {
             self.store.result(id)
         } else {
             self.shorter.get(&(id, j)).copied()
@@ -385,14 +424,14 @@ impl HashLife {
         self.store.nodes(&keys)
     }
 
-    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most two below
-    /// the level), a whole level at a time: the nodes not known yet are worked out together, so
+    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most 2 + s below
+    /// the level; a higher `j` gives the node's own future), a whole level at a time: the nodes not known yet are worked out together, so
     /// that the base nodes they come down to go to the simulator in large batches, and the
     /// memory is read ahead.
     fn futures(&mut self, ids: &[NodeId], j: u8) -> Result<Vec<NodeId>, BackendError> {
         self.check_room(j)?;
         let level = self.level(ids[0]);
-        let full = j + 2 >= level;
+        let full = j + 2 + self.slow >= level;
         let mut known = Vec::with_capacity(ids.len());
         for (i, &id) in ids.iter().enumerate() {
             if let Some(&ahead) = ids.get(i + store::AHEAD) {
@@ -412,7 +451,8 @@ impl HashLife {
             return Ok(known.into_iter().flatten().collect());
         }
         let results = if level == BASE_LEVEL {
-            self.advance_bases(&unknown, if full { 1 << (level - 2) } else { 1 << j })?
+            let gens = if full { level - 2 - self.slow } else { j };
+            self.advance_bases(&unknown, 1 << gens)?
         } else {
             let nines = self.nines(&unknown);
             // The first half of the time, or none of it when the step is shorter than a half.
@@ -464,28 +504,31 @@ impl HashLife {
     fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
         let mut results = Vec::with_capacity(ids.len());
         let widest = self.row_words[self.row_words.len() - 1];
+        let planes = self.planes;
         for batch in ids.chunks(BASES_A_WORD * widest * BASE_ROWS_MAX) {
             let shape = batch_shape(self.row_words, batch.len());
-            let (rows_of_nodes, row_words) = shape;
+            let row_words = shape.1;
             let mut universe = match self.spare.remove(&shape) {
                 Some(mut universe) => {
-                    universe.plane_mut(0).fill(0);
+                    (0..planes).for_each(|p| universe.plane_mut(p).fill(0));
                     universe
                 }
-                None => base_universe(shape)?,
+                None => base_universe(shape, self.states)?,
             };
-            let words = universe.plane_mut(0);
             let place = |slot: usize| {
                 let (word, shift) = (slot / BASES_A_WORD, slot % BASES_A_WORD * BASE_SIDE);
                 let (column, top) = (word % row_words, word / row_words * BASE_SIDE);
                 (top * row_words + column, shift)
             };
-            for (slot, &id) in batch.iter().enumerate() {
-                let (at, shift) = place(slot);
-                let mut node_rows = [0u64; BASE_SIDE];
-                self.paint_base(id, shift, &mut node_rows);
-                for (y, word) in node_rows.into_iter().enumerate() {
-                    words[at + y * row_words] |= word;
+            for p in 0..planes {
+                let words = universe.plane_mut(p);
+                for (slot, &id) in batch.iter().enumerate() {
+                    let (at, shift) = place(slot);
+                    let mut node_rows = [0u64; BASE_SIDE];
+                    self.paint_base(id, p, shift, &mut node_rows);
+                    for (y, word) in node_rows.into_iter().enumerate() {
+                        words[at + y * row_words] |= word;
+                    }
                 }
             }
             let mut sim = match self.base.remove(&shape) {
@@ -496,37 +539,43 @@ impl HashLife {
                 None => (self.make)(universe)?,
             };
             sim.advance(gens)?;
-            let after = sim.universe()?.plane(0);
-            let quarter = BASE_SIDE / 4;
-            let centres: Vec<[u64; BASE_SIDE / 2]> = (0..batch.len())
-                .map(|slot| {
-                    let (at, shift) = place(slot);
+            let after = sim.universe()?;
+            const QUARTER: usize = BASE_SIDE / 4;
+            const CENTRE: usize = BASE_SIDE / 2;
+            for slot in 0..batch.len() {
+                let (at, shift) = place(slot);
+                let centre = |p: usize| -> [u64; CENTRE] {
+                    let words = after.plane(p);
                     std::array::from_fn(|y| {
-                        after[at + (quarter + y) * row_words] >> (shift + quarter) & CENTRE_MASK
+                        words[at + (QUARTER + y) * row_words] >> (shift + QUARTER) & CENTRE_MASK
                     })
-                })
-                .collect();
-            self.base.insert(shape, sim);
-            for centre in centres {
-                results.push(self.node_of_rows(&centre, 0, 0, BASE_LEVEL - 1));
+                };
+                let node = if planes == 1 {
+                    self.centre_node(&centre(0))
+                } else {
+                    let rows: Vec<u64> = (0..planes).flat_map(centre).collect();
+                    self.centre_node(&rows)
+                };
+                results.push(node);
             }
+            self.base.insert(shape, sim);
             self.base_steps += batch.len() as u64;
             self.base_calls += 1;
-            debug_assert!(batch.len() <= rows_of_nodes * row_words * BASES_A_WORD);
         }
         Ok(results)
     }
 
     /// A simulator of one row of base nodes, and what it says it is.
     fn described_base(&mut self) -> Result<(Box<dyn Simulator>, String), BackendError> {
-        let sim = (self.make)(base_universe(batch_shape(&BASE_ROW_WORDS, 1))?)?;
+        let sim = (self.make)(base_universe(batch_shape(&BASE_ROW_WORDS, 1), self.states)?)?;
         let description = sim.describe();
         Ok((sim, description))
     }
 
-    /// ORs base node `id`'s cells into `rows` from column `x`: its sixteen leaves read
-    /// straight from its children (what [`Self::paint_rows`] does, without the recursion).
-    fn paint_base(&self, id: NodeId, x: usize, rows: &mut [u64; BASE_SIDE]) {
+    /// ORs plane `p` of base node `id`'s cells into `rows` from column `x`: its sixteen leaves
+    /// read straight from its children (what [`Self::paint_rows`] does, without the
+    /// recursion).
+    fn paint_base(&self, id: NodeId, p: usize, x: usize, rows: &mut [u64; BASE_SIDE]) {
         const {
             assert!(
                 BASE_LEVEL == LEAF_LEVEL + 2,
@@ -538,7 +587,10 @@ impl HashLife {
         for (i, &child) in self.children(id).iter().enumerate() {
             let (cx, cy) = (x + HALF * (i & 1), HALF * (i >> 1));
             for (k, &leaf) in self.children(child).iter().enumerate() {
-                let cells = self.store.cells(leaf);
+                let cells = match p {
+                    0 => self.store.cells(leaf),
+                    p => self.store.plane(leaf, p),
+                };
                 if cells == 0 {
                     continue;
                 }
@@ -550,39 +602,82 @@ impl HashLife {
         }
     }
 
-    /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide) at (`x`, `y`).
-    fn paint_rows(&self, id: NodeId, x: usize, y: usize, rows: &mut [u64]) {
+    /// The node of a base node's centre, 16x16 cells whose rows are `rows` (plane p's from
+    /// 16p): its four leaves made straight from the rows (what [`Self::node_of_rows`] does,
+    /// without the recursion).
+    fn centre_node(&mut self, rows: &[u64]) -> NodeId {
+        const SIDE: usize = BASE_SIDE / 2;
+        const { assert!(SIDE == 2 << LEAF_LEVEL, "a centre's children are leaves") };
+        let mut leaves = [NONE; 4];
+        for (k, leaf) in leaves.iter_mut().enumerate() {
+            let (x, y) = (8 * (k & 1), 8 * (k >> 1));
+            let plane = |p: usize| {
+                let rows = &rows[p * SIDE + y..p * SIDE + y + 8];
+                (0..8).fold(0u64, |bits, row| {
+                    bits | (rows[row] >> x & 0xff) << (8 * row)
+                })
+            };
+            *leaf = if self.planes == 1 {
+                self.store.leaf(&[plane(0)])
+            } else {
+                let mut planes = [0u64; MAX_PLANES];
+                for (p, bits) in planes[..self.planes].iter_mut().enumerate() {
+                    *bits = plane(p);
+                }
+                self.store.leaf(&planes[..self.planes])
+            };
+        }
+        self.node(leaves)
+    }
+
+    /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide; plane p's rows from
+    /// `p * height`) at (`x`, `y`).
+    fn paint_rows(&self, id: NodeId, x: usize, y: usize, rows: &mut [u64], height: usize) {
         if self.population_of(id) == 0 {
             return;
         }
         let level = self.level(id);
         if level == LEAF_LEVEL {
-            let cells = self.store.cells(id);
-            for row in 0..8 {
-                rows[y + row] |= (cells >> (8 * row) & 0xff) << x;
+            for p in 0..self.planes {
+                let cells = self.store.plane(id, p);
+                for row in 0..8 {
+                    rows[p * height + y + row] |= (cells >> (8 * row) & 0xff) << x;
+                }
             }
             return;
         }
         let half = 1 << (level - 1);
         for (i, &child) in self.children(id).iter().enumerate() {
-            self.paint_rows(child, x + half * (i & 1), y + half * (i >> 1), rows);
+            self.paint_rows(child, x + half * (i & 1), y + half * (i >> 1), rows, height);
         }
     }
 
-    /// The node of side 2^`level` (at most 64) whose cells are `rows`' from (`x`, `y`).
-    fn node_of_rows(&mut self, rows: &[u64], x: usize, y: usize, level: u8) -> NodeId {
+    /// The node of side 2^`level` (at most 64) whose cells are `rows`' from (`x`, `y`) (plane
+    /// p's rows from `p * height`).
+    fn node_of_rows(
+        &mut self,
+        rows: &[u64],
+        height: usize,
+        x: usize,
+        y: usize,
+        level: u8,
+    ) -> NodeId {
         if level == LEAF_LEVEL {
-            let bits = (0..8).fold(0u64, |bits, row| {
-                bits | (rows[y + row] >> x & 0xff) << (8 * row)
-            });
-            return self.leaf(bits);
+            let mut planes = [0u64; MAX_PLANES];
+            for (p, bits) in planes[..self.planes].iter_mut().enumerate() {
+                let plane = &rows[p * height + y..p * height + y + 8];
+                *bits = (0..8).fold(0u64, |bits, row| {
+                    bits | (plane[row] >> x & 0xff) << (8 * row)
+                });
+            }
+            return self.store.leaf(&planes[..self.planes]);
         }
         let half = 1 << (level - 1);
         let quadrants = [
-            self.node_of_rows(rows, x, y, level - 1),
-            self.node_of_rows(rows, x + half, y, level - 1),
-            self.node_of_rows(rows, x, y + half, level - 1),
-            self.node_of_rows(rows, x + half, y + half, level - 1),
+            self.node_of_rows(rows, height, x, y, level - 1),
+            self.node_of_rows(rows, height, x + half, y, level - 1),
+            self.node_of_rows(rows, height, x, y + half, level - 1),
+            self.node_of_rows(rows, height, x + half, y + half, level - 1),
         ];
         self.node(quadrants)
     }
@@ -674,12 +769,12 @@ impl HashLife {
             }
         }
         // The root's centre half after 2^j generations holds every cell the pattern can reach
-        // when the pattern lies in the root's centre quarter and 2^j is at most an eighth of
-        // its side.
+        // when the pattern lies in the root's centre quarter and 2^j times the range (at most
+        // 2^(j+s)) is at most an eighth of its side.
         loop {
             // A root of a lower level has no centre's centre to read (a step's result is a
             // level lower than its root, so a step of 4 after one of 8 starts below it).
-            if self.level(self.root) >= (j + 3).max(BASE_LEVEL + 1) {
+            if self.level(self.root) >= (j + 3 + self.slow).max(BASE_LEVEL + 1) {
                 let inner = self.centre(self.root);
                 let quarter = self.centre(inner);
                 if self.population_of(quarter) == self.population_of(self.root) {
@@ -721,7 +816,7 @@ impl HashLife {
         let mut left = gens;
         // Steps of at most 2^MAX_STEP_EXPONENT keep every coordinate inside 64 bits; a step that
         // outgrows the memory is taken again in halves, down to one generation.
-        let mut largest = MAX_STEP_EXPONENT;
+        let mut largest = MAX_STEP_EXPONENT - self.slow;
         while left > 0 {
             if self.population_of(self.root) == 0 {
                 self.generation += left;
@@ -760,7 +855,7 @@ impl HashLife {
         let found = if self.population_of(id) == 0 {
             None
         } else if level == LEAF_LEVEL {
-            let cells = self.store.cells(id);
+            let cells = self.store.occupied(id);
             (0..8u64).find(|&column| {
                 let x = if flip { 7 - column } else { column };
                 (0..8).any(|row| {
@@ -810,25 +905,9 @@ impl HashLife {
         }
         let level = self.level(id);
         if level == LEAF_LEVEL {
-            let leaf = self.store.cells(id);
-            let n = cells.words_per_row();
-            let height = cells.height() as i64;
-            let words = cells.plane_mut(0);
-            for row in 0..8 {
-                let byte = leaf >> (8 * row) & 0xff;
-                let yy = y + row as i64;
-                if byte == 0 || !(0..height).contains(&yy) {
-                    continue;
-                }
-                // The leaf's byte may straddle two words; the painted box holds every live cell.
-                let line = &mut words[yy as usize * n..(yy as usize + 1) * n];
-                let (j, bit) = (x.div_euclid(64), x.rem_euclid(64));
-                if (0..n as i64).contains(&j) {
-                    line[j as usize] |= byte << bit;
-                }
-                if bit > 56 && j + 1 < n as i64 && j + 1 >= 0 {
-                    line[(j + 1) as usize] |= byte >> (64 - bit);
-                }
+            paint_leaf(self.store.cells(id), x, y, cells, 0);
+            for p in 1..self.planes {
+                paint_leaf(self.store.plane(id, p), x, y, cells, p);
             }
             return;
         }
@@ -849,16 +928,18 @@ impl HashLife {
         &self,
         id: NodeId,
         lines: &mut NodeLines<W>,
-        numbers: &mut HashMap<NodeId, u64, BuildHasherDefault<KeyHasher>>,
+        numbers: &mut Numbers,
     ) -> std::io::Result<u64> {
         if self.population_of(id) == 0 {
             return Ok(0);
         }
-        if let Some(&number) = numbers.get(&id) {
+        if let Some(&number) = numbers.nodes.get(&id) {
             return Ok(number);
         }
         let level = self.level(id);
-        let number = if level == LEAF_LEVEL {
+        let number = if level == LEAF_LEVEL && self.planes > 1 {
+            self.write_leaf_of_states(id, lines, &mut numbers.small)?
+        } else if level == LEAF_LEVEL {
             lines.leaf(self.store.cells(id))?
         } else {
             let [nw, ne, sw, se] = self.children(id);
@@ -870,8 +951,54 @@ impl HashLife {
             ];
             lines.inner(level, children)?
         };
-        numbers.insert(id, number);
+        numbers.nodes.insert(id, number);
         Ok(number)
+    }
+
+    /// A leaf of several states as a macrocell file holds it: 2x2 leaves of states under two
+    /// levels of nodes, each distinct one written once (`small`: numbers by level and
+    /// contents); its line number.
+    fn write_leaf_of_states<W: std::io::Write>(
+        &self,
+        id: NodeId,
+        lines: &mut NodeLines<W>,
+        small: &mut HashMap<(u8, [u64; 4]), u64>,
+    ) -> std::io::Result<u64> {
+        let planes: Vec<u64> = (0..self.planes).map(|p| self.store.plane(id, p)).collect();
+        let state = |x: usize, y: usize| {
+            let bits = planes.iter().enumerate().fold(0u32, |bits, (p, plane)| {
+                bits | ((plane >> (8 * y + x) & 1) as u32) << p
+            });
+            lifegen_gen::generations::decode(bits)
+        };
+        let mut write = |level: u8, key: [u64; 4]| -> std::io::Result<u64> {
+            if key == [0; 4] {
+                return Ok(0);
+            }
+            if let Some(&number) = small.get(&(level, key)) {
+                return Ok(number);
+            }
+            let number = if level == 1 {
+                lines.states(key.map(|s| s as u16))?
+            } else {
+                lines.inner(level, key)?
+            };
+            small.insert((level, key), number);
+            Ok(number)
+        };
+        let mut quarters = [0u64; 4];
+        for (q, quarter) in quarters.iter_mut().enumerate() {
+            let (qx, qy) = (4 * (q & 1), 4 * (q >> 1));
+            let mut leaves = [0u64; 4];
+            for (k, leaf) in leaves.iter_mut().enumerate() {
+                let (x, y) = (qx + 2 * (k & 1), qy + 2 * (k >> 1));
+                let cells = [(x, y), (x + 1, y), (x, y + 1), (x + 1, y + 1)]
+                    .map(|(x, y)| u64::from(state(x, y)));
+                *leaf = write(1, cells)?;
+            }
+            *quarter = write(2, leaves)?;
+        }
+        lines.inner(LEAF_LEVEL, quarters)
     }
 
     fn gather_live_cells(&self) -> Result<Option<Placed>, PlaneError> {
@@ -879,15 +1006,42 @@ impl HashLife {
             return Ok(None);
         };
         let (width, height) = ((right - left + 1) as u64, (bottom - top + 1) as u64);
-        let mut cells = Universe::new(width, height).map_err(|source| PlaneError::Grown {
-            generation: self.generation,
-            width,
-            height,
-            source,
-        })?;
+        let mut cells = Universe::new(width, height)
+            .and_then(|u| u.with_states(self.states))
+            .map_err(|source| PlaneError::Grown {
+                generation: self.generation,
+                width,
+                height,
+                source,
+            })?;
         let (x, y) = self.origin;
         self.paint(self.root, x - left, y - top, &mut cells);
         Ok(Some((cells, (left, top))))
+    }
+}
+
+/// Sets a leaf's plane of cells (`leaf`) in `cells`' plane `p`, the leaf's top-left at (`x`,
+/// `y`) of it.
+#[inline(always)]
+fn paint_leaf(leaf: u64, x: i64, y: i64, cells: &mut Universe, p: usize) {
+    let n = cells.words_per_row();
+    let height = cells.height() as i64;
+    let words = cells.plane_mut(p);
+    for row in 0..8 {
+        let byte = leaf >> (8 * row) & 0xff;
+        let yy = y + row as i64;
+        if byte == 0 || !(0..height).contains(&yy) {
+            continue;
+        }
+        // The leaf's byte may straddle two words; the painted box holds every live cell.
+        let line = &mut words[yy as usize * n..(yy as usize + 1) * n];
+        let (j, bit) = (x.div_euclid(64), x.rem_euclid(64));
+        if (0..n as i64).contains(&j) {
+            line[j as usize] |= byte << bit;
+        }
+        if bit > 56 && j + 1 < n as i64 && j + 1 >= 0 {
+            line[(j + 1) as usize] |= byte >> (64 - bit);
+        }
     }
 }
 
@@ -912,12 +1066,21 @@ fn batch_shape(widths: &[usize], nodes: usize) -> (usize, usize) {
     }
 }
 
-/// A torus for a batch of `rows` rows of base nodes, `words` a row.
-fn base_universe((rows, words): (usize, usize)) -> Result<Universe, BackendError> {
+/// A torus of cells in `states` states for a batch of `rows` rows of base nodes, `words` a row.
+fn base_universe((rows, words): (usize, usize), states: u16) -> Result<Universe, BackendError> {
     let (width, height) = (words * 64, rows * BASE_SIDE);
     Ok(Universe::new(width as u64, height as u64)
+        .and_then(|u| u.with_states(states))
         .map_err(|e| BackendError::Plane(e.to_string()))?
         .with_topology(Topology::Torus))
+}
+
+/// Line numbers of what a macrocell file holds so far: the tree's nodes, and the 2x2 and 4x4
+/// nodes leaves of several states are written as.
+#[derive(Default)]
+struct Numbers {
+    nodes: HashMap<NodeId, u64, BuildHasherDefault<KeyHasher>>,
+    small: HashMap<(u8, [u64; 4]), u64>,
 }
 
 fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
@@ -959,7 +1122,7 @@ impl PlaneEngine for HashLife {
     ) -> Result<(), PlaneError> {
         let mut lines = NodeLines::start(sink, &rule.to_string(), self.generation)
             .map_err(PlaneError::Write)?;
-        let mut numbers = HashMap::default();
+        let mut numbers = Numbers::default();
         let root = self
             .write_node(self.root, &mut lines, &mut numbers)
             .map_err(PlaneError::Write)?;

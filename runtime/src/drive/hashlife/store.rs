@@ -4,18 +4,24 @@
 //! chains run through the nodes. The algorithm works a whole level at a time, so lookups come in
 //! batches: [`NodeStore::nodes`] touches each key's bucket and chain head some keys ahead of the
 //! one it resolves, so the memory fetches overlap instead of waiting one after another.
+//!
+//! A leaf keeps its alive plane in the node itself; a rule of more states (Generations) keeps
+//! its cells' age planes beside the nodes, a leaf's run of them found by an offset in the node.
 
 pub type NodeId = u32;
 
 pub const NONE: NodeId = NodeId::MAX;
 /// Leaves: 8x8 cells, bit 8y + x.
 pub const LEAF_LEVEL: u8 = 3;
+/// Bit-planes a cell takes at most: the alive plane and 8 age bits (Golly's 256 states).
+pub const MAX_PLANES: usize = 9;
 
 /// Two nodes a cache line.
 #[derive(Clone, Copy)]
 #[repr(C, align(32))]
 struct Node {
-    /// North-west, north-east, south-west, south-east; a leaf keeps its cells in the first two.
+    /// North-west, north-east, south-west, south-east; a leaf keeps its alive plane in the first
+    /// two and the index of its run of age planes (if the rule has any) in the third.
     children: [NodeId; 4],
     /// The next node of the same bucket.
     next: NodeId,
@@ -32,6 +38,10 @@ pub struct NodeStore {
     /// Live cells of each node (saturating), beside the nodes: read far less often.
     population: Vec<u64>,
     heads: Vec<NodeId>,
+    /// Age planes a leaf holds (0 for rules of two states).
+    ages: usize,
+    /// The leaves' age planes, `ages` words each.
+    leaf_ages: Vec<u64>,
 }
 
 fn mix(a: u64, b: u64) -> u64 {
@@ -44,8 +54,10 @@ fn hash_children(children: [NodeId; 4]) -> u64 {
     mix(a | b << 32, c | d << 32)
 }
 
-fn hash_leaf(cells: u64) -> u64 {
-    mix(cells, 0xa409_3822_299f_31d0)
+fn hash_leaf(planes: &[u64]) -> u64 {
+    planes
+        .iter()
+        .fold(0xa409_3822_299f_31d0, |hash, &plane| mix(plane, hash))
 }
 
 fn prefetch<T>(item: &T) {
@@ -60,12 +72,21 @@ fn prefetch<T>(item: &T) {
 }
 
 impl NodeStore {
-    pub fn new() -> NodeStore {
+    /// A store of leaves of `planes` bit-planes (1 to [`MAX_PLANES`]).
+    pub fn new(planes: usize) -> NodeStore {
+        assert!((1..=MAX_PLANES).contains(&planes), "{planes} planes");
         NodeStore {
             nodes: Vec::new(),
             population: Vec::new(),
             heads: vec![NONE; 1 << 10],
+            ages: planes - 1,
+            leaf_ages: Vec::new(),
         }
+    }
+
+    /// Bit-planes a leaf holds.
+    pub fn planes(&self) -> usize {
+        1 + self.ages
     }
 
     pub fn len(&self) -> usize {
@@ -80,10 +101,29 @@ impl NodeStore {
         self.nodes[id as usize].children
     }
 
-    /// A leaf's cells.
+    /// A leaf's alive plane.
     pub fn cells(&self, id: NodeId) -> u64 {
         let [lo, hi, _, _] = self.nodes[id as usize].children;
         u64::from(lo) | u64::from(hi) << 32
+    }
+
+    /// A leaf's age planes (none for rules of two states).
+    pub fn ages(&self, id: NodeId) -> &[u64] {
+        let at = self.nodes[id as usize].children[2] as usize * self.ages;
+        &self.leaf_ages[at..at + self.ages]
+    }
+
+    /// A leaf's plane `p`: 0 the alive plane, then the age bits.
+    pub fn plane(&self, id: NodeId, p: usize) -> u64 {
+        match p {
+            0 => self.cells(id),
+            p => self.ages(id)[p - 1],
+        }
+    }
+
+    /// A leaf's cells in any state but dead.
+    pub fn occupied(&self, id: NodeId) -> u64 {
+        self.ages(id).iter().fold(self.cells(id), |all, &p| all | p)
     }
 
     pub fn population(&self, id: NodeId) -> u64 {
@@ -109,18 +149,32 @@ impl NodeStore {
         hash as usize & (self.heads.len() - 1)
     }
 
-    pub fn leaf(&mut self, cells: u64) -> NodeId {
-        let hash = hash_leaf(cells);
+    /// The leaf of `planes` (the alive plane, then as many age planes as the store's leaves
+    /// hold).
+    #[inline(always)]
+    pub fn leaf(&mut self, planes: &[u64]) -> NodeId {
+        debug_assert_eq!(planes.len(), self.planes());
+        if self.ages == 0 {
+            return self.alive_leaf(planes[0]);
+        }
+        let (cells, ages) = (planes[0], &planes[1..]);
+        let hash = hash_leaf(planes);
         let mut id = self.heads[self.bucket(hash)];
         while id != NONE {
             let node = &self.nodes[id as usize];
-            if node.level == LEAF_LEVEL && self.cells(id) == cells {
+            if node.level == LEAF_LEVEL
+                && self.cells(id) == cells
+                && (self.ages == 0 || self.ages(id) == ages)
+            {
                 return id;
             }
             id = node.next;
         }
-        let halves = [cells as NodeId, (cells >> 32) as NodeId, 0, 0];
-        self.push(halves, LEAF_LEVEL, u64::from(cells.count_ones()), hash)
+        let at = self.leaf_ages.len() / self.ages.max(1);
+        self.leaf_ages.extend_from_slice(ages);
+        let halves = [cells as NodeId, (cells >> 32) as NodeId, at as NodeId, 0];
+        let occupied = ages.iter().fold(cells, |all, &p| all | p);
+        self.push(halves, LEAF_LEVEL, u64::from(occupied.count_ones()), hash)
     }
 
     pub fn node(&mut self, children: [NodeId; 4]) -> NodeId {
@@ -160,6 +214,22 @@ impl NodeStore {
         ids
     }
 
+    /// [`Self::leaf`] of a store of two states.
+    #[inline(always)]
+    fn alive_leaf(&mut self, cells: u64) -> NodeId {
+        let hash = hash_leaf(&[cells]);
+        let mut id = self.heads[self.bucket(hash)];
+        while id != NONE {
+            let node = &self.nodes[id as usize];
+            if node.level == LEAF_LEVEL && self.cells(id) == cells {
+                return id;
+            }
+            id = node.next;
+        }
+        let halves = [cells as NodeId, (cells >> 32) as NodeId, 0, 0];
+        self.push(halves, LEAF_LEVEL, u64::from(cells.count_ones()), hash)
+    }
+
     fn push(&mut self, children: [NodeId; 4], level: u8, population: u64, hash: u64) -> NodeId {
         let id = self.nodes.len() as NodeId;
         assert!(id != NONE, "HashLife holds at most 2^32 - 1 nodes");
@@ -179,9 +249,16 @@ impl NodeStore {
     }
 
     fn hash_of(&self, node: &Node) -> u64 {
-        if node.level == LEAF_LEVEL {
+        if node.level == LEAF_LEVEL && self.ages == 0 {
             let [lo, hi, _, _] = node.children;
-            hash_leaf(u64::from(lo) | u64::from(hi) << 32)
+            hash_leaf(&[u64::from(lo) | u64::from(hi) << 32])
+        } else if node.level == LEAF_LEVEL {
+            let [lo, hi, run, _] = node.children;
+            let at = run as usize * self.ages;
+            let mut planes = [0u64; MAX_PLANES];
+            planes[0] = u64::from(lo) | u64::from(hi) << 32;
+            planes[1..self.planes()].copy_from_slice(&self.leaf_ages[at..at + self.ages]);
+            hash_leaf(&planes[..self.planes()])
         } else {
             hash_children(node.children)
         }
@@ -202,12 +279,20 @@ impl NodeStore {
     pub fn retain(&mut self, keep: &[bool], keep_futures: bool) -> Vec<NodeId> {
         let mut renumbered = vec![NONE; self.nodes.len()];
         let mut kept = 0;
+        let mut kept_ages = Vec::new();
         for (id, _) in keep.iter().enumerate().filter(|(_, k)| **k) {
             renumbered[id] = kept;
-            self.nodes[kept as usize] = self.nodes[id];
+            let mut node = self.nodes[id];
+            if node.level == LEAF_LEVEL && self.ages > 0 {
+                let at = node.children[2] as usize * self.ages;
+                node.children[2] = (kept_ages.len() / self.ages) as NodeId;
+                kept_ages.extend_from_slice(&self.leaf_ages[at..at + self.ages]);
+            }
+            self.nodes[kept as usize] = node;
             self.population[kept as usize] = self.population[id];
             kept += 1;
         }
+        self.leaf_ages = kept_ages;
         self.nodes.truncate(kept as usize);
         self.population.truncate(kept as usize);
         let map = |id: NodeId| {
