@@ -6,7 +6,6 @@ use lifegen_gen::rule::RuleSpec;
 use lifegen_runtime::drive::plane::PlaneEngine;
 use lifegen_runtime::formats::animation::{self, PlaneFrames};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
-use lifegen_runtime::formats::rle;
 use lifegen_runtime::plane_engines::PlaneRequest;
 use lifegen_runtime::{BackendError, Universe};
 
@@ -176,20 +175,18 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
             .with_context(|| format!("cannot write {}", out.path().display()))?;
         out.finish()?;
     }
-    // The cells themselves only for an output that needs them: a tree's box can be far larger
-    // than memory.
-    if rle_out.is_some() || png_out.is_some() {
+    // RLE from the engine too (HashLife walks its tree: a box far larger than memory writes).
+    if let Some(out) = &mut rle_out {
+        plane
+            .write_rle(&spec, out.sink())
+            .with_context(|| format!("cannot write {}", out.path().display()))?;
+        out.finish()?;
+    }
+    // The cells themselves only for an output that needs them.
+    if png_out.is_some() {
         let live = plane.live_cells()?;
         let empty = Universe::new(1, 1)?.with_states(rule.states())?;
-        let (cells, at) = match &live {
-            Some((cells, at)) => (cells, *at),
-            None => (&empty, (0, 0)),
-        };
-        if let Some(out) = &mut rle_out {
-            rle::write_plane_to(cells, &spec, at, plane.generation(), out.sink())
-                .with_context(|| format!("cannot write {}", out.path().display()))?;
-            out.finish()?;
-        }
+        let cells = live.as_ref().map_or(&empty, |(cells, _)| cells);
         if let Some(out) = &mut png_out {
             lifegen_runtime::formats::png::check_size(cells.width(), cells.height())
                 .with_context(|| format!("cannot write {}", out.path().display()))?;

@@ -679,6 +679,84 @@ fn hashlife_writes_and_reads_macrocells_of_several_states_as_the_tiles_do() {
 }
 
 #[test]
+fn hashlife_writes_rle_from_its_tree_as_the_other_engines_write_their_cells() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let lifegen = |args: &[&str]| {
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "{args:?}: {run:?}");
+        String::from_utf8(run.stdout).unwrap()
+    };
+    for (name, text) in [
+        (
+            "r.rle",
+            "#CXRLE Pos=-7,3\nx = 3, y = 3, rule = B3/S23\nb2o$2o$bo!\n",
+        ),
+        (
+            "transers.rle",
+            "x = 4, y = 27, rule = 345/26/5\n4A$4A$.2A$.2A20$4A$4A$.2A$.2A!\n",
+        ),
+    ] {
+        std::fs::write(path(name), text).unwrap();
+        let written: Vec<String> = ["hashlife", "tiles", "dense"]
+            .iter()
+            .map(|algo| {
+                let out = path(&format!("{name}.{algo}.rle"));
+                lifegen(&[
+                    "run",
+                    "--input",
+                    &path(name),
+                    "--gens",
+                    "700",
+                    "--algo",
+                    algo,
+                    "--output",
+                    &out,
+                ]);
+                std::fs::read_to_string(out).unwrap()
+            })
+            .collect();
+        assert_eq!(written[0], written[1], "{name}: hashlife and tiles");
+        assert_eq!(written[0], written[2], "{name}: hashlife and dense");
+    }
+    // Gosper's gun to 2^20: a box of about 262000 cells a side (8 GiB of cells were it
+    // painted) writes from the tree, every glider in it.
+    std::fs::write(
+        path("gun.rle"),
+        "x = 36, y = 9, rule = B3/S23\n24bo$22bobo$12b2o6b2o12b2o$11bo3bo4b2o12b2o$2o8bo5bo3b2o$\
+         2o8bo3bob2o4bobo$10bo5bo7bo$11bo3bo$12b2o!\n",
+    )
+    .unwrap();
+    let said = lifegen(&[
+        "run",
+        "--input",
+        &path("gun.rle"),
+        "--gens",
+        "1048576",
+        "--output",
+        &path("far.rle"),
+    ]);
+    let population: u64 = said
+        .lines()
+        .find_map(|l| l.strip_prefix("population: "))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let far = std::fs::read_to_string(path("far.rle")).unwrap();
+    let pattern = lifegen_runtime::formats::rle::parse(&far).unwrap();
+    assert!(
+        pattern.width > 200_000 && pattern.height > 200_000,
+        "{}",
+        &far[..200]
+    );
+    assert_eq!(pattern.population(), population);
+    assert!(population > 100_000, "{population}");
+}
+
+#[test]
 fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_halves_and_stops_only_at_one() {
     // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes: the steps are halved
     // until they fit, and the pattern ends where a roomy tree puts it.

@@ -119,6 +119,19 @@ class CaseError(Exception):
 # Rules: family, Golly algorithm, and how Golly emulates B0
 
 
+def file_rule(path):
+    """The rule a pattern file names (B3/S23 when it names none), as bgolly reads it."""
+    import gzip
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", errors="replace") as f:
+        text = f.read(200000)
+    if path.endswith((".mc", ".mc.gz", ".lif")):
+        m = re.search(r"^#R\s*(\S+)", text, re.M)
+        return m.group(1) if m else "B3/S23"
+    m = re.search(r"^\s*x\s*=.*rule\s*=\s*(\S+)", text, re.M | re.I)
+    return m.group(1) if m else "B3/S23"
+
+
 def strip_suffix(rule):
     return rule.split(":", 1)[0].strip()
 

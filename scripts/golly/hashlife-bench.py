@@ -12,6 +12,10 @@ whole process from start to exit, no output file. The populations each prints ar
 `--suite sparse --algo auto --against quicklife --gens 100000` is the unbounded-plane issue's
 sparse goal instead: engineered patterns (guns, puffers, breeders, methuselahs, spaceships,
 oscillators) run as a user runs them (no --algo), against Golly's QuickLife alone.
+
+`--suite beyond --gens 100000` is the HashLife issue's "beyond Golly" goal: Generations and
+Larger-than-Life patterns, against the algorithm Golly runs their family with (Generations, a
+HashLife of its own; Larger than Life, which has no tree), both columns that algorithm's.
 """
 
 import argparse
@@ -21,6 +25,9 @@ import re
 import subprocess
 import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare  # noqa: E402
 
 # Guns, breeders, puffers, spacefillers, methuselahs, metacells, Golly's HashLife folder.
 SUITE = [
@@ -72,6 +79,24 @@ SPARSE = [
 ]
 
 
+# The HashLife issue's "beyond Golly" suite: families Golly has no Life algorithm for.
+BEYOND = [
+    "Generations/transers.rle",
+    "Generations/caterpillars.rle",
+    "Generations/sawfish.rle",
+    "Generations/p8009-gun.rle",
+    "Generations/steeplechase.rle",
+    "Generations/perfect-spiral.rle",
+    "Larger-than-Life/bosco.rle",
+    "Larger-than-Life/bug-gun.rle",
+    "Larger-than-Life/butterfly.rle",
+    "Larger-than-Life/jitterbug.rle",
+    "Larger-than-Life/slow-backrake.rle",
+    "Larger-than-Life/soldier-bugs.rle",
+    "Larger-than-Life/gun-collection.rle",
+]
+
+
 def timed(cmd, limit):
     start = time.monotonic()
     try:
@@ -109,7 +134,7 @@ def main():
                     help="QuickLife only up to this horizon (it grows linearly in time)")
     ap.add_argument("--bgolly", default="target/golly/bgolly")
     ap.add_argument("--lifegen", default="target/release/lifegen")
-    ap.add_argument("--suite", choices=["hashlife", "sparse"], default="hashlife")
+    ap.add_argument("--suite", choices=["hashlife", "sparse", "beyond"], default="hashlife")
     ap.add_argument("--algo", default="hashlife", help="lifegen's --algo (auto: none given)")
     ap.add_argument("--against", choices=["best", "quicklife"], default="best",
                     help="the faster of Golly's HashLife and QuickLife, or QuickLife alone")
@@ -119,15 +144,19 @@ def main():
     slower = []
     print("%-52s %11s %9s %9s %9s %7s %s" % ("pattern", "gens", "golly HL", "golly QL",
                                           "lifegen", "ratio", "populations"))
-    for name in SPARSE if args.suite == "sparse" else SUITE:
+    suite = {"hashlife": SUITE, "sparse": SPARSE, "beyond": BEYOND}[args.suite]
+    for name in suite:
         path = os.path.join(args.patterns, name)
         if not os.path.exists(path):
             print("%-52s missing" % name)
             continue
+        family = compare.classify(compare.file_rule(path))[1] if args.suite == "beyond" else None
         for gens in horizons:
-            hl, hl_out = golly_run(args.bgolly, "HashLife", gens, path, args.limit)
+            hl, hl_out = golly_run(args.bgolly, family or "HashLife", gens, path, args.limit)
             ql, ql_out = (None, None)
-            if gens <= args.quicklife_max:
+            if family:
+                ql, ql_out = hl, hl_out
+            elif gens <= args.quicklife_max:
                 ql, ql_out = golly_run(args.bgolly, "QuickLife", gens, path, args.limit)
             golly = [t for t in ((hl, ql) if args.against == "best" else (ql,)) if t is not None]
             if not golly:
@@ -153,6 +182,8 @@ def main():
     if ratios:
         mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         against = "faster Golly" if args.against == "best" else "Golly's QuickLife"
+        if args.suite == "beyond":
+            against = "Golly's algorithm for the family"
         print("geometric mean of lifegen / %s: %.3f over %d runs" % (against, mean, len(ratios)))
     print("slower than Golly: %s" % (", ".join(slower) or "none"))
 

@@ -26,18 +26,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
 
 
-def file_rule(path):
-    import gzip
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt", errors="replace") as f:
-        text = f.read(200000)
-    if path.endswith((".mc", ".mc.gz", ".lif")):
-        m = re.search(r"^#R\s*(\S+)", text, re.M)
-        return m.group(1) if m else "B3/S23"
-    m = re.search(r"^\s*x\s*=.*rule\s*=\s*(\S+)", text, re.M | re.I)
-    return m.group(1) if m else "B3/S23"
-
-
 def golly_cells(bgolly, algo, path, gens, work, timeout):
     out = os.path.join(work, "golly.rle")
     if os.path.exists(out):
@@ -99,7 +87,7 @@ def main():
     work = tempfile.mkdtemp(prefix="plane-check-")
     for path in files:
         name = os.path.relpath(path, args.patterns)
-        rule = file_rule(path)
+        rule = compare.file_rule(path)
         verdicts = []
         # A grid bounded along one side only (:T0,68, a tube) runs on the plane's engines.
         strip = re.search(r":[TP](0,\d+|\d+,0)$", rule)

@@ -209,6 +209,25 @@ pub trait PlaneEngine: Simulator {
     /// with [`BackendError::OutOfRoom`] at the last generation reached (HashLife first drops
     /// the nodes the pattern no longer uses, between steps).
     fn set_memory_budget(&mut self, bytes: u64);
+    /// Writes the live cells as Golly saves RLE (`#CXRLE Pos=x,y Gen=N`, the live cells' box);
+    /// this default goes through the live cells' box.
+    fn write_rle(
+        &mut self,
+        rule: &RuleSpec,
+        sink: &mut dyn std::io::Write,
+    ) -> Result<(), PlaneError> {
+        let generation = self.generation();
+        let empty = Universe::new(1, 1)
+            .and_then(|u| u.with_states(rule.rule.states()))
+            .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
+        let live = self.live_cells()?;
+        let (cells, at) = match &live {
+            Some((cells, at)) => (cells, *at),
+            None => (&empty, (0, 0)),
+        };
+        crate::formats::rle::write_plane_to(cells, rule, at, generation, sink)
+            .map_err(PlaneError::Write)
+    }
     /// Writes the pattern as a macrocell file, where Golly puts it (`#R rule`, `#G` the
     /// generation); this default goes through the live cells' box.
     fn write_macrocell(

@@ -520,22 +520,134 @@ pub fn write_plane_to(
     generation: u64,
     mut sink: impl std::io::Write,
 ) -> std::io::Result<()> {
-    writeln!(sink, "#CXRLE Pos={x},{y} Gen={generation}")?;
     // Nothing alive: a box of no cells, as Golly writes it.
-    let (w, h) = if cells.population() == 0 {
+    let size = if cells.population() == 0 {
         (0, 0)
     } else {
-        (cells.width(), cells.height())
+        (cells.width() as u64, cells.height() as u64)
     };
-    writeln!(sink, "x = {w}, y = {h}, rule = {rule}")?;
+    write_plane_header(&mut sink, rule, (x, y), size, generation)?;
     write_cells(cells, sink)
 }
 
+/// The lines before the body of a pattern on Golly's unbounded plane whose live cells' box is
+/// `size` from `(x, y)`, at `generation` ([`write_plane_to`]'s).
+pub fn write_plane_header(
+    mut sink: impl std::io::Write,
+    rule: &lifegen_gen::rule::RuleSpec,
+    (x, y): (i64, i64),
+    (w, h): (u64, u64),
+    generation: u64,
+) -> std::io::Result<()> {
+    writeln!(sink, "#CXRLE Pos={x},{y} Gen={generation}")?;
+    writeln!(sink, "x = {w}, y = {h}, rule = {rule}")
+}
+
 /// The RLE body of `universe`: its rows, then `!`.
-fn write_cells(universe: &Universe, mut sink: impl std::io::Write) -> std::io::Result<()> {
-    let mut line = Vec::with_capacity(LINE_LIMIT + 1);
-    // Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
-    let mut push = |n: u64, tag: &[u8], line: &mut Vec<u8>| -> std::io::Result<()> {
+fn write_cells(universe: &Universe, sink: impl std::io::Write) -> std::io::Result<()> {
+    let mut body = BodyWriter::new(sink, universe.states());
+    let (w, h) = (universe.width(), universe.height());
+    for y in 0..h {
+        if y > 0 {
+            body.next_row(1)?;
+        }
+        if universe.states() > 2 {
+            for x in 0..w {
+                body.run(1, universe.state(x, y))?;
+            }
+        } else {
+            let row = universe.row(y);
+            let mut x = 0usize;
+            while let Some(start) = next_cell(row, x, true) {
+                let end = next_cell(row, start, false).unwrap_or(w);
+                body.run((start - x) as u64, 0)?;
+                body.run((end - start) as u64, 1)?;
+                x = end;
+            }
+        }
+    }
+    body.finish()
+}
+
+/// An RLE body written run by run, as Golly writes it: runs of one state merged, a row's dead
+/// end and empty rows at the end dropped, `$` counts for empty rows between, lines of at most
+/// 70 characters, `!` at the end.
+pub struct BodyWriter<W: std::io::Write> {
+    sink: W,
+    line: Vec<u8>,
+    /// Letters for the states (`.`, `A`, ...) rather than `b` and `o`.
+    letters: bool,
+    /// Rows ended since the last cell written.
+    rows: u64,
+    /// The run being gathered: its length and state.
+    run: (u64, u16),
+}
+
+impl<W: std::io::Write> BodyWriter<W> {
+    /// A body of cells in `states` states.
+    pub fn new(sink: W, states: u16) -> BodyWriter<W> {
+        BodyWriter {
+            sink,
+            line: Vec::with_capacity(LINE_LIMIT + 1),
+            letters: states > 2,
+            rows: 0,
+            run: (0, 0),
+        }
+    }
+
+    /// `n` cells of `state` (0: dead) next in the row.
+    pub fn run(&mut self, n: u64, state: u16) -> std::io::Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        if state == self.run.1 {
+            self.run.0 += n;
+            return Ok(());
+        }
+        self.flush_run()?;
+        self.run = (n, state);
+        Ok(())
+    }
+
+    /// Ends the row and `n - 1` empty ones after it.
+    pub fn next_row(&mut self, n: u64) -> std::io::Result<()> {
+        if self.run.1 != 0 {
+            self.flush_run()?;
+        }
+        self.run = (0, 0);
+        self.rows += n;
+        Ok(())
+    }
+
+    /// Writes the last run and `!`.
+    pub fn finish(mut self) -> std::io::Result<()> {
+        if self.run.1 != 0 {
+            self.flush_run()?;
+        }
+        self.push(1, b"!")?;
+        self.line.push(b'\n');
+        self.sink.write_all(&self.line)
+    }
+
+    fn flush_run(&mut self) -> std::io::Result<()> {
+        let (n, state) = std::mem::take(&mut self.run);
+        if n == 0 {
+            return Ok(());
+        }
+        if self.rows > 0 {
+            self.push(self.rows, b"$")?;
+            self.rows = 0;
+        }
+        match (state, self.letters) {
+            (0, false) => self.push(n, b"b"),
+            (_, false) => self.push(n, b"o"),
+            (0, true) => self.push(n, b"."),
+            (state, true) => self.push(n, state_letters(state).as_bytes()),
+        }
+    }
+
+    /// Appends a run of `n` cells of `tag`, first ending the line when it would grow too long.
+    fn push(&mut self, n: u64, tag: &[u8]) -> std::io::Result<()> {
         // The count's digits (written from the end), then the tag.
         let mut digits = [0u8; 20];
         let (mut start, mut rest) = (20, n);
@@ -544,53 +656,15 @@ fn write_cells(universe: &Universe, mut sink: impl std::io::Write) -> std::io::R
             digits[start] = b'0' + (rest % 10) as u8;
             rest /= 10;
         }
-        if line.len() + (20 - start) + tag.len() > LINE_LIMIT {
-            line.push(b'\n');
-            sink.write_all(line)?;
-            line.clear();
+        if self.line.len() + (20 - start) + tag.len() > LINE_LIMIT {
+            self.line.push(b'\n');
+            self.sink.write_all(&self.line)?;
+            self.line.clear();
         }
-        line.extend_from_slice(&digits[start..]);
-        line.extend_from_slice(tag);
+        self.line.extend_from_slice(&digits[start..]);
+        self.line.extend_from_slice(tag);
         Ok(())
-    };
-    if universe.states() > 2 {
-        write_state_rows(universe, &mut line, &mut push)?;
-    } else {
-        write_live_rows(universe, &mut line, &mut push)?;
     }
-    push(1, b"!", &mut line)?;
-    line.push(b'\n');
-    sink.write_all(&line)
-}
-
-/// The rows of a two-state universe: `b` dead, `o` alive.
-fn write_live_rows(
-    universe: &Universe,
-    line: &mut Vec<u8>,
-    push: &mut impl FnMut(u64, &[u8], &mut Vec<u8>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let (w, h) = (universe.width(), universe.height());
-    let mut pending_rows = 0u64;
-    for y in 0..h {
-        let row = universe.row(y);
-        let mut x = 0usize;
-        let mut first_token = true;
-        while let Some(start) = next_cell(row, x, true) {
-            let end = next_cell(row, start, false).unwrap_or(w);
-            if first_token && pending_rows > 0 {
-                push(pending_rows, b"$", line)?;
-                pending_rows = 0;
-            }
-            first_token = false;
-            if start > x {
-                push((start - x) as u64, b"b", line)?;
-            }
-            push((end - start) as u64, b"o", line)?;
-            x = end;
-        }
-        pending_rows += 1;
-    }
-    Ok(())
 }
 
 /// Golly's letters for a cell state above 0 (`writepattern.cpp:AddRun`): `A`..`X` for 1..24,
@@ -606,46 +680,6 @@ pub fn state_letters(state: u16) -> String {
         char::from(b'p' + high as u8),
         char::from(b'A' + letter as u8)
     )
-}
-
-/// The cells of a universe of more than two states, as Golly writes them: `.` dead, letters for
-/// the others ([`state_letters`]), runs of one state.
-fn write_state_rows(
-    universe: &Universe,
-    line: &mut Vec<u8>,
-    push: &mut impl FnMut(u64, &[u8], &mut Vec<u8>) -> std::io::Result<()>,
-) -> std::io::Result<()> {
-    let (w, h) = (universe.width(), universe.height());
-    let mut pending_rows = 0u64;
-    for y in 0..h {
-        let mut x = 0;
-        let mut first_token = true;
-        while x < w {
-            let state = universe.state(x, y);
-            let mut end = x + 1;
-            while end < w && universe.state(end, y) == state {
-                end += 1;
-            }
-            if state != 0 {
-                if first_token && pending_rows > 0 {
-                    push(pending_rows, b"$", line)?;
-                    pending_rows = 0;
-                }
-                first_token = false;
-                push((end - x) as u64, state_letters(state).as_bytes(), line)?;
-            } else if end < w {
-                if first_token && pending_rows > 0 {
-                    push(pending_rows, b"$", line)?;
-                    pending_rows = 0;
-                }
-                first_token = false;
-                push((end - x) as u64, b".", line)?;
-            }
-            x = end;
-        }
-        pending_rows += 1;
-    }
-    Ok(())
 }
 
 /// The first cell at or after `from` that is alive (`alive = true`) or dead.

@@ -23,6 +23,7 @@ use crate::drive::plane::{
     MakeBox, Placed, PlaneEngine, PlaneError, cached_live_universe, refuse_birth_on_zero,
 };
 use crate::formats::macrocell::{Fold, NodeLines};
+use crate::formats::rle::BodyWriter;
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 
@@ -1001,6 +1002,66 @@ impl HashLife {
         lines.inner(LEAF_LEVEL, quarters)
     }
 
+    /// RLE's body for the rows of `strip` (nodes of `level` side by side, each with its left
+    /// column in Golly's x, left to right, none empty), whose top row is Golly's `y`: the tree
+    /// walked a strip of rows at a time, so only live nodes are visited and no cells are
+    /// painted. `cursor` is the row and column the body stands at, `left` the box's first
+    /// column.
+    fn write_strip<W: std::io::Write>(
+        &self,
+        strip: &[(i64, NodeId)],
+        level: u8,
+        y: i64,
+        (cursor, left): (&mut (i64, i64), i64),
+        body: &mut BodyWriter<W>,
+    ) -> std::io::Result<()> {
+        if strip.is_empty() {
+            return Ok(());
+        }
+        if level == LEAF_LEVEL {
+            for row in 0..8 {
+                for &(x, leaf) in strip {
+                    let occupied = self.store.occupied(leaf) >> (8 * row) & 0xff;
+                    if occupied == 0 {
+                        continue;
+                    }
+                    if cursor.0 != y + row {
+                        body.next_row((y + row - cursor.0) as u64)?;
+                        *cursor = (y + row, left);
+                    }
+                    body.run((x - cursor.1) as u64, 0)?;
+                    let last = 63 - i64::from(occupied.leading_zeros());
+                    for column in 0..=last {
+                        body.run(1, self.state_at(leaf, (8 * row + column) as u32))?;
+                    }
+                    cursor.1 = x + last + 1;
+                }
+            }
+            return Ok(());
+        }
+        let half = 1i64 << (level - 1);
+        for (dy, pair) in [(0, [0, 1]), (half, [2, 3])] {
+            let inner: Vec<(i64, NodeId)> = strip
+                .iter()
+                .flat_map(|&(x, id)| {
+                    let children = self.children(id);
+                    pair.map(|k| (x + half * (k & 1) as i64, children[k]))
+                })
+                .filter(|&(_, child)| self.population_of(child) != 0)
+                .collect();
+            self.write_strip(&inner, level - 1, y + dy, (&mut *cursor, left), body)?;
+        }
+        Ok(())
+    }
+
+    /// The state of leaf `id`'s cell at bit `at` (8y + x).
+    fn state_at(&self, id: NodeId, at: u32) -> u16 {
+        let bits = (0..self.planes).fold(0u32, |bits, p| {
+            bits | ((self.store.plane(id, p) >> at & 1) as u32) << p
+        });
+        lifegen_gen::generations::decode(bits)
+    }
+
     fn gather_live_cells(&self) -> Result<Option<Placed>, PlaneError> {
         let Some((left, top, right, bottom)) = self.live_bounds() else {
             return Ok(None);
@@ -1127,6 +1188,50 @@ impl PlaneEngine for HashLife {
             .write_node(self.root, &mut lines, &mut numbers)
             .map_err(PlaneError::Write)?;
         lines.end(root).map_err(PlaneError::Write)
+    }
+
+    /// The tree's live cells written strip by strip ([`HashLife::write_strip`]): a box of
+    /// millions of cells on a side writes at the speed of its live nodes, never painted.
+    fn write_rle(
+        &mut self,
+        rule: &lifegen_gen::rule::RuleSpec,
+        sink: &mut dyn std::io::Write,
+    ) -> Result<(), PlaneError> {
+        let Some((left, top, right, bottom)) = self.live_bounds() else {
+            let empty = Universe::new(1, 1)
+                .and_then(|u| u.with_states(self.states))
+                .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
+            return crate::formats::rle::write_plane_to(
+                &empty,
+                rule,
+                (0, 0),
+                self.generation,
+                sink,
+            )
+            .map_err(PlaneError::Write);
+        };
+        let size = ((right - left + 1) as u64, (bottom - top + 1) as u64);
+        let write = |sink: &mut dyn std::io::Write| -> std::io::Result<()> {
+            crate::formats::rle::write_plane_header(
+                &mut *sink,
+                rule,
+                (left, top),
+                size,
+                self.generation,
+            )?;
+            let mut body = BodyWriter::new(sink, self.states);
+            let (x, y) = self.origin;
+            let mut cursor = (top, left);
+            self.write_strip(
+                &[(x, self.root)],
+                self.level(self.root),
+                y,
+                (&mut cursor, left),
+                &mut body,
+            )?;
+            body.finish()
+        };
+        write(sink).map_err(PlaneError::Write)
     }
 
     fn set_memory_budget(&mut self, bytes: u64) {
