@@ -12,6 +12,16 @@ use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
 use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
 use lifegen_runtime::{BackendError, BackendKind, Simulator, Universe};
 
+/// Runs the lifegen binary, which must succeed; what it printed.
+fn lifegen(args: &[&str]) -> String {
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{args:?}: {run:?}");
+    String::from_utf8(run.stdout).unwrap()
+}
+
 fn parse(rule: &str) -> Rule {
     lifegen_gen::rule::parse(rule).unwrap().rule
 }
@@ -558,13 +568,6 @@ fn every_plane_engine_writes_a_macrocell_that_reads_back_where_golly_puts_it() {
         "#CXRLE Pos=-7,3\nx = 3, y = 3, rule = B3/S23\nb2o$2o$bo!\n",
     )
     .unwrap();
-    let lifegen = |args: &[&str]| {
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "{args:?}: {run:?}");
-    };
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let input = start.to_str().unwrap();
     lifegen(&[
@@ -626,13 +629,6 @@ fn every_plane_engine_writes_a_macrocell_that_reads_back_where_golly_puts_it() {
 #[test]
 fn hashlife_writes_and_reads_macrocells_of_several_states_as_the_tiles_do() {
     let dir = tempfile::tempdir().unwrap();
-    let lifegen = |args: &[&str]| {
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "{args:?}: {run:?}");
-    };
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     // Transers (Golly's Generations/transers.rle): five states, cells of every age.
     std::fs::write(
@@ -682,14 +678,6 @@ fn hashlife_writes_and_reads_macrocells_of_several_states_as_the_tiles_do() {
 fn hashlife_writes_rle_from_its_tree_as_the_other_engines_write_their_cells() {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
-    let lifegen = |args: &[&str]| {
-        let run = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(run.status.success(), "{args:?}: {run:?}");
-        String::from_utf8(run.stdout).unwrap()
-    };
     for (name, text) in [
         (
             "r.rle",

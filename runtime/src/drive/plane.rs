@@ -217,15 +217,8 @@ pub trait PlaneEngine: Simulator {
         sink: &mut dyn std::io::Write,
     ) -> Result<(), PlaneError> {
         let generation = self.generation();
-        let empty = Universe::new(1, 1)
-            .and_then(|u| u.with_states(rule.rule.states()))
-            .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
-        let live = self.live_cells()?;
-        let (cells, at) = match &live {
-            Some((cells, at)) => (cells, *at),
-            None => (&empty, (0, 0)),
-        };
-        crate::formats::rle::write_plane_to(cells, rule, at, generation, sink)
+        let (cells, at) = live_or_none(self, rule.rule.states())?;
+        crate::formats::rle::write_plane_to(&cells, rule, at, generation, sink)
             .map_err(PlaneError::Write)
     }
     /// Writes the pattern as a macrocell file, where Golly puts it (`#R rule`, `#G` the
@@ -236,17 +229,29 @@ pub trait PlaneEngine: Simulator {
         sink: &mut dyn std::io::Write,
     ) -> Result<(), PlaneError> {
         let generation = self.generation();
-        let empty = Universe::new(1, 1)
-            .and_then(|u| u.with_states(rule.rule.states()))
-            .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
-        let live = self.live_cells()?;
-        let (cells, at) = match &live {
-            Some((cells, at)) => (cells, *at),
-            None => (&empty, (0, 0)),
-        };
-        crate::formats::macrocell::write_plane_to(cells, at, rule, generation, sink)
+        let (cells, at) = live_or_none(self, rule.rule.states())?;
+        crate::formats::macrocell::write_plane_to(&cells, at, rule, generation, sink)
             .map_err(PlaneError::Write)
     }
+}
+
+/// What a file of `engine`'s pattern is written from: its live cells' box and where it lies,
+/// or when none lives, [`no_cells`] at (0, 0).
+fn live_or_none<E: PlaneEngine + ?Sized>(
+    engine: &mut E,
+    states: u16,
+) -> Result<Placed, PlaneError> {
+    match engine.live_cells()? {
+        Some(placed) => Ok(placed),
+        None => Ok((no_cells(states)?, (0, 0))),
+    }
+}
+
+/// One dead cell in `states` states: a pattern with none alive, as a file writes it.
+pub(crate) fn no_cells(states: u16) -> Result<Universe, PlaneError> {
+    Universe::new(1, 1)
+        .and_then(|u| u.with_states(states))
+        .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))
 }
 
 /// What a plane engine's [`Simulator::universe`] gives: the live cells' box from `live`, made

@@ -20,7 +20,7 @@ use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
 use crate::drive::plane::{
-    MakeBox, Placed, PlaneEngine, PlaneError, cached_live_universe, refuse_birth_on_zero,
+    MakeBox, Placed, PlaneEngine, PlaneError, cached_live_universe, no_cells, refuse_birth_on_zero,
 };
 use crate::formats::macrocell::{Fold, NodeLines};
 use crate::formats::rle::BodyWriter;
@@ -1198,17 +1198,9 @@ impl PlaneEngine for HashLife {
         sink: &mut dyn std::io::Write,
     ) -> Result<(), PlaneError> {
         let Some((left, top, right, bottom)) = self.live_bounds() else {
-            let empty = Universe::new(1, 1)
-                .and_then(|u| u.with_states(self.states))
-                .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
-            return crate::formats::rle::write_plane_to(
-                &empty,
-                rule,
-                (0, 0),
-                self.generation,
-                sink,
-            )
-            .map_err(PlaneError::Write);
+            let none = no_cells(self.states)?;
+            return crate::formats::rle::write_plane_to(&none, rule, (0, 0), self.generation, sink)
+                .map_err(PlaneError::Write);
         };
         let size = ((right - left + 1) as u64, (bottom - top + 1) as u64);
         let write = |sink: &mut dyn std::io::Write| -> std::io::Result<()> {
