@@ -1029,9 +1029,11 @@ impl HashLife {
                         body.next_row((y + row - cursor.0) as u64)?;
                         *cursor = (y + row, left);
                     }
-                    body.run((x - cursor.1) as u64, 0)?;
+                    // The box's left edge may cut through the leaf: start at its first cell.
+                    let first = i64::from(occupied.trailing_zeros());
                     let last = 63 - i64::from(occupied.leading_zeros());
-                    for column in 0..=last {
+                    body.run((x + first - cursor.1) as u64, 0)?;
+                    for column in first..=last {
                         body.run(1, self.state_at(leaf, (8 * row + column) as u32))?;
                     }
                     cursor.1 = x + last + 1;
