@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 
 use lifegen_gen::{Rule, Topology};
-use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape};
+use lifegen_runtime::cpu::tiles::WindowKernel;
+use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use lifegen_runtime::drive::hashlife::HashLife;
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
 use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
@@ -58,12 +59,23 @@ fn soup(rule: &Rule, side: u64, seed: u64) -> Universe {
     u
 }
 
-/// How the plane is held in a test: the dense box, or active tiles of a side.
+/// How the plane is held in a test: the dense box, active tiles of a side (their windows
+/// stacked in tori run by simulators, or in place through the CPU's generated kernel), or
+/// HashLife.
 #[derive(Clone, Copy, Debug)]
 enum Engine {
     Dense,
     Tiles(Option<i64>),
+    TilesInKernel(Option<i64>),
     HashLife,
+}
+
+/// The CPU's generated kernel for `rule`, if one was generated.
+fn generated_kernel(rule: &Rule) -> Option<WindowKernel> {
+    match rule {
+        Rule::LifeLike(life) => lifegen_runtime::backend::generated_kernel(life).unwrap(),
+        _ => None,
+    }
 }
 
 fn engine(
@@ -84,30 +96,31 @@ fn engine(
             )
             .unwrap(),
         ),
-        Engine::Tiles(side) => {
+        Engine::Tiles(side) | Engine::TilesInKernel(side) => {
+            let stepper = match engine {
+                Engine::TilesInKernel(_) => {
+                    WindowStepper::Kernel(generated_kernel(&rule).expect("a generated kernel"))
+                }
+                _ => WindowStepper::Simulators(Box::new(move |u| {
+                    lifegen_runtime::create(kind, &rule, u)
+                })),
+            };
             let shape = side.map(|side| {
                 TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
                     .with_side(side)
                     .unwrap()
             });
-            Box::new(
-                ActiveTiles::new(
-                    rule,
-                    &cells,
-                    origin,
-                    shape,
-                    Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
-                )
-                .unwrap(),
-            )
+            Box::new(ActiveTiles::new(rule, &cells, origin, shape, stepper).unwrap())
         }
     }
 }
 
-const ENGINES: [Engine; 4] = [
+const ENGINES: [Engine; 6] = [
     Engine::Dense,
     Engine::Tiles(None),
     Engine::Tiles(Some(64)),
+    Engine::TilesInKernel(None),
+    Engine::TilesInKernel(Some(64)),
     Engine::HashLife,
 ];
 
@@ -122,6 +135,9 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
     for e in ENGINES {
         // HashLife's 32x32 base nodes hold ranges up to 8 (its constructor says so).
         if matches!(e, Engine::HashLife) && lifegen_runtime::drive::bands::radius(&rule) > 8 {
+            continue;
+        }
+        if matches!(e, Engine::TilesInKernel(_)) && generated_kernel(&rule).is_none() {
             continue;
         }
         let mut p = engine(e, rule, start.clone(), origin, kind);
@@ -183,6 +199,39 @@ fn life_like_and_table_rules_agree_with_a_wide_torus() {
         "MAPARYXfhZofugWaH7oaIDogBZofuhogOiAaIDogIAAgAAWaH7oaIDogGiA6ICAAIAAaIDogIAAgACAAIAAAAAAAA",
     ] {
         agrees_with_a_wide_torus(rule, 40, 150, 512, BackendKind::Cpu);
+    }
+}
+
+#[test]
+fn busy_soups_step_in_tall_blocks_as_the_dense_box_steps_them() {
+    // A soup of 7x7 tiles of 64 cells: every group of four rows of tiles is busy enough to be
+    // stepped as one block of windows, in place or stacked in tori; pieces of several lengths
+    // change the chunks.
+    for rule in ["B3/S23", "B36/S23", "B34/S34"] {
+        let rule = parse(rule);
+        let start = soup(&rule, 420, 3);
+        let origin = (-1000, 77);
+        let mut engines: Vec<(Engine, Box<dyn PlaneEngine>)> = [
+            Engine::Dense,
+            Engine::Tiles(Some(64)),
+            Engine::TilesInKernel(Some(64)),
+            Engine::TilesInKernel(None),
+        ]
+        .into_iter()
+        .map(|e| (e, engine(e, rule, start.clone(), origin, BackendKind::Cpu)))
+        .collect();
+        for piece in [40, 3, 57, 16] {
+            let mut cells = Vec::new();
+            for (e, p) in &mut engines {
+                p.advance(piece).unwrap();
+                let found = p.live_cells().unwrap().map(|(c, at)| live(&c, at));
+                cells.push((*e, found, p.population().unwrap()));
+            }
+            for (e, found, population) in &cells[1..] {
+                assert_eq!(found, &cells[0].1, "{rule}, {e:?}");
+                assert_eq!(*population, cells[0].2, "{rule}, {e:?}");
+            }
+        }
     }
 }
 
@@ -310,7 +359,9 @@ fn settled_tiles_are_left_alone() {
         &cells,
         (0, 0),
         None,
-        Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)),
+        WindowStepper::Simulators(Box::new(|u| {
+            lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)
+        })),
     )
     .unwrap();
     let chunk = tiles.shape().chunk;

@@ -13,7 +13,7 @@ use lifegen_gen::{LargerThanLife, LifeLike, Rule, Topology};
 
 use crate::cpu::stream::StreamStepper;
 use crate::cpu::stream_compiled::CompiledStepper;
-use crate::cpu::tiles::TileStepper;
+use crate::cpu::tiles::{TileStepper, WindowKernel};
 use crate::cpu::{ChainError, ChainFn, Isa};
 use crate::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
 use crate::drive::out_of_core::Simulators;
@@ -792,10 +792,19 @@ pub fn life_logic(rule: &LifeLike) -> RowSharedKernel {
     crate::records::chosen(rule).kernel.clone()
 }
 
+/// The generated tile kernel the CPU steps `life` with, if one was generated
+/// (`LIFEGEN_CPU_CODE=native` asks for machine code compiled at run time instead).
+pub fn generated_kernel(life: &LifeLike) -> Result<Option<WindowKernel>, BackendError> {
+    let isa = Isa::from_environment()?;
+    Ok(match cpu_code()? {
+        CpuCode::Native => None,
+        _ => WindowKernel::for_rule(life, isa),
+    })
+}
+
 fn life_like_cpu(life: &LifeLike, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
-    let code = cpu_code()?;
-    if code != CpuCode::Native
+    if generated_kernel(life)?.is_some()
         && let Some(tiles) = TileStepper::new(life, isa, spare_for(&universe)?)
     {
         return Ok(resident(tiles, universe));

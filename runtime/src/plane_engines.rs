@@ -4,7 +4,7 @@
 use lifegen_gen::{BirthOnZero, Rule, Strip};
 
 use crate::backend::{BackendKind, create};
-use crate::drive::active_tiles::{ActiveTiles, TileShape};
+use crate::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use crate::drive::hashlife::HashLife;
 use crate::drive::plane::{PlaneEngine, PlaneError, PlaneSimulator};
 use crate::formats::pattern::Pattern;
@@ -194,7 +194,17 @@ impl PlaneRequest {
                     })
                     .transpose()
                     .map_err(|e| refused(format!("--tile {e}")))?;
-                Box::new(ActiveTiles::new(rule, &cells, position, shape, make)?)
+                let kernel = match (crate::backend::resolve(backend, 0), rule) {
+                    (BackendKind::Cpu, Rule::LifeLike(life)) => {
+                        crate::backend::generated_kernel(&life).map_err(PlaneError::Backend)?
+                    }
+                    _ => None,
+                };
+                let stepper = match kernel {
+                    Some(kernel) => WindowStepper::Kernel(kernel),
+                    None => WindowStepper::Simulators(make),
+                };
+                Box::new(ActiveTiles::new(rule, &cells, position, shape, stepper)?)
             }
             PlaneAlgo::Hashlife => Box::new(HashLife::new(
                 rule,

@@ -24,7 +24,21 @@ pub struct Row(pub [u64; TILE_WORDS]);
 
 impl Row {
     pub const ZERO: Row = Row([0; TILE_WORDS]);
+
+    /// The words of `rows`, row after row.
+    pub fn words(rows: &[Row]) -> &[u64] {
+        // SAFETY: a `Row` is its words and nothing else (512 bytes, a multiple of its alignment).
+        unsafe { std::slice::from_raw_parts(rows.as_ptr().cast(), rows.len() * TILE_WORDS) }
+    }
+
+    /// The same, to write.
+    pub fn words_mut(rows: &mut [Row]) -> &mut [u64] {
+        // SAFETY: as in `words`.
+        unsafe { std::slice::from_raw_parts_mut(rows.as_mut_ptr().cast(), rows.len() * TILE_WORDS) }
+    }
 }
+
+const _: () = assert!(std::mem::size_of::<Row>() == 8 * TILE_WORDS);
 
 /// One generation level's state: sums and carries of its last two rows, and its last two input
 /// rows (the level below writes them; the middle row's shifts are recomputed from the older).
@@ -89,10 +103,60 @@ pub fn gens_per_pass_setting() -> Result<usize, String> {
     }
 }
 
+/// A rule's generated tile kernel on one instruction set: `t` generations of a window of rows
+/// that carries its own margins, `t` rows above and below and a word each side. Out of
+/// `rows_in`'s rows of `words` words come `rows_in.len() - 2t` rows, of which words `1 ..
+/// words - 1` are right.
+#[derive(Clone, Copy)]
+pub struct WindowKernel {
+    generated: &'static GeneratedTileKernel,
+    isa: Isa,
+}
+
+impl WindowKernel {
+    /// The kernel generated for `rule`, if one was.
+    pub fn for_rule(rule: &lifegen_gen::LifeLike, isa: Isa) -> Option<WindowKernel> {
+        let name = rule.catagolue_name();
+        let generated = GENERATED.iter().find(|k| k.rule == name)?;
+        Some(WindowKernel {
+            generated,
+            isa: tile_isa(isa),
+        })
+    }
+
+    pub fn isa(&self) -> Isa {
+        self.isa
+    }
+
+    pub fn rule(&self) -> &'static str {
+        self.generated.rule
+    }
+
+    /// Steps `rows_in` (rows of `words` words, a multiple of 8 up to [`TILE_WORDS`]) by
+    /// `levels.len()` generations into `rows_out`.
+    pub fn step(
+        &self,
+        rows_in: &[Row],
+        rows_out: &mut [Row],
+        levels: &mut [LevelState],
+        words: usize,
+    ) {
+        assert!(words.is_multiple_of(8) && words <= TILE_WORDS);
+        assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
+        let function = match self.isa {
+            Isa::Avx512 => self.generated.avx512,
+            Isa::Avx2 => self.generated.avx2,
+            Isa::Portable => self.generated.portable,
+        };
+        // SAFETY: `isa` was checked when the kernel was chosen (`tile_isa`); the buffers have
+        // the lengths the kernel asks for (asserted above).
+        unsafe { function(rows_in, rows_out, levels, words) };
+    }
+}
+
 /// Advances universes with a rule's generated tile kernel.
 pub struct TileStepper {
-    kernel: &'static GeneratedTileKernel,
-    isa: Isa,
+    kernel: WindowKernel,
     gens_per_pass: usize,
     spare: Universe,
 }
@@ -101,8 +165,7 @@ impl TileStepper {
     /// The stepper for `rule`, or `None` when no kernel was generated for it or the width is not
     /// a multiple of 64.
     pub fn new(rule: &lifegen_gen::LifeLike, isa: Isa, spare: Universe) -> Option<TileStepper> {
-        let name = rule.catagolue_name();
-        let kernel = GENERATED.iter().find(|k| k.rule == name)?;
+        let kernel = WindowKernel::for_rule(rule, isa)?;
         // The tile kernels read the torus round the tile; other topologies run the rule's
         // kernel-IR program, which reads past the edges what the topology puts there.
         if !spare.width().is_multiple_of(64) || !spare.is_torus() {
@@ -111,18 +174,17 @@ impl TileStepper {
         let gens_per_pass = gens_per_pass_setting().unwrap_or(DEFAULT_GENS_PER_PASS);
         Some(TileStepper {
             kernel,
-            isa: tile_isa(isa),
             gens_per_pass,
             spare,
         })
     }
 
     pub fn isa(&self) -> Isa {
-        self.isa
+        self.kernel.isa()
     }
 
     pub fn rule(&self) -> &str {
-        self.kernel.rule
+        self.kernel.rule()
     }
 
     pub fn gens_per_pass(&self) -> usize {
@@ -141,11 +203,7 @@ impl TileStepper {
 
     /// `t` generations from `src` into `self.spare`.
     fn pass(&mut self, src: &Universe, t: usize) {
-        let function = match self.isa {
-            Isa::Avx512 => self.kernel.avx512,
-            Isa::Avx2 => self.kernel.avx2,
-            Isa::Portable => self.kernel.portable,
-        };
+        let kernel = self.kernel;
         let words = src.words_per_row();
         let height = src.height();
         let tiles = words.div_ceil(TILE_WORDS - 2);
@@ -167,22 +225,18 @@ impl TileStepper {
             .par_chunks_mut(segment * words)
             .enumerate()
             .for_each(|(index, out)| {
-                Scratch::with(segment, t, |scratch| {
+                with_scratch(segment, t, |scratch| {
                     let y0 = index * segment;
                     let rows = out.len() / words;
                     for tile in 0..tiles {
                         let base = tile * out_words;
-                        scratch.gather(src, y0, rows, t, base, tile_words);
-                        // SAFETY: `isa` was checked when the stepper was made (`tile_isa`);
-                        // the buffers have the lengths the kernel asks for.
-                        unsafe {
-                            function(
-                                &scratch.rows_in[..rows + 2 * t],
-                                &mut scratch.rows_out[..rows],
-                                &mut scratch.levels[..t],
-                                tile_words,
-                            )
-                        };
+                        gather(scratch, src, y0, rows, t, base, tile_words);
+                        kernel.step(
+                            &scratch.rows_in[..rows + 2 * t],
+                            &mut scratch.rows_out[..rows],
+                            &mut scratch.levels[..t],
+                            tile_words,
+                        );
                         let width = out_words.min(words - base.min(words));
                         for (k, row) in out.chunks_mut(words).enumerate() {
                             row[base..base + width]
@@ -203,58 +257,56 @@ fn tile_isa(isa: Isa) -> Isa {
     isa
 }
 
-/// Per-thread buffers of one segment.
-struct Scratch {
-    rows_in: Vec<Row>,
-    rows_out: Vec<Row>,
-    levels: Vec<LevelState>,
+/// Per-thread buffers of a window of rows.
+pub struct Scratch {
+    pub rows_in: Vec<Row>,
+    pub rows_out: Vec<Row>,
+    pub levels: Vec<LevelState>,
 }
 
-impl Scratch {
-    /// The worker thread's buffers for a segment of `segment` rows and `t` generations, kept
-    /// between passes (a pass that allocated them afresh faulted their pages in on every thread).
-    fn with<R>(segment: usize, t: usize, body: impl FnOnce(&mut Scratch) -> R) -> R {
-        thread_local! {
-            static SCRATCH: std::cell::RefCell<Scratch> = const {
-                std::cell::RefCell::new(Scratch {
-                    rows_in: Vec::new(),
-                    rows_out: Vec::new(),
-                    levels: Vec::new(),
-                })
-            };
-        }
-        SCRATCH.with(|cell| {
-            let scratch = &mut cell.borrow_mut();
-            scratch.rows_in.resize(segment + 2 * t, Row::ZERO);
-            scratch.rows_out.resize(segment, Row::ZERO);
-            scratch.levels.resize(t, LevelState::ZERO);
-            body(scratch)
-        })
+/// The worker thread's buffers for a window of `rows` rows out and `t` generations, kept
+/// between passes (a pass that allocated them afresh faulted their pages in on every thread).
+pub fn with_scratch<R>(rows: usize, t: usize, body: impl FnOnce(&mut Scratch) -> R) -> R {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Scratch> = const {
+            std::cell::RefCell::new(Scratch {
+                rows_in: Vec::new(),
+                rows_out: Vec::new(),
+                levels: Vec::new(),
+            })
+        };
     }
+    SCRATCH.with(|cell| {
+        let scratch = &mut cell.borrow_mut();
+        scratch.rows_in.resize(rows + 2 * t, Row::ZERO);
+        scratch.rows_out.resize(rows, Row::ZERO);
+        scratch.levels.resize(t, LevelState::ZERO);
+        body(scratch)
+    })
+}
 
-    /// Input rows `y0 - t ..` of the tile whose first output word is column `base`: words
-    /// `base - 1 ..` (both wrapped round the torus).
-    fn gather(
-        &mut self,
-        src: &Universe,
-        y0: usize,
-        rows: usize,
-        t: usize,
-        base: usize,
-        words: usize,
-    ) {
-        let (height, width) = (src.height(), src.words_per_row());
-        for (k, row) in self.rows_in[..rows + 2 * t].iter_mut().enumerate() {
-            let y = (y0 + k + height * t.div_ceil(height) - t) % height;
-            let line = src.row(y);
-            let mut column = (base + width - 1) % width;
-            let mut filled = 0;
-            while filled < words {
-                let n = (words - filled).min(width - column);
-                row.0[filled..filled + n].copy_from_slice(&line[column..column + n]);
-                filled += n;
-                column = 0;
-            }
+/// Input rows `y0 - t ..` of the tile whose first output word is column `base`: words
+/// `base - 1 ..` (both wrapped round the torus).
+fn gather(
+    scratch: &mut Scratch,
+    src: &Universe,
+    y0: usize,
+    rows: usize,
+    t: usize,
+    base: usize,
+    words: usize,
+) {
+    let (height, width) = (src.height(), src.words_per_row());
+    for (k, row) in scratch.rows_in[..rows + 2 * t].iter_mut().enumerate() {
+        let y = (y0 + k + height * t.div_ceil(height) - t) % height;
+        let line = src.row(y);
+        let mut column = (base + width - 1) % width;
+        let mut filled = 0;
+        while filled < words {
+            let n = (words - filled).min(width - column);
+            row.0[filled..filled + n].copy_from_slice(&line[column..column + n]);
+            filled += n;
+            column = 0;
         }
     }
 }

@@ -26,7 +26,9 @@
 use std::collections::{HashMap, HashSet};
 
 use lifegen_gen::{BirthOnZero, Rule, Topology};
+use rayon::prelude::*;
 
+use crate::cpu::tiles::{Row, TILE_WORDS, WindowKernel, with_scratch};
 use crate::drive::bands::radius;
 use crate::drive::plane::{
     Placed, PlaneEngine, PlaneError, births_from_nothing, cached_live_universe, cells_at,
@@ -57,36 +59,77 @@ const NEIGHBOURHOOD: [Key; 9] = [
 /// Words a band of a batch's torus holds at most: the widest row the CPU's tile kernels step in
 /// one tile (a narrower torus is padded to the kernel's vector width, so one window of three
 /// words a row ran at three words in eight).
-const BAND_WORDS: usize = crate::cpu::tiles::TILE_WORDS - 2;
+const BAND_WORDS: usize = TILE_WORDS - 2;
 
-/// Neighbouring active tiles of one row of tiles, stepped in one window: `len` tiles from
-/// `first` rightwards. Neighbours share their margins, so a row of active tiles costs a margin
-/// at its two ends only.
+/// Tile rows a block of a busy region spans: its window's margins above and below are paid
+/// once for them all (see [`blocks`]).
+const BLOCK_ROWS: usize = 4;
+
+/// Neighbouring tiles stepped in one window: `len` tiles of each of `rows` rows of tiles, from
+/// `first` rightwards and downwards. Neighbours share their margins, so a block costs margins at
+/// its edges only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Run {
+struct Block {
     first: Key,
     len: usize,
+    rows: usize,
 }
 
-impl Run {
-    fn tiles(self) -> impl Iterator<Item = Key> {
-        (0..self.len as i64).map(move |i| (self.first.0 + i, self.first.1))
+impl Block {
+    /// Each tile of the block, with its column and row in the block.
+    fn tiles(self) -> impl Iterator<Item = (Key, usize, usize)> {
+        (0..self.rows).flat_map(move |k| {
+            (0..self.len).map(move |i| ((self.first.0 + i as i64, self.first.1 + k as i64), i, k))
+        })
     }
 }
 
-/// The runs of `active` (sorted by row, then column).
-fn runs(active: &[Key]) -> Vec<Run> {
-    let mut runs: Vec<Run> = Vec::new();
+/// The runs of neighbouring tiles of `active` (sorted by row, then column) in one row each.
+fn runs(active: &[Key]) -> Vec<Block> {
+    let mut runs: Vec<Block> = Vec::new();
     for &(x, y) in active {
         match runs.last_mut() {
             Some(run) if run.first.1 == y && run.first.0 + run.len as i64 == x => run.len += 1,
-            _ => runs.push(Run {
+            _ => runs.push(Block {
                 first: (x, y),
                 len: 1,
+                rows: 1,
             }),
         }
     }
     runs
+}
+
+/// The blocks `active` (sorted by row, then column) is stepped in: in each group of `rows`
+/// rows of tiles, blocks `rows` high over the columns active in any of them, or a block a row
+/// for each run of one row, whichever costs less by `cost` (of a block's length and rows). A
+/// block steps tiles that were not active too: they come out as they were, since their window
+/// did not change since it gave them.
+fn blocks(active: &[Key], rows: usize, cost: impl Fn(usize, usize) -> u64) -> Vec<Block> {
+    let group_of = |y: i64| y.div_euclid(rows as i64);
+    let mut blocks = Vec::new();
+    for group in active.chunk_by(|a, b| group_of(a.1) == group_of(b.1)) {
+        let alone = runs(group);
+        if rows == 1 {
+            blocks.extend(alone);
+            continue;
+        }
+        let top = group_of(group[0].1) * rows as i64;
+        let mut columns: Vec<Key> = group.iter().map(|&(x, _)| (x, top)).collect();
+        columns.sort_unstable();
+        columns.dedup();
+        let together: Vec<Block> = runs(&columns)
+            .into_iter()
+            .map(|run| Block { rows, ..run })
+            .collect();
+        let total = |blocks: &[Block]| blocks.iter().map(|b| cost(b.len, b.rows)).sum::<u64>();
+        if total(&together) < total(&alone) {
+            blocks.extend(together);
+        } else {
+            blocks.extend(alone);
+        }
+    }
+    blocks
 }
 
 /// How a batch's windows lie in its torus: bands of `words` words a row, `bands` one under
@@ -123,28 +166,34 @@ impl Layout {
     }
 }
 
-/// Lays the windows of `runs` (tiles of `words` words, halos of `halo_words` in all) side by
-/// side in bands of at most [`BAND_WORDS`], in order: a run is cut where its band is full and
+/// Lays the windows of `blocks` (tiles of `words` words, halos of `halo_words` in all) side by
+/// side in bands of at most `band_words`, in order: a block is cut where its band is full and
 /// goes on in the next.
-fn pack(runs: Vec<Run>, words: usize, halo_words: usize) -> Vec<(Run, Slot)> {
+fn pack(
+    blocks: Vec<Block>,
+    words: usize,
+    halo_words: usize,
+    band_words: usize,
+) -> Vec<(Block, Slot)> {
     let (mut band, mut used) = (0, 0);
-    let mut packed = Vec::with_capacity(runs.len());
-    for mut run in runs {
-        while run.len > 0 {
-            let room = BAND_WORDS.saturating_sub(used + halo_words) / words;
+    let mut packed = Vec::with_capacity(blocks.len());
+    for mut block in blocks {
+        while block.len > 0 {
+            let room = band_words.saturating_sub(used + halo_words) / words;
             if room == 0 && used > 0 {
                 (band, used) = (band + 1, 0);
                 continue;
             }
-            let part = Run {
-                len: run.len.min(room.max(1)),
-                ..run
+            let part = Block {
+                len: block.len.min(room.max(1)),
+                ..block
             };
             packed.push((part, (band, used)));
             used += part.len * words + halo_words;
-            run = Run {
-                first: (run.first.0 + part.len as i64, run.first.1),
-                len: run.len - part.len,
+            block = Block {
+                first: (block.first.0 + part.len as i64, block.first.1),
+                len: block.len - part.len,
+                ..block
             };
         }
     }
@@ -198,20 +247,61 @@ impl TileShape {
     }
 }
 
-/// A pattern on Golly's unbounded plane, held as tiles and stepped where it changes.
-pub struct ActiveTiles {
-    make: Box<MakeBox>,
-    states: u16,
+/// How the windows of a chunk are stepped.
+pub enum WindowStepper {
+    /// The CPU's kernel generated for the rule, run on each band of windows where it was
+    /// gathered: no torus around it and no copies in and out, halos a word wide.
+    Kernel(WindowKernel),
+    /// Bands of windows stacked in a torus, run by a simulator `make` builds: any rule, any
+    /// backend.
+    Simulators(Box<MakeBox>),
+}
+
+/// A stepped tile: where it is, its cells, and which tiles' windows see its change
+/// ([`Tiles::reach`]).
+type Stepped = (Key, Box<[u64]>, u16);
+
+/// How a stepped tile is cut out of its window: the window's `place` (its first tile row at
+/// `place.row`), the tile's column and row in its block, the window's `halo` columns each side,
+/// what complements the cells (`flip`), and the chunk's generations.
+#[derive(Clone, Copy)]
+struct Cut {
+    place: Place,
+    tile: (usize, usize),
+    halo: i64,
+    flip: u64,
+    gens: u64,
+}
+
+/// Where a window lies in rows of words: rows of `stride` words, its first row at `row`, its
+/// first word at `word`.
+#[derive(Clone, Copy)]
+struct Place {
+    stride: usize,
+    row: usize,
+    word: usize,
+}
+
+/// The tiles with live cells and how they are cut: what windows are read from and stepped
+/// tiles are cut out of.
+struct Tiles {
     planes: usize,
     radius: i64,
-    /// Whether the cells held at odd generations are the complement of the rule's
-    /// ([`BirthOnZero::Alternating`]).
-    alternating: bool,
     shape: TileShape,
     /// Words in a tile's row.
     words: usize,
     /// Tiles with live cells, by tile coordinates (tile (i, j) holds cells from (i, j) * side).
-    tiles: HashMap<Key, Box<[u64]>>,
+    held: HashMap<Key, Box<[u64]>>,
+}
+
+/// A pattern on Golly's unbounded plane, held as tiles and stepped where it changes.
+pub struct ActiveTiles {
+    tiles: Tiles,
+    stepper: WindowStepper,
+    states: u16,
+    /// Whether the cells held at odd generations are the complement of the rule's
+    /// ([`BirthOnZero::Alternating`]).
+    alternating: bool,
     /// Tiles (held or not) whose window the last chunk changed: the tile itself, or the cells of
     /// a neighbour within reach of it.
     touched: HashSet<Key>,
@@ -226,7 +316,7 @@ pub struct ActiveTiles {
     steps: u64,
     /// The live cells as one universe, made when asked for.
     gathered: Option<Universe>,
-    /// What the simulators say they are.
+    /// What steps the windows.
     description: String,
     /// Bytes the tiles may take.
     memory_limit: u64,
@@ -234,13 +324,13 @@ pub struct ActiveTiles {
 
 impl ActiveTiles {
     /// `cells` with its cell (0, 0) at Golly's `origin`, in tiles of `shape`, stepped by
-    /// simulators `make` builds.
+    /// `stepper`.
     pub fn new(
         rule: Rule,
         cells: &Universe,
         origin: (i64, i64),
         shape: Option<TileShape>,
-        make: Box<MakeBox>,
+        stepper: WindowStepper,
     ) -> Result<ActiveTiles, PlaneError> {
         let alternating = rule.birth_on_zero() == Some(BirthOnZero::Alternating);
         if births_from_nothing(&rule) && !alternating {
@@ -248,15 +338,26 @@ impl ActiveTiles {
         }
         let radius = radius(&rule) as i64;
         let shape = shape.unwrap_or_else(|| TileShape::for_radius(radius));
-        let mut tiles = ActiveTiles {
-            make,
-            states: rule.states(),
+        if cells.states() != rule.states() {
+            return Err(PlaneError::Backend(BackendError::Plane(format!(
+                "cells of {} states for {rule}, a rule of {}",
+                cells.states(),
+                rule.states()
+            ))));
+        }
+        let mut tiles = Tiles {
             planes: cells.planes(),
             radius,
-            alternating,
             shape,
             words: (shape.side / 64) as usize,
-            tiles: HashMap::new(),
+            held: HashMap::new(),
+        };
+        tiles.place(cells, origin);
+        let mut engine = ActiveTiles {
+            tiles,
+            stepper,
+            states: rule.states(),
+            alternating,
             touched: HashSet::new(),
             last_chunk: 0,
             simulators: HashMap::new(),
@@ -267,18 +368,41 @@ impl ActiveTiles {
             description: String::new(),
             memory_limit: u64::MAX,
         };
-        tiles.place(cells, origin);
-        // The simulator of one window a chunk long, made now so the run can say what runs.
-        let (words, height) = (tiles.window_words(1), tiles.window_height(shape.chunk));
-        let layout = Layout::of(std::iter::once((0, words)));
-        let first = (tiles.make)(tiles.torus(64 * layout.words as u64, height)?)?;
-        tiles.description = first.describe();
-        tiles.simulators.insert((layout, height), first);
-        Ok(tiles)
+        engine.description = match &engine.stepper {
+            WindowStepper::Kernel(kernel) => {
+                if radius != 1 {
+                    return Err(PlaneError::Backend(BackendError::Plane(format!(
+                        "the generated tile kernels step range-1 rules, not {rule}"
+                    ))));
+                }
+                let threads = rayon::current_num_threads();
+                format!(
+                    "cpu (generated tile kernel {}, {}, windows in place, {threads} thread{})",
+                    kernel.rule(),
+                    kernel.isa().name(),
+                    if threads == 1 { "" } else { "s" }
+                )
+            }
+            WindowStepper::Simulators(make) => {
+                // The simulator of one window a chunk long, made now so the run can say what
+                // runs.
+                let t = &engine.tiles;
+                let (words, height) = (
+                    t.window_words(1, t.shape.halo),
+                    t.window_height(shape.chunk, 1),
+                );
+                let layout = Layout::of(std::iter::once((0, words)));
+                let first = make(torus(engine.states, 64 * layout.words as u64, height)?)?;
+                let description = first.describe();
+                engine.simulators.insert((layout, height), first);
+                description
+            }
+        };
+        Ok(engine)
     }
 
     pub fn shape(&self) -> TileShape {
-        self.shape
+        self.tiles.shape
     }
 
     /// Tiles stepped since the start, a tile each chunk it was stepped.
@@ -286,8 +410,222 @@ impl ActiveTiles {
         self.steps
     }
 
+    /// Advances one chunk of `gens` generations (at most [`TileShape::chunk`]).
+    fn advance_chunk(&mut self, gens: u64) -> Result<(), BackendError> {
+        // An odd chunk of an alternating rule starts at the other parity next time, where the
+        // cells held step by another rule.
+        let fresh = gens != self.last_chunk || (self.alternating && gens % 2 == 1);
+        let held = &self.tiles.held;
+        let mut active: Vec<Key> = if fresh {
+            held.keys()
+                .flat_map(|&(x, y)| {
+                    (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (x + dx, y + dy)))
+                })
+                .collect::<HashSet<Key>>()
+                .into_iter()
+                .collect()
+        } else {
+            self.touched.iter().copied().collect()
+        };
+        active.sort_unstable_by_key(|&(x, y)| (y, x));
+        // A window of dead cells stays dead (no birth from nothing on the plane).
+        active.retain(|&(x, y)| {
+            (-1..=1).any(|dy| (-1..=1).any(|dx| held.contains_key(&(x + dx, y + dy))))
+        });
+        let born = active.iter().filter(|k| !held.contains_key(k)).count();
+        let bytes = self.tiles.bytes(held.len() + born);
+        if bytes > self.memory_limit {
+            let side = self.tiles.shape.side;
+            return Err(BackendError::OutOfRoom(format!(
+                "at generation {} the tiles would hold up to {} tiles of {side}x{side} cells \
+                 ({}), over the {} they may use (--host-memory)",
+                self.generation,
+                held.len() + born,
+                crate::memory::human_bytes(bytes),
+                crate::memory::human_bytes(self.memory_limit)
+            )));
+        }
+
+        let halo = self.halo();
+        let (words, halo_words) = (self.tiles.words, self.tiles.window_words(0, halo));
+        let cost = |len: usize, rows: usize| {
+            ((len * words + halo_words) as u64) * self.tiles.window_height(gens, rows)
+        };
+        let (tall, short): (Vec<Block>, Vec<Block>) = blocks(&active, BLOCK_ROWS, cost)
+            .into_iter()
+            .partition(|b| b.rows > 1);
+        let flips = (
+            self.complemented_at(self.generation),
+            self.complemented_at(self.generation + gens),
+        );
+        let mut results: Vec<Stepped> = Vec::with_capacity(active.len());
+        for (group, rows) in [(short, 1), (tall, BLOCK_ROWS)] {
+            if group.is_empty() {
+                continue;
+            }
+            match &self.stepper {
+                WindowStepper::Kernel(kernel) => {
+                    let packed = pack(group, words, halo_words, TILE_WORDS);
+                    results.extend(
+                        self.tiles
+                            .step_in_kernel(*kernel, &packed, rows, gens, flips),
+                    );
+                }
+                WindowStepper::Simulators(_) => {
+                    let packed = pack(group, words, halo_words, BAND_WORDS);
+                    self.step_in_simulators(&packed, rows, gens, flips, &mut results)?;
+                }
+            }
+        }
+        self.steps += active.len() as u64;
+
+        self.touched.clear();
+        for (key, tile, reach) in results {
+            for (i, (dx, dy)) in NEIGHBOURHOOD.iter().enumerate() {
+                if reach >> i & 1 == 1 {
+                    self.touched.insert((key.0 + dx, key.1 + dy));
+                }
+            }
+            if tile.iter().any(|&w| w != 0) {
+                self.tiles.held.insert(key, tile);
+            } else {
+                self.tiles.held.remove(&key);
+            }
+        }
+        self.last_chunk = gens;
+        self.generation += gens;
+        self.gathered = None;
+        Ok(())
+    }
+
+    /// Columns a window reads from each side neighbour: a word for the generated kernel, the
+    /// shape's halo in a torus.
+    fn halo(&self) -> i64 {
+        match self.stepper {
+            WindowStepper::Kernel(_) => 64,
+            WindowStepper::Simulators(_) => self.tiles.shape.halo,
+        }
+    }
+
+    /// Steps the windows of `packed` (blocks of `rows` rows of tiles) by `gens` in tori, batches
+    /// of bands at a time, and adds each stepped tile to `results`.
+    fn step_in_simulators(
+        &mut self,
+        packed: &[(Block, Slot)],
+        rows: usize,
+        gens: u64,
+        (flip_in, flip_out): (u64, u64),
+        results: &mut Vec<Stepped>,
+    ) -> Result<(), BackendError> {
+        let WindowStepper::Simulators(make) = &self.stepper else {
+            unreachable!("stacked windows are stepped by simulators")
+        };
+        let tiles = &self.tiles;
+        let halo = tiles.shape.halo;
+        let window_h = tiles.window_height(gens, rows);
+        let margin = gens as usize * tiles.radius as usize;
+        // Whole batches of a power of two of bands: one shape of simulator for all but the last.
+        let per_batch = 1
+            << (BATCH_CELLS / (BAND_WORDS as u64 * 64 * window_h))
+                .max(1)
+                .ilog2();
+        for batch in packed.chunk_by(|a, b| a.1.0 / per_batch == b.1.0 / per_batch) {
+            let first_band = batch[0].1.0;
+            let layout = Layout::of(batch.iter().map(|(block, slot)| {
+                (
+                    slot.0 - first_band,
+                    slot.1 + tiles.window_words(block.len, halo),
+                )
+            }));
+            let key = (layout, window_h);
+            let mut stacked = match self.spare.remove(&key) {
+                Some(mut universe) => {
+                    for p in 0..tiles.planes {
+                        universe.plane_mut(p).fill(0);
+                    }
+                    universe
+                }
+                None => torus(
+                    self.states,
+                    64 * layout.words as u64,
+                    window_h * layout.bands as u64,
+                )?,
+            };
+            let n = stacked.words_per_row();
+            let place = |&(band, word): &Slot, row: usize| Place {
+                stride: n,
+                row: (band - first_band) * window_h as usize + row,
+                word,
+            };
+            for (block, slot) in batch {
+                for p in 0..tiles.planes {
+                    let to = stacked.plane_mut(p);
+                    tiles.gather(*block, gens, halo, flip_in, p, to, place(slot, 0));
+                }
+            }
+            let mut sim = match self.simulators.remove(&key) {
+                Some(mut sim) => {
+                    self.spare.insert(key, sim.replace(stacked)?);
+                    sim
+                }
+                None => make(stacked)?,
+            };
+            sim.advance(gens)?;
+            let stepped = sim.universe()?;
+            let planes: Vec<&[u64]> = (0..tiles.planes).map(|p| stepped.plane(p)).collect();
+            for (block, slot) in batch {
+                for (key, i, k) in block.tiles() {
+                    let cut = Cut {
+                        place: place(slot, margin),
+                        tile: (i, k),
+                        halo,
+                        flip: flip_out,
+                        gens,
+                    };
+                    results.push(tiles.cut_out(key, &planes, cut));
+                }
+            }
+            self.simulators.insert(key, sim);
+        }
+        Ok(())
+    }
+
+    /// The word that complements the cells held at `generation`, or 0.
+    fn complemented_at(&self, generation: u64) -> u64 {
+        if self.alternating && generation % 2 == 1 {
+            !0
+        } else {
+            0
+        }
+    }
+
+    /// Advances `gens` generations in chunks.
+    pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
+        let mut left = gens;
+        while left > 0 {
+            if self.tiles.held.is_empty() {
+                self.generation += left;
+                return Ok(());
+            }
+            let step = left.min(self.tiles.shape.chunk);
+            self.advance_chunk(step)?;
+            left -= step;
+        }
+        Ok(())
+    }
+}
+
+/// An empty torus of `states` states, for windows to be stacked in.
+fn torus(states: u16, width: u64, height: u64) -> Result<Universe, BackendError> {
+    Ok(Universe::new(width, height)
+        .and_then(|u| u.with_states(states))
+        .map_err(|e| BackendError::Plane(e.to_string()))?
+        .with_topology(Topology::Torus))
+}
+
+impl Tiles {
     /// Bytes `tiles` tiles take.
-    fn tile_bytes(&self, tiles: usize) -> u64 {
+    fn bytes(&self, tiles: usize) -> u64 {
         (tiles as u64).saturating_mul(8 * self.tile_len() as u64)
     }
 
@@ -324,7 +662,7 @@ impl ActiveTiles {
                     }
                 }
                 if tile.iter().any(|&word| word != 0) {
-                    self.tiles.insert((tx, ty), tile);
+                    self.held.insert((tx, ty), tile);
                 }
             }
         }
@@ -335,164 +673,92 @@ impl ActiveTiles {
         (p * self.shape.side as usize + row) * self.words + j
     }
 
-    /// Advances one chunk of `gens` generations (at most [`TileShape::chunk`]).
-    fn advance_chunk(&mut self, gens: u64) -> Result<(), BackendError> {
-        // An odd chunk of an alternating rule starts at the other parity next time, where the
-        // cells held step by another rule.
-        let fresh = gens != self.last_chunk || (self.alternating && gens % 2 == 1);
-        let mut active: Vec<Key> = if fresh {
-            self.tiles
-                .keys()
-                .flat_map(|&(x, y)| {
-                    (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (x + dx, y + dy)))
-                })
-                .collect::<HashSet<Key>>()
-                .into_iter()
-                .collect()
-        } else {
-            self.touched.iter().copied().collect()
+    /// Steps the windows of `packed` (blocks of `rows` rows of tiles) by `gens` through the
+    /// generated kernel, a band at a time where it was gathered, the bands on rayon's threads;
+    /// every stepped tile.
+    fn step_in_kernel(
+        &self,
+        kernel: WindowKernel,
+        packed: &[(Block, Slot)],
+        rows: usize,
+        gens: u64,
+        (flip_in, flip_out): (u64, u64),
+    ) -> Vec<Stepped> {
+        let bands: Vec<&[(Block, Slot)]> = packed.chunk_by(|a, b| a.1.0 == b.1.0).collect();
+        let (side, t) = (self.shape.side as usize, gens as usize);
+        let place = |word| Place {
+            stride: TILE_WORDS,
+            row: 0,
+            word,
         };
-        active.sort_unstable_by_key(|&(x, y)| (y, x));
-        // A window of dead cells stays dead (no birth from nothing on the plane).
-        active.retain(|&(x, y)| {
-            (-1..=1).any(|dy| (-1..=1).any(|dx| self.tiles.contains_key(&(x + dx, y + dy))))
-        });
-        let born = active
-            .iter()
-            .filter(|k| !self.tiles.contains_key(k))
-            .count();
-        let bytes = self.tile_bytes(self.tiles.len() + born);
-        if bytes > self.memory_limit {
-            return Err(BackendError::OutOfRoom(format!(
-                "at generation {} the tiles would hold up to {} tiles of {}x{} cells ({}), over \
-                 the {} they may use (--host-memory)",
-                self.generation,
-                self.tiles.len() + born,
-                self.shape.side,
-                self.shape.side,
-                crate::memory::human_bytes(bytes),
-                crate::memory::human_bytes(self.memory_limit)
-            )));
-        }
-
-        let window_h = self.window_height(gens);
-        let (runs, slots): (Vec<Run>, Vec<Slot>) =
-            pack(runs(&active), self.words, self.halo_words())
-                .into_iter()
-                .unzip();
-        // Whole batches of a power of two of bands: one shape of simulator for all but the last.
-        let per_batch = 1
-            << (BATCH_CELLS / (BAND_WORDS as u64 * 64 * window_h))
-                .max(1)
-                .ilog2();
-        let mut results: Vec<(Key, Box<[u64]>)> = Vec::with_capacity(active.len());
-        let mut next = 0;
-        while next < runs.len() {
-            let first_band = slots[next].0;
-            let end = next + slots[next..].partition_point(|s| s.0 < first_band + per_batch);
-            let (batch, batch_slots) = (&runs[next..end], &slots[next..end]);
-            next = end;
-            let layout = Layout::of(
-                batch
-                    .iter()
-                    .zip(batch_slots)
-                    .map(|(run, slot)| (slot.0 - first_band, slot.1 + self.window_words(run.len))),
-            );
-            let key = (layout, window_h);
-            let mut stacked = match self.spare.remove(&key) {
-                Some(mut universe) => {
-                    for p in 0..self.planes {
-                        universe.plane_mut(p).fill(0);
+        bands
+            .par_iter()
+            .map(|band| {
+                with_scratch(rows * side, t, |scratch| {
+                    let used = band
+                        .iter()
+                        .map(|(block, slot)| slot.1 + self.window_words(block.len, 64))
+                        .max()
+                        .unwrap_or(0);
+                    let words = used.next_multiple_of(8);
+                    for row in &mut scratch.rows_in {
+                        row.0[used..words].fill(0);
                     }
-                    universe
-                }
-                None => self.torus(64 * layout.words as u64, window_h * layout.bands as u64)?,
-            };
-            for (run, &(band, word)) in batch.iter().zip(batch_slots) {
-                self.gather(*run, gens, &mut stacked, (band - first_band, word));
-            }
-            let mut sim = match self.simulators.remove(&key) {
-                Some(mut sim) => {
-                    self.spare.insert(key, sim.replace(stacked)?);
-                    sim
-                }
-                None => (self.make)(stacked)?,
-            };
-            sim.advance(gens)?;
-            let stepped = sim.universe()?;
-            for (run, &(band, word)) in batch.iter().zip(batch_slots) {
-                for (i, tile) in run.tiles().enumerate() {
-                    results.push((
-                        tile,
-                        self.scatter(stepped, gens, (band - first_band, word), i),
-                    ));
-                }
-            }
-            self.simulators.insert(key, sim);
-        }
-        self.steps += active.len() as u64;
-
-        self.touched.clear();
-        for (key, tile) in results {
-            let live = tile.iter().any(|&w| w != 0);
-            let reach = self.changed_reach(self.tiles.get(&key).map(|t| &t[..]), &tile, gens);
-            for (i, (dx, dy)) in NEIGHBOURHOOD.iter().enumerate() {
-                if reach >> i & 1 == 1 {
-                    self.touched.insert((key.0 + dx, key.1 + dy));
-                }
-            }
-            if live {
-                self.tiles.insert(key, tile);
-            } else {
-                self.tiles.remove(&key);
-            }
-        }
-        self.last_chunk = gens;
-        self.generation += gens;
-        self.gathered = None;
-        Ok(())
+                    let input = Row::words_mut(&mut scratch.rows_in);
+                    for &(block, (_, word)) in band.iter() {
+                        self.gather(block, gens, 64, flip_in, 0, input, place(word));
+                    }
+                    kernel.step(
+                        &scratch.rows_in,
+                        &mut scratch.rows_out,
+                        &mut scratch.levels,
+                        words,
+                    );
+                    let output = [Row::words(&scratch.rows_out)];
+                    band.iter()
+                        .flat_map(|&(block, (_, word))| {
+                            block.tiles().map(move |(key, i, k)| (key, word, i, k))
+                        })
+                        .map(|(key, word, i, k)| {
+                            let cut = Cut {
+                                place: place(word),
+                                tile: (i, k),
+                                halo: 64,
+                                flip: flip_out,
+                                gens,
+                            };
+                            self.cut_out(key, &output, cut)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .flatten()
+            .collect()
     }
 
-    /// Which tiles' windows see a change from `before` (`None`: dead) to `after` in a chunk of
-    /// `gens`: bit `i` for the tile at offset [`NEIGHBOURHOOD`]`[i]`. A neighbour's window reads
-    /// `halo` columns and `gens * r` rows of this tile on the side facing it.
-    fn changed_reach(&self, before: Option<&[u64]>, after: &[u64], gens: u64) -> u16 {
-        let side = self.shape.side as usize;
-        let rows = (gens as i64 * self.radius) as usize;
+    /// Which tiles' windows see a tile's change in a chunk of `gens`, from `changed` (for each
+    /// word of a row, the bits that changed in its top `gens * r` rows, in any row, in its bottom
+    /// ones): bit `i` for the tile at offset [`NEIGHBOURHOOD`]`[i]`. A neighbour's window reads
+    /// `halo` columns and `gens * r` rows of this tile on the side facing it (the generated
+    /// kernel's windows read a word, but what lies past `halo` cannot reach the neighbour).
+    fn reach(&self, changed: &[[u64; 3]]) -> u16 {
+        let side = self.shape.side;
         let halo = self.shape.halo;
-        let per_plane = side * self.words;
-        // Columns of the left edge, the whole row, the right edge.
-        let column_masks: Vec<[u64; 3]> = (0..self.words)
-            .map(|j| {
-                let edge = |from: i64, to: i64| -> u64 {
-                    let (lo, hi) = ((from - 64 * j as i64).max(0), (to - 64 * j as i64).min(64));
-                    if lo >= hi {
-                        0
-                    } else {
-                        (!0u64 >> (64 - (hi - lo))) << lo
-                    }
-                };
-                [edge(0, halo), !0, edge(side as i64 - halo, side as i64)]
-            })
-            .collect();
-        // [column class][row class]: rows of the top edge, every row, the bottom edge.
+        // Columns of the left edge, any column, the right edge.
+        let edge = |j: usize, from: i64, to: i64| -> u64 {
+            let (lo, hi) = ((from - 64 * j as i64).max(0), (to - 64 * j as i64).min(64));
+            if lo >= hi {
+                0
+            } else {
+                (!0u64 >> (64 - (hi - lo))) << lo
+            }
+        };
         let mut seen = [[false; 3]; 3];
-        for row in 0..side {
-            let row_classes = [row < rows, true, row >= side - rows];
-            for (j, masks) in column_masks.iter().enumerate() {
-                let diff = (0..self.planes).fold(0u64, |d, p| {
-                    let i = p * per_plane + row * self.words + j;
-                    d | (before.map_or(0, |b| b[i]) ^ after[i])
-                });
-                if diff == 0 {
-                    continue;
-                }
-                for (c, mask) in masks.iter().enumerate() {
-                    if diff & mask != 0 {
-                        for (r, &in_class) in row_classes.iter().enumerate() {
-                            seen[c][r] |= in_class;
-                        }
-                    }
+        for (j, by_rows) in changed.iter().enumerate() {
+            let masks = [edge(j, 0, halo), !0, edge(j, side - halo, side)];
+            for (c, mask) in masks.iter().enumerate() {
+                for (r, bits) in by_rows.iter().enumerate() {
+                    seen[c][r] |= bits & mask != 0;
                 }
             }
         }
@@ -503,107 +769,167 @@ impl ActiveTiles {
             .fold(0, |bits, (i, _)| bits | 1 << i)
     }
 
-    /// An empty torus of the rule's states, for windows to be stacked in.
-    fn torus(&self, width: u64, height: u64) -> Result<Universe, BackendError> {
-        Ok(Universe::new(width, height)
-            .and_then(|u| u.with_states(self.states))
-            .map_err(|e| BackendError::Plane(e.to_string()))?
-            .with_topology(Topology::Torus))
+    /// A window's rows for a chunk of `gens` generations: `rows` rows of tiles and a margin
+    /// above and below.
+    fn window_height(&self, gens: u64, rows: usize) -> u64 {
+        (rows as i64 * self.shape.side + 2 * gens as i64 * self.radius) as u64
     }
 
-    /// A window's rows for a chunk of `gens` generations: a tile's and a margin above and below.
-    fn window_height(&self, gens: u64) -> u64 {
-        (self.shape.side + 2 * gens as i64 * self.radius) as u64
+    /// Words in a row of the window of `len` tiles across: theirs and `halo` columns each side.
+    fn window_words(&self, len: usize, halo: i64) -> usize {
+        len * self.words + (2 * halo as usize).div_ceil(64)
     }
 
-    /// Words in a row of the window of a run of `len` tiles: theirs and a halo each side.
-    fn window_words(&self, len: usize) -> usize {
-        len * self.words + self.halo_words()
-    }
-
-    /// Words the two halos of a window take.
-    fn halo_words(&self) -> usize {
-        (2 * self.shape.halo as usize).div_ceil(64)
-    }
-
-    /// Writes the window of `run` for a chunk of `gens` into `slot` of `stacked`.
-    fn gather(&self, run: Run, gens: u64, stacked: &mut Universe, slot: Slot) {
+    /// Writes plane `p` of the window of `block` for a chunk of `gens`, with `halo` columns each
+    /// side and complemented where `flip` has ones, into `to` at `place`.
+    #[allow(clippy::too_many_arguments)]
+    fn gather(
+        &self,
+        block: Block,
+        gens: u64,
+        halo: i64,
+        flip: u64,
+        p: usize,
+        to: &mut [u64],
+        place: Place,
+    ) {
         let side = self.shape.side;
-        let rows = gens as i64 * self.radius;
-        let window_h = self.window_height(gens) as usize;
-        let (n, words) = (stacked.words_per_row(), self.window_words(run.len));
-        let (tx, ty) = run.first;
-        let across = run.len + 2;
-        let around: Vec<Option<&[u64]>> = (-1..=1)
-            .flat_map(|dy| (-1..=across as i64 - 2).map(move |dx| (tx + dx, ty + dy)))
-            .map(|key| self.tiles.get(&key).map(|tile| &tile[..]))
+        let margin = gens as i64 * self.radius;
+        let window_h = self.window_height(gens, block.rows) as usize;
+        let words = self.window_words(block.len, halo);
+        let (tx, ty) = block.first;
+        let across = block.len + 2;
+        let around: Vec<Option<&[u64]>> = (-1..=block.rows as i64)
+            .flat_map(|dy| (-1..=block.len as i64).map(move |dx| (tx + dx, ty + dy)))
+            .map(|key| self.held.get(&key).map(|tile| &tile[..]))
             .collect();
-        // The row of the tiles across, from the left neighbour's first cell.
-        let mut line = vec![0u64; across * self.words + 1];
-        let first_cell = (side - self.shape.halo) as usize;
-        let flip = self.complemented_at(self.generation);
-        for p in 0..self.planes {
-            let to = stacked.plane_mut(p);
-            for wy in 0..window_h {
-                let dy = wy as i64 - rows;
-                let (row_tile, row) = (dy.div_euclid(side), dy.rem_euclid(side) as usize);
-                let tiles = &around[(row_tile + 1) as usize * across..][..across];
-                if flip == 0 && tiles.iter().all(Option::is_none) {
+        let first_cell = (side - halo) as usize;
+        if first_cell.is_multiple_of(64) {
+            // Whole words: each tile's rows go straight to their place in the window, a tile at
+            // a time.
+            for (r, tiles) in around.chunks(across).enumerate() {
+                let tile_top = (r as i64 - 1) * side + margin;
+                let top = tile_top.max(0) as usize;
+                let bottom = ((tile_top + side) as usize).min(window_h);
+                if top >= bottom {
                     continue;
                 }
-                for (part, tile) in line.chunks_mut(self.words).zip(tiles) {
-                    match tile {
-                        Some(tile) => {
-                            let at = self.at(p, row, 0);
-                            part.copy_from_slice(&tile[at..at + self.words]);
+                let first_row = (top as i64 - tile_top) as usize;
+                let mut filled = 0;
+                for (c, tile) in tiles.iter().enumerate() {
+                    let from = if c == 0 { first_cell / 64 } else { 0 };
+                    let n = (self.words - from).min(words - filled);
+                    let start = (place.row + top) * place.stride + place.word + filled;
+                    // A word at a time down the rows, as in `cut_out`.
+                    for j in 0..n {
+                        let at = start + j;
+                        match tile {
+                            Some(tile) => {
+                                let first = self.at(p, first_row, from + j);
+                                for row in 0..bottom - top {
+                                    to[at + row * place.stride] =
+                                        tile[first + row * self.words] ^ flip;
+                                }
+                            }
+                            None => {
+                                for row in 0..bottom - top {
+                                    to[at + row * place.stride] = flip;
+                                }
+                            }
                         }
-                        None => part.fill(0),
+                    }
+                    filled += n;
+                }
+            }
+            return;
+        }
+        // Else the row of the tiles across, from the left neighbour's first cell, shifted.
+        let mut line = vec![0u64; across * self.words + 1];
+        for wy in 0..window_h {
+            let dy = wy as i64 - margin;
+            let (row_tile, row) = (dy.div_euclid(side), dy.rem_euclid(side) as usize);
+            let tiles = &around[(row_tile + 1) as usize * across..][..across];
+            let at = (place.row + wy) * place.stride + place.word;
+            let out = &mut to[at..at + words];
+            if tiles.iter().all(Option::is_none) {
+                out.fill(flip);
+                continue;
+            }
+            for (part, tile) in line.chunks_mut(self.words).zip(tiles) {
+                match tile {
+                    Some(tile) => {
+                        let at = self.at(p, row, 0);
+                        part.copy_from_slice(&tile[at..at + self.words]);
+                    }
+                    None => part.fill(0),
+                }
+            }
+            cells_from(out, &line, first_cell, flip);
+        }
+    }
+
+    /// Tile `key`, cut out of the windows stepped in `planes` as `cut` says, and which tiles'
+    /// windows see its change ([`Self::reach`]).
+    fn cut_out(&self, key: Key, planes: &[&[u64]], cut: Cut) -> Stepped {
+        match self.words {
+            1 => self.cut_out_rows_of::<1>(key, planes, cut),
+            2 => self.cut_out_rows_of::<2>(key, planes, cut),
+            4 => self.cut_out_rows_of::<4>(key, planes, cut),
+            _ => self.cut_out_rows_of::<0>(key, planes, cut),
+        }
+    }
+
+    /// [`Self::cut_out`] for tiles `W` words wide (0: any width). A row of a tile is a few
+    /// words, too few for a loop along it to pay its set-up: a width known when compiled unrolls.
+    fn cut_out_rows_of<const W: usize>(&self, key: Key, planes: &[&[u64]], cut: Cut) -> Stepped {
+        let w = if W == 0 { self.words } else { W };
+        let side = self.shape.side as usize;
+        let (i, k) = cut.tile;
+        let first_cell = cut.halo as usize + i * side;
+        let (j0, bit) = (first_cell / 64, (first_cell % 64) as u32);
+        let reach = (cut.gens as i64 * self.radius) as usize;
+        let before = self.held.get(&key);
+        let mut tile = vec![0u64; self.tile_len()].into_boxed_slice();
+        // The bits that changed in the top rows within reach, the rows between, the bottom ones.
+        let mut changed = vec![0u64; 3 * w];
+        let per_plane = side * w;
+        let stride = cut.place.stride;
+        let classes = [0..reach, reach..side - reach, side - reach..side];
+        for (p, from) in planes.iter().enumerate() {
+            let start = (cut.place.row + k * side) * stride + cut.place.word + j0;
+            for (class, rows) in classes.iter().enumerate() {
+                let seen = &mut changed[class * w..(class + 1) * w];
+                for row in rows.clone() {
+                    let at = start + row * stride;
+                    let source = &from[at..at + w + usize::from(bit != 0)];
+                    let to = p * per_plane + row * w;
+                    let out = &mut tile[to..to + w];
+                    let old = before.map(|b| &b[to..to + w]);
+                    for j in 0..w {
+                        let word = if bit == 0 {
+                            source[j]
+                        } else {
+                            source[j] >> bit | source[j + 1] << (64 - bit)
+                        } ^ cut.flip;
+                        out[j] = word;
+                        seen[j] |= word ^ old.map_or(0, |old| old[j]);
                     }
                 }
-                let out = (slot.0 * window_h + wy) * n + slot.1;
-                cells_from(&mut to[out..out + words], &line, first_cell, flip);
             }
         }
-    }
-
-    /// The word that complements the cells held at `generation`, or 0.
-    fn complemented_at(&self, generation: u64) -> u64 {
-        if self.alternating && generation % 2 == 1 {
-            !0
-        } else {
-            0
-        }
-    }
-
-    /// The cells of tile `i` of the run stepped in `slot`, cut out of the stepped windows.
-    fn scatter(&self, stepped: &Universe, gens: u64, slot: Slot, i: usize) -> Box<[u64]> {
-        let side = self.shape.side as usize;
-        let rows = (gens as i64 * self.radius) as usize;
-        let window_h = self.window_height(gens) as usize;
-        let n = stepped.words_per_row();
-        let first_cell = self.shape.halo as usize + i * side;
-        let flip = self.complemented_at(self.generation + gens);
-        let mut tile = vec![0u64; self.tile_len()].into_boxed_slice();
-        for p in 0..self.planes {
-            let from = stepped.plane(p);
-            for row in 0..side {
-                let at = (slot.0 * window_h + rows + row) * n + slot.1;
-                let out = self.at(p, row, 0);
-                cells_from(
-                    &mut tile[out..out + self.words],
-                    &from[at..at + self.window_words(i + 1)],
-                    first_cell,
-                    flip,
-                );
-            }
-        }
-        tile
+        let by_word: Vec<[u64; 3]> = (0..w)
+            .map(|j| {
+                let (top, between, bottom) = (changed[j], changed[w + j], changed[2 * w + j]);
+                [top, top | between | bottom, bottom]
+            })
+            .collect();
+        (key, tile, self.reach(&by_word))
     }
 
     /// Cells not dead, as Golly counts them.
     fn count_population(&self) -> u64 {
         let per_plane = self.shape.side as usize * self.words;
-        self.tiles
+        self.held
             .values()
             .map(|tile| {
                 (0..per_plane)
@@ -617,9 +943,13 @@ impl ActiveTiles {
             .sum()
     }
 
-    /// The live cells' box and where its top-left cell is on Golly's plane; `None` when the
-    /// pattern died out.
-    fn gather_live_cells(&self) -> Result<Option<Placed>, PlaneError> {
+    /// The live cells' box (of `states` states) and where its top-left cell is on Golly's
+    /// plane; `None` when the pattern died out.
+    fn gather_live_cells(
+        &self,
+        states: u16,
+        generation: u64,
+    ) -> Result<Option<Placed>, PlaneError> {
         let side = self.shape.side;
         let Some(bounds) = self.live_bounds() else {
             return Ok(None);
@@ -627,16 +957,16 @@ impl ActiveTiles {
         let (left, top, right, bottom) = bounds;
         let (width, height) = ((right - left + 1) as u64, (bottom - top + 1) as u64);
         let grown = |source| PlaneError::Grown {
-            generation: self.generation,
+            generation,
             width,
             height,
             source,
         };
         let mut cells = Universe::new(width, height)
-            .and_then(|u| u.with_states(self.states))
+            .and_then(|u| u.with_states(states))
             .map_err(grown)?;
         let n = cells.words_per_row();
-        for (&(tx, ty), tile) in &self.tiles {
+        for (&(tx, ty), tile) in &self.held {
             for p in 0..self.planes {
                 let to = cells.plane_mut(p);
                 for row in 0..side {
@@ -663,7 +993,7 @@ impl ActiveTiles {
         let side = self.shape.side;
         let per_plane = side as usize * self.words;
         let mut bounds: Option<(i64, i64, i64, i64)> = None;
-        for (&(tx, ty), tile) in &self.tiles {
+        for (&(tx, ty), tile) in &self.held {
             for row in 0..side as usize {
                 for j in 0..self.words {
                     let word = (0..self.planes).fold(0u64, |any, p| {
@@ -685,44 +1015,28 @@ impl ActiveTiles {
         }
         bounds
     }
-
-    /// Advances `gens` generations in chunks.
-    pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
-        let mut left = gens;
-        while left > 0 {
-            if self.tiles.is_empty() {
-                self.generation += left;
-                return Ok(());
-            }
-            let step = left.min(self.shape.chunk);
-            self.advance_chunk(step)?;
-            left -= step;
-        }
-        Ok(())
-    }
 }
 
 /// Fills `out` with the cells of the row `words` from cell `first` on, complemented where
 /// `flip` has ones; `words` holds every cell asked for (and the word they end in).
 fn cells_from(out: &mut [u64], words: &[u64], first: usize, flip: u64) {
     let (j, bit) = (first / 64, (first % 64) as u32);
-    let words = &words[j..];
+    let n = out.len();
     if bit == 0 {
-        assert!(words.len() >= out.len(), "a row of {} words", words.len());
-        for (o, w) in out.iter_mut().zip(words) {
+        for (o, w) in out.iter_mut().zip(&words[j..j + n]) {
             *o = w ^ flip;
         }
     } else {
-        assert!(words.len() > out.len(), "a row of {} words", words.len());
-        for (o, pair) in out.iter_mut().zip(words.windows(2)) {
-            *o = (pair[0] >> bit | pair[1] << (64 - bit)) ^ flip;
+        let (low, high) = (&words[j..j + n], &words[j + 1..j + n + 1]);
+        for ((o, a), b) in out.iter_mut().zip(low).zip(high) {
+            *o = (a >> bit | b << (64 - bit)) ^ flip;
         }
     }
 }
 
 impl Simulator for ActiveTiles {
     fn describe(&self) -> String {
-        let s = self.shape;
+        let s = self.tiles.shape;
         format!(
             "Golly's unbounded plane on active tiles of {0}x{0} cells, {1} generation{2} a visit, \
              stepped in batches by: {3}",
@@ -737,7 +1051,9 @@ impl Simulator for ActiveTiles {
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         let mut cache = self.gathered.take();
-        cached_live_universe(&mut cache, self.states, || self.gather_live_cells())?;
+        cached_live_universe(&mut cache, self.states, || {
+            self.tiles.gather_live_cells(self.states, self.generation)
+        })?;
         self.gathered = cache;
         Ok(self.gathered.as_ref().expect("made above"))
     }
@@ -750,16 +1066,17 @@ impl Simulator for ActiveTiles {
         None
     }
     fn preferred_step(&self) -> u64 {
-        self.shape.chunk * (64 / self.shape.chunk).max(1)
+        let chunk = self.tiles.shape.chunk;
+        chunk * (64 / chunk).max(1)
     }
 }
 
 impl PlaneEngine for ActiveTiles {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
-        self.gather_live_cells()
+        self.tiles.gather_live_cells(self.states, self.generation)
     }
     fn population(&mut self) -> Result<u64, PlaneError> {
-        Ok(self.count_population())
+        Ok(self.tiles.count_population())
     }
     fn generation(&self) -> u64 {
         self.generation
@@ -773,8 +1090,8 @@ impl PlaneEngine for ActiveTiles {
     fn report(&self) -> String {
         format!(
             "{} tiles hold it ({}); {} tile steps in all",
-            self.tiles.len(),
-            crate::memory::human_bytes(self.tile_bytes(self.tiles.len())),
+            self.tiles.held.len(),
+            crate::memory::human_bytes(self.tiles.bytes(self.tiles.held.len())),
             self.steps
         )
     }
@@ -783,6 +1100,14 @@ impl PlaneEngine for ActiveTiles {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(first: Key, len: usize) -> Block {
+        Block {
+            first,
+            len,
+            rows: 1,
+        }
+    }
 
     #[test]
     fn runs_are_cut_where_a_band_is_full_and_every_tile_is_stepped_once() {
@@ -794,41 +1119,32 @@ mod tests {
         assert_eq!(
             found,
             [
-                Run {
-                    first: (0, 0),
-                    len: 40
-                },
-                Run {
-                    first: (0, 1),
-                    len: 3
-                },
-                Run {
-                    first: (5, 1),
-                    len: 2
-                },
-                Run {
-                    first: (-3, 7),
-                    len: 1
-                },
+                run((0, 0), 40),
+                run((0, 1), 3),
+                run((5, 1), 2),
+                run((-3, 7), 1)
             ]
         );
-        for (words, halo_words) in [(2, 1), (1, 1), (4, 2), (32, 16)] {
-            let packed = pack(found.clone(), words, halo_words);
-            let stepped: Vec<Key> = packed.iter().flat_map(|(run, _)| run.tiles()).collect();
+        for (words, halo_words, band_words) in [(2, 1, 62), (1, 1, 62), (4, 2, 64), (32, 16, 62)] {
+            let packed = pack(found.clone(), words, halo_words, band_words);
+            let stepped: Vec<Key> = packed
+                .iter()
+                .flat_map(|(block, _)| block.tiles().map(|(key, _, _)| key))
+                .collect();
             let mut sorted = stepped.clone();
             sorted.sort_unstable_by_key(|&(x, y)| (y, x));
             assert_eq!(sorted, active, "{words} words a tile");
             let mut end_of_band: HashMap<usize, usize> = HashMap::new();
-            for (run, (band, first)) in &packed {
-                let end = first + run.len * words + halo_words;
-                assert!(end <= BAND_WORDS, "{run:?} ends at word {end}");
+            for (block, (band, first)) in &packed {
+                let end = first + block.len * words + halo_words;
+                assert!(end <= band_words, "{block:?} ends at word {end}");
                 let last = end_of_band.entry(*band).or_default();
                 assert_eq!(*last, *first, "windows of a band lie side by side");
                 *last = end;
             }
             // Bands are filled before the next is begun.
             for band in 1..end_of_band.len() {
-                let room = BAND_WORDS - end_of_band[&(band - 1)];
+                let room = band_words - end_of_band[&(band - 1)];
                 assert!(
                     room < words + halo_words,
                     "band {} left {room} words",
@@ -836,5 +1152,40 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn busy_rows_of_tiles_go_in_tall_blocks_and_sparse_ones_in_runs() {
+        // Rows 0-3: a 5x4 square with one hole; rows 4-7: two tiles far apart.
+        let mut active: Vec<Key> = (0..4)
+            .flat_map(|y| (0..5).map(move |x| (x, y)))
+            .filter(|&k| k != (2, 2))
+            .collect();
+        active.extend([(0, 5), (40, 6)]);
+        active.sort_unstable_by_key(|&(x, y)| (y, x));
+        // A window's cells: tiles of 2 words and a halo of 1, 128 rows a tile, margins of 16.
+        let cost = |len: usize, rows: usize| ((len * 2 + 1) * (rows * 128 + 32)) as u64;
+        let found = blocks(&active, 4, cost);
+        assert_eq!(
+            found,
+            [
+                Block {
+                    first: (0, 0),
+                    len: 5,
+                    rows: 4
+                },
+                run((0, 5), 1),
+                run((40, 6), 1),
+            ]
+        );
+        // Every active tile is in a block; the hole is stepped too.
+        let stepped: HashSet<Key> = found
+            .iter()
+            .flat_map(|b| b.tiles().map(|(key, _, _)| key))
+            .collect();
+        assert!(active.iter().all(|k| stepped.contains(k)));
+        assert_eq!(stepped.len(), active.len() + 1);
+        // Rows of one block each are the runs.
+        assert_eq!(blocks(&active, 1, cost), runs(&active));
     }
 }
