@@ -6,6 +6,7 @@ pub mod active_tiles;
 pub mod bands;
 pub mod file_run;
 pub mod hashlife;
+pub mod key_hasher;
 pub mod out_of_core;
 pub mod plane;
 pub mod slices;

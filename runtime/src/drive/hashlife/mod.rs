@@ -13,12 +13,12 @@
 //! centre half in 2^(k-2-s) generations; the recursion is Gosper's, a step of 2^(k-2-s).
 
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 
 use lifegen_gen::generations::Generations;
 use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
+use crate::drive::key_hasher::KeyMap;
 use crate::drive::plane::{
     MakeBox, Placed, PlaneEngine, PlaneError, cached_live_universe, no_cells, refuse_birth_on_zero,
 };
@@ -50,42 +50,7 @@ const MAX_STEP_EXPONENT: u8 = 56;
 /// The widest range a base node holds: 8 cells, one generation.
 const MAX_RADIUS: u64 = 8;
 
-/// A multiply-and-rotate hasher for node keys (plain integers), folded at the end.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        // The table's buckets come from the low bits, and a product's low bits see only its
-        // factors' low bits: fold the high half down.
-        let product = u128::from(self.0) * 0x9e37_79b9_7f4a_7c15;
-        (product as u64) ^ (product >> 64) as u64
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // Integer slices (a node's children) arrive as their bytes: eight at a time.
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            self.write_u64(u64::from_le_bytes(chunk.try_into().expect("eight bytes")));
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut last = [0u8; 8];
-            last[..rest.len()].copy_from_slice(rest);
-            self.write_u64(u64::from_le_bytes(last));
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(u64::from(n));
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.write_u64(u64::from(n));
-    }
-}
-
-type Table<K> = HashMap<K, NodeId, BuildHasherDefault<KeyHasher>>;
+type Table<K> = KeyMap<K, NodeId>;
 
 /// A pattern on Golly's unbounded plane as a HashLife quadtree.
 pub struct HashLife {
@@ -847,7 +812,7 @@ impl HashLife {
         id: NodeId,
         flip: bool,
         transpose: bool,
-        seen: &mut HashMap<NodeId, Option<u64>, BuildHasherDefault<KeyHasher>>,
+        seen: &mut KeyMap<NodeId, Option<u64>>,
     ) -> Option<u64> {
         if let Some(&known) = seen.get(&id) {
             return known;
@@ -1142,7 +1107,7 @@ fn base_universe((rows, words): (usize, usize), states: u16) -> Result<Universe,
 /// nodes leaves of several states are written as.
 #[derive(Default)]
 struct Numbers {
-    nodes: HashMap<NodeId, u64, BuildHasherDefault<KeyHasher>>,
+    nodes: KeyMap<NodeId, u64>,
     small: HashMap<(u8, [u64; 4]), u64>,
 }
 
