@@ -183,7 +183,6 @@ impl PlaneRequest {
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
         let backend = self.backend;
-        let make = Box::new(move |universe| create(backend, &rule, universe));
         Ok(match algo {
             PlaneAlgo::Tiles | PlaneAlgo::Auto => {
                 let shape = self
@@ -194,7 +193,14 @@ impl PlaneRequest {
                     })
                     .transpose()
                     .map_err(|e| refused(format!("--tile {e}")))?;
-                let kernel = match (crate::backend::resolve(backend, 0), rule) {
+                // A batch of windows on the GPU is a launch and copies there and back each
+                // chunk: slower than the CPU on every pattern measured, sparse or a 4096^2 soup
+                // (BENCHMARKS.md, eighth session), so auto steps the tiles on the CPU.
+                let backend = match backend {
+                    BackendKind::Auto => BackendKind::Cpu,
+                    chosen => chosen,
+                };
+                let kernel = match (backend, rule) {
                     (BackendKind::Cpu, Rule::LifeLike(life)) => {
                         crate::backend::generated_kernel(&life).map_err(PlaneError::Backend)?
                     }
@@ -202,7 +208,9 @@ impl PlaneRequest {
                 };
                 let stepper = match kernel {
                     Some(kernel) => WindowStepper::Kernel(kernel),
-                    None => WindowStepper::Simulators(make),
+                    None => WindowStepper::Simulators(Box::new(move |universe| {
+                        create(backend, &rule, universe)
+                    })),
                 };
                 Box::new(ActiveTiles::new(rule, &cells, position, shape, stepper)?)
             }
@@ -213,7 +221,11 @@ impl PlaneRequest {
                 self.base_maker(rule),
             )?),
             PlaneAlgo::Dense => Box::new(PlaneSimulator::on_strip(
-                rule, cells, position, self.strip, make,
+                rule,
+                cells,
+                position,
+                self.strip,
+                Box::new(move |universe| create(backend, &rule, universe)),
             )?),
         })
     }

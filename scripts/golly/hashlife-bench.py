@@ -13,6 +13,10 @@ whole process from start to exit, no output file. The populations each prints ar
 sparse goal instead: engineered patterns (guns, puffers, breeders, methuselahs, spaceships,
 oscillators) run as a user runs them (no --algo), against Golly's QuickLife alone.
 
+`--memory` reports peak resident memory instead of time (each run under GNU time,
+/usr/bin/time): lifegen's HashLife against Golly's, with the nodes and bytes
+lifegen says its tree holds.
+
 `--suite beyond --gens 100000` is the HashLife issue's "beyond Golly" goal: Generations and
 Larger-than-Life patterns, against the algorithm Golly runs their family with (Generations, a
 HashLife of its own; Larger than Life, which has no tree), both columns that algorithm's.
@@ -97,7 +101,19 @@ BEYOND = [
 ]
 
 
-def timed(cmd, limit):
+# GNU time prints a run's peak resident memory (KiB) after it; a Python parent would not do: a
+# forked child's high-water mark keeps the parent's memory from before its exec.
+TIME = "/usr/bin/time"
+
+
+def peak_mib(text):
+    found = re.search(r"^peak-kib: (\d+)", text or "", re.M)
+    return int(found.group(1)) / 1024 if found else None
+
+
+def timed(cmd, limit, memory=False):
+    if memory:
+        cmd = [TIME, "-f", "peak-kib: %M"] + cmd
     start = time.monotonic()
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
@@ -109,9 +125,9 @@ def timed(cmd, limit):
     return took, out.stdout + out.stderr
 
 
-def golly_run(bgolly, algo, gens, path, limit):
+def golly_run(bgolly, algo, gens, path, limit, memory=False):
     """Seconds and output of a bgolly run that printed its population; (None, None) else."""
-    took, out = timed([bgolly, "-a", algo, "-m", str(gens), path], limit)
+    took, out = timed([bgolly, "-a", algo, "-m", str(gens), path], limit, memory)
     return (took, out) if golly_population(out) is not None else (None, None)
 
 
@@ -138,7 +154,13 @@ def main():
     ap.add_argument("--algo", default="hashlife", help="lifegen's --algo (auto: none given)")
     ap.add_argument("--against", choices=["best", "quicklife"], default="best",
                     help="the faster of Golly's HashLife and QuickLife, or QuickLife alone")
+    ap.add_argument("--memory", action="store_true",
+                    help="peak memory of lifegen's HashLife against Golly's, not time")
     args = ap.parse_args()
+    if args.memory:
+        if not os.path.exists(TIME):
+            sys.exit("--memory measures with GNU time, %s, which this machine lacks" % TIME)
+        return memory_report(args)
     horizons = [int(g) for g in args.gens.split(",")]
     ratios = []
     slower = []
@@ -186,6 +208,43 @@ def main():
             against = "Golly's algorithm for the family"
         print("geometric mean of lifegen / %s: %.3f over %d runs" % (against, mean, len(ratios)))
     print("slower than Golly: %s" % (", ".join(slower) or "none"))
+
+
+def memory_report(args):
+    """Peak resident memory of lifegen and of Golly's HashLife on the suite, each horizon."""
+    print("%-52s %11s %10s %10s %7s %s" % ("pattern", "gens", "golly MiB", "lifegen MiB",
+                                          "ratio", "lifegen's tree"))
+    ratios = []
+    suite = {"hashlife": SUITE, "sparse": SPARSE, "beyond": BEYOND}[args.suite]
+    for name in suite:
+        path = os.path.join(args.patterns, name)
+        if not os.path.exists(path):
+            print("%-52s missing" % name)
+            continue
+        family = compare.classify(compare.file_rule(path))[1] if args.suite == "beyond" else None
+        for gens in [int(g) for g in args.gens.split(",")]:
+            _, golly_out = golly_run(args.bgolly, family or "HashLife", gens, path, args.limit,
+                                     memory=True)
+            if golly_out is None:
+                print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
+                continue
+            algo = [] if args.algo == "auto" else ["--algo", args.algo]
+            _, mine_out = timed([args.lifegen, "run", "--input", path, "--gens", str(gens)]
+                                + algo, 10 * args.limit, memory=True)
+            theirs, ours = peak_mib(golly_out), peak_mib(mine_out)
+            if theirs is None or ours is None:
+                print("%-52s %11d  no peak (lifegen: %s)" % (name, gens, (mine_out or "")[-200:]))
+                continue
+            tree = re.search(r"(\d+) HashLife nodes \(([^)]*)\)", mine_out or "")
+            ratios.append(ours / theirs)
+            print("%-52s %11d %10.1f %10.1f %7.2f %s" % (
+                name, gens, theirs, ours, ours / theirs,
+                "%s nodes, %s" % tree.groups() if tree else "-"))
+            sys.stdout.flush()
+    if ratios:
+        mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        print("geometric mean of lifegen's peak / Golly's: %.3f over %d runs; above Golly's: %d"
+              % (mean, len(ratios), sum(r > 1 for r in ratios)))
 
 
 if __name__ == "__main__":
