@@ -1,5 +1,8 @@
 //! Choosing and creating a simulator for a rule and a universe.
 
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
 use lifegen_gen::emit::ptx_stream;
 use lifegen_gen::generations::{AliveRule, Generations};
 use lifegen_gen::kernel::generations::GenerationsKernel;
@@ -739,9 +742,12 @@ fn generations_cpu(
 ) -> Result<Box<dyn Simulator>, BackendError> {
     let kernel = generations_kernel_with(rule, History::Delay)?;
     if kernel.chains() {
-        let alive = Rule::Generations(*rule);
+        // Made once a process: HashLife and the tiles make a simulator for each shape of
+        // batch (Golly's steeplechase to 1000 built and checked its chains four times).
+        static MADE: Made<Generations> = OnceLock::new();
+        let (alive, rule) = (Rule::Generations(*rule), *rule);
         return chained_cpu(
-            Box::new(move |g| kernel.stream_program(g)),
+            Box::new(move |g| made_once(&MADE, (rule, g), || kernel.stream_program(g))),
             &alive,
             universe,
         );
@@ -855,18 +861,29 @@ fn chained_cpu(
 /// without a built-in tile kernel, compiled ([`crate::cpu::jit`]) or interpreted
 /// ([`crate::cpu::stream`]).
 pub fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    type Made = HashMap<(LifeLike, u32), Result<Program, String>>;
-    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
-    let made = MADE.get_or_init(Default::default);
-    if let Some(program) = made.lock().expect("not poisoned").get(&(*life, gens)) {
+    static MADE: Made<LifeLike> = OnceLock::new();
+    made_once(&MADE, (*life, gens), || {
+        life_logic(life).stream_program(gens)
+    })
+}
+
+/// Programs made once a process, by what they were made for.
+type Made<K> = OnceLock<Mutex<HashMap<(K, u32), Result<Program, String>>>>;
+
+/// What `make` makes for `key`, from `made` when it was made before in this process.
+fn made_once<K: Eq + std::hash::Hash + Copy>(
+    made: &'static Made<K>,
+    key: (K, u32),
+    make: impl FnOnce() -> Result<Program, String>,
+) -> Result<Program, String> {
+    let made = made.get_or_init(Default::default);
+    if let Some(program) = made.lock().expect("not poisoned").get(&key) {
         return program.clone();
     }
-    let program = life_logic(life).stream_program(gens);
+    let program = make();
     made.lock()
         .expect("not poisoned")
-        .insert((*life, gens), program.clone());
+        .insert(key, program.clone());
     program
 }
 
@@ -874,21 +891,12 @@ pub fn life_like_chain(life: &LifeLike, gens: u32) -> Result<Program, String> {
 /// ([`MapKernel::stream_program`]), made once a process (the lowering tries thousands of
 /// variable orders).
 fn map_chain(rule: &MapRule, gens: u32) -> Result<Program, String> {
-    use std::collections::HashMap;
-    use std::sync::{Mutex, OnceLock};
-    type Made = HashMap<(MapRule, u32), Result<Program, String>>;
-    static MADE: OnceLock<Mutex<Made>> = OnceLock::new();
-    let made = MADE.get_or_init(Default::default);
-    if let Some(program) = made.lock().expect("not poisoned").get(&(*rule, gens)) {
-        return program.clone();
-    }
-    let program = map_kernel(rule)
-        .map_err(|e| format!("the lowered network of {rule} failed its check: {e}"))
-        .and_then(|kernel| kernel.stream_program(gens));
-    made.lock()
-        .expect("not poisoned")
-        .insert((*rule, gens), program.clone());
-    program
+    static MADE: Made<MapRule> = OnceLock::new();
+    made_once(&MADE, (*rule, gens), || {
+        map_kernel(rule)
+            .map_err(|e| format!("the lowered network of {rule} failed its check: {e}"))
+            .and_then(|kernel| kernel.stream_program(gens))
+    })
 }
 
 /// A rule given by its 3x3 table on the GPU: its lowered network as a program of the kernel
