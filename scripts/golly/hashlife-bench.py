@@ -26,6 +26,7 @@ import argparse
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -115,14 +116,20 @@ def timed(cmd, limit, memory=False):
     if memory:
         cmd = [TIME, "-f", "peak-kib: %M"] + cmd
     start = time.monotonic()
+    # A session of its own, so a run past the limit goes with its children (GNU time's child
+    # outlived a kill of time alone and took a core for the rest of the suite).
+    run = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           start_new_session=True)
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=limit)
+        stdout, stderr = run.communicate(timeout=limit)
     except subprocess.TimeoutExpired:
+        os.killpg(run.pid, signal.SIGKILL)
+        run.communicate()
         return None, None
     took = time.monotonic() - start
-    if out.returncode != 0:
-        return took, "error: " + (out.stderr.strip().splitlines() or ["?"])[-1]
-    return took, out.stdout + out.stderr
+    if run.returncode != 0:
+        return took, "error: " + (stderr.strip().splitlines() or ["?"])[-1]
+    return took, stdout + stderr
 
 
 def golly_run(bgolly, algo, gens, path, limit, memory=False):
@@ -139,6 +146,26 @@ def golly_population(text):
 def lifegen_population(text):
     found = re.search(r"^population: (\d+)", text or "", re.M)
     return int(found.group(1)) if found else None
+
+
+def suite_runs(args):
+    """(name, path, Golly's algorithm for the family or None, generations) for each run of the
+    suite asked for; a missing file is said and skipped."""
+    suite = {"hashlife": SUITE, "sparse": SPARSE, "beyond": BEYOND}[args.suite]
+    for name in suite:
+        path = os.path.join(args.patterns, name)
+        if not os.path.exists(path):
+            print("%-52s missing" % name)
+            continue
+        family = compare.classify(compare.file_rule(path))[1] if args.suite == "beyond" else None
+        for gens in [int(g) for g in args.gens.split(",")]:
+            yield name, path, family, gens
+
+
+def lifegen_run(args, path, gens):
+    """The lifegen command line for a run of `path` to `gens`."""
+    algo = [] if args.algo == "auto" else ["--algo", args.algo]
+    return [args.lifegen, "run", "--input", path, "--gens", str(gens)] + algo
 
 
 def main():
@@ -161,46 +188,36 @@ def main():
         if not os.path.exists(TIME):
             sys.exit("--memory measures with GNU time, %s, which this machine lacks" % TIME)
         return memory_report(args)
-    horizons = [int(g) for g in args.gens.split(",")]
     ratios = []
     slower = []
     print("%-52s %11s %9s %9s %9s %7s %s" % ("pattern", "gens", "golly HL", "golly QL",
                                           "lifegen", "ratio", "populations"))
-    suite = {"hashlife": SUITE, "sparse": SPARSE, "beyond": BEYOND}[args.suite]
-    for name in suite:
-        path = os.path.join(args.patterns, name)
-        if not os.path.exists(path):
-            print("%-52s missing" % name)
+    for name, path, family, gens in suite_runs(args):
+        hl, hl_out = golly_run(args.bgolly, family or "HashLife", gens, path, args.limit)
+        ql, ql_out = (None, None)
+        if family:
+            ql, ql_out = hl, hl_out
+        elif gens <= args.quicklife_max:
+            ql, ql_out = golly_run(args.bgolly, "QuickLife", gens, path, args.limit)
+        golly = [t for t in ((hl, ql) if args.against == "best" else (ql,)) if t is not None]
+        if not golly:
+            print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
             continue
-        family = compare.classify(compare.file_rule(path))[1] if args.suite == "beyond" else None
-        for gens in horizons:
-            hl, hl_out = golly_run(args.bgolly, family or "HashLife", gens, path, args.limit)
-            ql, ql_out = (None, None)
-            if family:
-                ql, ql_out = hl, hl_out
-            elif gens <= args.quicklife_max:
-                ql, ql_out = golly_run(args.bgolly, "QuickLife", gens, path, args.limit)
-            golly = [t for t in ((hl, ql) if args.against == "best" else (ql,)) if t is not None]
-            if not golly:
-                print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
-                continue
-            algo = [] if args.algo == "auto" else ["--algo", args.algo]
-            mine, mine_out = timed([args.lifegen, "run", "--input", path, "--gens", str(gens)]
-                                   + algo, 10 * args.limit)
-            theirs = golly_population(hl_out) or golly_population(ql_out)
-            ours = lifegen_population(mine_out)
-            agree = "same" if theirs is not None and theirs == ours else \
-                "DIFFERENT (Golly %s, lifegen %s)" % (theirs, ours)
-            best = min(golly)
-            ratio = (mine / best) if mine else float("inf")
-            if mine:
-                ratios.append(ratio)
-            if ratio > 1:
-                slower.append("%s at %d" % (name, gens))
-            fmt = lambda t: "%9.3f" % t if t is not None else "  >limit"
-            print("%-52s %11d %s %s %s %7.2f %s" % (name, gens, fmt(hl), fmt(ql), fmt(mine),
-                                                   ratio, agree))
-            sys.stdout.flush()
+        mine, mine_out = timed(lifegen_run(args, path, gens), 10 * args.limit)
+        theirs = golly_population(hl_out) or golly_population(ql_out)
+        ours = lifegen_population(mine_out)
+        agree = "same" if theirs is not None and theirs == ours else \
+            "DIFFERENT (Golly %s, lifegen %s)" % (theirs, ours)
+        best = min(golly)
+        ratio = (mine / best) if mine else float("inf")
+        if mine:
+            ratios.append(ratio)
+        if ratio > 1:
+            slower.append("%s at %d" % (name, gens))
+        fmt = lambda t: "%9.3f" % t if t is not None else "  >limit"
+        print("%-52s %11d %s %s %s %7.2f %s" % (name, gens, fmt(hl), fmt(ql), fmt(mine),
+                                               ratio, agree))
+        sys.stdout.flush()
     if ratios:
         mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         against = "faster Golly" if args.against == "best" else "Golly's QuickLife"
@@ -215,32 +232,23 @@ def memory_report(args):
     print("%-52s %11s %10s %10s %7s %s" % ("pattern", "gens", "golly MiB", "lifegen MiB",
                                           "ratio", "lifegen's tree"))
     ratios = []
-    suite = {"hashlife": SUITE, "sparse": SPARSE, "beyond": BEYOND}[args.suite]
-    for name in suite:
-        path = os.path.join(args.patterns, name)
-        if not os.path.exists(path):
-            print("%-52s missing" % name)
+    for name, path, family, gens in suite_runs(args):
+        _, golly_out = golly_run(args.bgolly, family or "HashLife", gens, path, args.limit,
+                                 memory=True)
+        if golly_out is None:
+            print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
             continue
-        family = compare.classify(compare.file_rule(path))[1] if args.suite == "beyond" else None
-        for gens in [int(g) for g in args.gens.split(",")]:
-            _, golly_out = golly_run(args.bgolly, family or "HashLife", gens, path, args.limit,
-                                     memory=True)
-            if golly_out is None:
-                print("%-52s %11d  Golly takes over %.0f s: left out" % (name, gens, args.limit))
-                continue
-            algo = [] if args.algo == "auto" else ["--algo", args.algo]
-            _, mine_out = timed([args.lifegen, "run", "--input", path, "--gens", str(gens)]
-                                + algo, 10 * args.limit, memory=True)
-            theirs, ours = peak_mib(golly_out), peak_mib(mine_out)
-            if theirs is None or ours is None:
-                print("%-52s %11d  no peak (lifegen: %s)" % (name, gens, (mine_out or "")[-200:]))
-                continue
-            tree = re.search(r"(\d+) HashLife nodes \(([^)]*)\)", mine_out or "")
-            ratios.append(ours / theirs)
-            print("%-52s %11d %10.1f %10.1f %7.2f %s" % (
-                name, gens, theirs, ours, ours / theirs,
-                "%s nodes, %s" % tree.groups() if tree else "-"))
-            sys.stdout.flush()
+        _, mine_out = timed(lifegen_run(args, path, gens), 10 * args.limit, memory=True)
+        theirs, ours = peak_mib(golly_out), peak_mib(mine_out)
+        if theirs is None or ours is None:
+            print("%-52s %11d  no peak (lifegen: %s)" % (name, gens, (mine_out or "")[-200:]))
+            continue
+        tree = re.search(r"(\d+) HashLife nodes \(([^)]*)\)", mine_out or "")
+        ratios.append(ours / theirs)
+        print("%-52s %11d %10.1f %10.1f %7.2f %s" % (
+            name, gens, theirs, ours, ours / theirs,
+            "%s nodes, %s" % tree.groups() if tree else "-"))
+        sys.stdout.flush()
     if ratios:
         mean = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
         print("geometric mean of lifegen's peak / Golly's: %.3f over %d runs; above Golly's: %d"
