@@ -386,17 +386,18 @@ fn settled_tiles_are_left_alone() {
 fn birth_on_no_neighbours_without_s8_runs_on_tiles_as_golly_holds_it() {
     // The plane fills and empties by turns; Golly holds the rule's cells at even generations and
     // their complement at odd ones. Pieces of odd and even lengths start chunks at both parities.
-    for text in [
-        "B017/S01",
-        "B0124/S025",
-        "B01e2cei3ei4eit5i6c/S01e2cei3ei4eit5i6c",
+    // A soup of 4x4 tiles of 64 is stepped in blocks four tiles high.
+    for (text, side, tile, torus) in [
+        ("B017/S01", 24, None, 300),
+        ("B0124/S025", 24, None, 300),
+        ("B01e2cei3ei4eit5i6c/S01e2cei3ei4eit5i6c", 24, None, 300),
+        ("B017/S01", 250, Some(64), 400),
     ] {
         let rule = parse(text);
-        let start = soup(&rule, 24, 3);
+        let start = soup(&rule, side, 3);
         let origin = (-5, 9);
-        let torus = 300;
         let mut tiles = engine(
-            Engine::Tiles(None),
+            Engine::Tiles(tile),
             rule,
             start.clone(),
             origin,
