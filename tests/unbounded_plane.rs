@@ -144,15 +144,17 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
         for piece in [gens / 3, 1, gens - gens / 3 - 1] {
             p.advance(piece).unwrap();
         }
-        let on_plane = p
-            .live_cells()
-            .unwrap()
-            .map_or_else(BTreeSet::new, |(cells, at)| live(&cells, at));
+        let cells = p.live_cells().unwrap();
+        let on_plane = cells
+            .as_ref()
+            .map_or_else(BTreeSet::new, |(cells, at)| live(cells, *at));
         assert_eq!(
             on_plane, on_torus,
             "{rule} {side}^2 soup, {gens} generations, {e:?}"
         );
         assert_eq!(p.population().unwrap(), on_torus.len() as u64);
+        let live_box = cells.map(|(c, (x, y))| (x, y, c.width() as u64, c.height() as u64));
+        assert_eq!(p.live_box().unwrap(), live_box, "{rule}, {e:?}");
     }
 }
 

@@ -1077,6 +1077,17 @@ impl PlaneEngine for ActiveTiles {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
         self.tiles.gather_live_cells(self.states, self.generation)
     }
+    fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
+        // From the tiles, without painting the box (a glider stream's spans millions of cells).
+        Ok(self.tiles.live_bounds().map(|(left, top, right, bottom)| {
+            (
+                left,
+                top,
+                (right - left + 1) as u64,
+                (bottom - top + 1) as u64,
+            )
+        }))
+    }
     fn population(&mut self) -> Result<u64, PlaneError> {
         Ok(self.tiles.count_population())
     }
