@@ -321,6 +321,12 @@ fn check_topology(rule: &Rule, universe: &Universe) -> Result<(), BackendError> 
             topology.name()
         )));
     }
+    if rule.depends_on_parity() && (w % 2 == 1 || h % 2 == 1) {
+        return Err(BackendError::Topology(format!(
+            "{rule} picks each cell's neighbourhood by the parity of its x + y, which a side of \
+             odd length breaks where it wraps; this universe is {w}x{h}: give even sides"
+        )));
+    }
     if topology == Topology::Sphere && w != h {
         return Err(BackendError::Topology(format!(
             "a sphere (:S) is square; this universe is {w}x{h}: give a square size"
@@ -580,6 +586,26 @@ pub fn simulators(
     })
 }
 
+/// Whether `rule` on a transposed universe is the rule itself: the life-like rules, and the
+/// Larger-than-Life shapes symmetric across the diagonal (not `NL`, nor most `N@` masks). A MAP
+/// table transposes itself ([`lifegen_gen::map::MapRule::transposed`]).
+fn transposes_to_itself(rule: &Rule) -> bool {
+    match rule {
+        Rule::LifeLike(_) | Rule::Map(_) => true,
+        Rule::LargerThanLife(ltl) => {
+            let r = i64::from(ltl.radius);
+            !ltl.neighbourhood.depends_on_parity()
+                && (-r..=r).all(|dy| {
+                    (-r..=r).all(|dx| {
+                        ltl.neighbourhood.weight(ltl.radius, dx, dy)
+                            == ltl.neighbourhood.weight(ltl.radius, dy, dx)
+                    })
+                })
+        }
+        Rule::Generations(_) => false,
+    }
+}
+
 /// As [`create`], with the GPU kernel laid out by `plan`.
 pub fn create_with_plan(
     kind: BackendKind,
@@ -603,7 +629,12 @@ pub fn create_with_plan(
     let (width, height) = (universe.width() as u64, universe.height() as u64);
     let host = matches!(kind, BackendKind::Cpu)
         || matches!(kind, BackendKind::Auto) && crate::gpu::device::open_device().is_err();
-    if host && (width as usize) < TRANSPOSE_BELOW_WIDTH && height > width && rule.states() == 2 {
+    if host
+        && (width as usize) < TRANSPOSE_BELOW_WIDTH
+        && height > width
+        && rule.states() == 2
+        && transposes_to_itself(rule)
+    {
         let mirrored = match rule {
             Rule::Map(map) => Rule::Map(map.transposed()),
             other => *other,
@@ -761,8 +792,9 @@ fn generations_cpu(
 fn single_cpu(program: Program, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let spare = spare_for(&universe)?;
+    // Machine code does not know a cell's parity (`X86Error::Parity`): the interpreter does.
     #[cfg(all(target_arch = "x86_64", unix))]
-    if cpu_code()? != CpuCode::Compiled {
+    if cpu_code()? != CpuCode::Compiled && !program.reads_parity() {
         let stepper = crate::cpu::jit::JitStepper::single(&program, isa, spare)?;
         return Ok(resident(stepper, universe));
     }

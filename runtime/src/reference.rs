@@ -20,14 +20,15 @@ use lifegen_gen::{Neighbourhood, Rule};
 use crate::universe::Universe;
 
 /// The offsets a cell counts with their weights (1 but for Golly's `NG` and `NW`), the centre
-/// among them when it counts itself.
-fn offsets(rule: &Rule) -> Vec<(i64, i64, i64)> {
+/// among them when it counts itself; for a cell whose x + y is `odd` or even (the triangular
+/// `NL` turns its shape upside down on odd cells).
+fn offsets(rule: &Rule, odd: bool) -> Vec<(i64, i64, i64)> {
     let (radius, shape, include_centre) = match rule {
         Rule::LifeLike(_) | Rule::Map(_) => (1, Neighbourhood::Moore, false),
         Rule::LargerThanLife(ltl) => (ltl.radius, ltl.neighbourhood, ltl.include_centre),
         Rule::Generations(_) => unreachable!("Generations rules step their alive rule"),
     };
-    let mut list = shape.cells_weighted(radius);
+    let mut list = shape.cells_weighted_at(radius, odd);
     if include_centre && shape.counts_centre() {
         match list.iter_mut().find(|(dx, dy, _)| (*dx, *dy) == (0, 0)) {
             Some(centre) => centre.2 += 1,
@@ -55,11 +56,11 @@ pub fn step(universe: &Universe, rule: &Rule) -> Universe {
         Rule::LifeLike(_) | Rule::LargerThanLife(_) => {}
     }
     let (w, h) = (universe.width() as i64, universe.height() as i64);
-    let offsets = offsets(rule);
+    let offsets = [false, true].map(|odd| offsets(rule, odd));
     let mut next = universe.clone();
     for y in 0..h {
         for x in 0..w {
-            let count: i64 = offsets
+            let count: i64 = offsets[((x + y) & 1) as usize]
                 .iter()
                 .filter(|(dx, dy, _)| cell(universe, x + dx, y + dy))
                 .map(|&(_, _, weight)| weight)
@@ -133,18 +134,18 @@ mod tests {
 
     #[test]
     fn neighbourhood_sizes() {
-        assert_eq!(offsets(&Rule::CONWAY).len(), 8);
-        assert_eq!(offsets(&rule("R2,C2,M1,S1..2,B1..1,NN")).len(), 13);
-        assert_eq!(offsets(&rule("R5,C2,M0,S34..58,B34..45,NM")).len(), 120);
+        assert_eq!(offsets(&Rule::CONWAY, false).len(), 8);
+        assert_eq!(offsets(&rule("R2,C2,M1,S1..2,B1..1,NN"), false).len(), 13);
+        assert_eq!(offsets(&rule("R5,C2,M0,S34..58,B34..45,NM"), false).len(), 120);
         // Golly's NC for r = 3: rows of 3, 5, 7, 7, 7, 5, 3 cells.
-        assert_eq!(offsets(&rule("R3,C0,M1,S1..2,B1..1,NC")).len(), 37);
-        assert_eq!(offsets(&rule("R3,C0,S1-2,B1,NC")).len(), 36);
+        assert_eq!(offsets(&rule("R3,C0,M1,S1..2,B1..1,NC"), false).len(), 37);
+        assert_eq!(offsets(&rule("R3,C0,S1-2,B1,NC"), false).len(), 36);
         for r in 1..=12 {
             let ltl = rule(&format!("R{r},C0,M1,S1..2,B1..1,NC"));
             let Rule::LargerThanLife(l) = ltl else {
                 unreachable!()
             };
-            assert_eq!(offsets(&ltl).len() as u32, l.neighbourhood_size());
+            assert_eq!(offsets(&ltl, false).len() as u32, l.neighbourhood_size());
         }
     }
 

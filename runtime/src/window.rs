@@ -58,6 +58,12 @@ impl WindowStepper {
                     .map(move |(lo, hi, weight)| (dy, lo, hi, weight))
             })
             .collect();
+        // Around a cell whose x + y is odd, `NL` turns its shape upside down.
+        let flipped: Vec<(i64, i64, i64, i64)> = runs
+            .iter()
+            .map(|&(dy, lo, hi, weight)| (-dy, lo, hi, weight))
+            .collect();
+        let parity = rule.neighbourhood.depends_on_parity();
         let prefix = &self.prefix;
         // Cells of the window [x + lo, x + hi] of a row, wrapping as often as it must.
         let window = |y: usize, x: usize, lo: i64, hi: i64| -> u32 {
@@ -81,7 +87,8 @@ impl WindowStepper {
                 out.fill(0);
                 for x in 0..w {
                     let mut sum = 0i64;
-                    for &(dy, lo, hi, weight) in &runs {
+                    let odd = parity && (x + y) % 2 == 1;
+                    for &(dy, lo, hi, weight) in if odd { &flipped } else { &runs } {
                         let yy = (y as i64 + dy).rem_euclid(h as i64) as usize;
                         sum += weight * i64::from(window(yy, x, lo, hi));
                     }

@@ -24,7 +24,9 @@
 //! `s` writing `output_words` from word `word0 + s * output_words`: a region of the universe,
 //! all of it for `words, .., ceil(words / output_words), .., 0, 0`), and for a
 //! bounded plane's chained kernel ([`Program::is_bounded`]) `width` (cells) and `top` (dead rows
-//! before the plane's, as many after: its rows are `top .. rows - top`). A row is padded: `ghost` words
+//! before the plane's, as many after: its rows are `top .. rows - top`); a program that reads
+//! its cells' parity ([`Program::reads_parity`]) takes `top` too (0 on a torus): the universe's
+//! row 0 is the row `top`, and its sides are even. A row is padded: `ghost` words
 //! (at least `halo_words`) before its `words`, and at least as many after, that hold the cells
 //! of the row on either side of it, wrapped round the torus (or dead, on a bounded plane), and
 //! the last word's bits past the width likewise: the x edges are all in that padding, which
@@ -110,6 +112,9 @@ pub struct StreamPtx {
     /// `top` (the dead rows before the plane's first; as many follow its last), and masks on
     /// every trip.
     pub bounded: bool,
+    /// Whether the kernel reads its cells' parity ([`Program::reads_parity`]): it then takes
+    /// `top` (after `width` where it takes that).
+    pub parity: bool,
 }
 
 /// Why a program has no GPU kernel.
@@ -406,6 +411,7 @@ pub fn emit_in_blocks(
         unroll: layout.unroll,
         shared_bytes: layout.shared,
         bounded: program.is_bounded(),
+        parity: program.reads_parity(),
     })
 }
 
@@ -461,6 +467,9 @@ impl Emitter {
             self.line("\t.param .u32 p_row0,");
             self.line("\t.param .u32 p_width,");
             self.line("\t.param .u32 p_top");
+        } else if program.reads_parity() {
+            self.line("\t.param .u32 p_row0,");
+            self.line("\t.param .u32 p_top");
         } else {
             self.line("\t.param .u32 p_row0");
         }
@@ -487,6 +496,9 @@ impl Emitter {
         self.line(format!("\t.reg .b64 %rw<{depths}>;"));
         self.line("\t.reg .b64 %rb<8>;");
         self.line("\t.reg .b64 %rq<8>;");
+        if program.reads_parity() {
+            self.line("\t.reg .pred %pp;");
+        }
         if program.is_bounded() {
             self.line("\t.reg .pred %pi;");
             self.line("\t.reg .b32 %cm<8>;");
@@ -586,6 +598,8 @@ impl Emitter {
         }
         if program.is_bounded() {
             self.plane_setup();
+        } else if program.reads_parity() {
+            self.line("\tld.param.u32 %r37, [p_top];");
         }
         // Segment rows; the loop runs whole unrolled trips and stores only the segment's rows.
         let unroll = layout.unroll;
@@ -858,6 +872,19 @@ impl Emitter {
                             Instr::Const(c) => {
                                 let value = if c { "0xffffffff" } else { "0" };
                                 self.line(format!("\tmov.b32 {v}, {value};"));
+                            }
+                            Instr::OddCells { lag } => {
+                                // The row's parity on the universe (row `top` is its row 0;
+                                // sides are even, so wrapping keeps it): odd rows' odd cells
+                                // are the even columns.
+                                let below = program.lag - lag;
+                                self.line(format!("\tadd.u32 %r39, %ry{store_row}, {below};"));
+                                self.line("\tsub.u32 %r39, %r39, %r37;");
+                                self.line("\tand.b32 %r39, %r39, 1;");
+                                self.line("\tsetp.eq.u32 %pp, %r39, 1;");
+                                self.line(format!(
+                                    "\tselp.b32 {v}, 0x55555555, 0xaaaaaaaa, %pp;"
+                                ));
                             }
                             Instr::Param { .. } => {
                                 unreachable!("parameters are folded before emission")

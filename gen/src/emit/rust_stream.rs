@@ -29,6 +29,10 @@ pub fn emit(program: &Program) -> String {
         !program.is_bounded(),
         "the built-in modules run tori; a bounded plane's masks are the GPU's"
     );
+    assert!(
+        !program.reads_parity(),
+        "the built-in modules run shapes that do not depend on the cell's place"
+    );
     assert_eq!(
         program.planes, 1,
         "the built-in modules are two-state kernels"
@@ -83,7 +87,7 @@ pub fn emit(program: &Program) -> String {
                 ),
             ),
             Instr::Const(_) | Instr::Param { .. } => {}
-            Instr::Inside { .. } => unreachable!("refused above"),
+            Instr::Inside { .. } | Instr::OddCells { .. } => unreachable!("refused above"),
             Instr::Shift { src, cells } => {
                 let (q, s) = (cells.div_euclid(64), cells.rem_euclid(64));
                 let arg = |q: i32| {

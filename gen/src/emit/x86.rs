@@ -113,6 +113,8 @@ pub enum X86Error {
     Invalid(String),
     #[error("{0}: fold the parameters into the program first")]
     Params(String),
+    #[error("{0} reads the parity of its cells' places, which compiled code does not know; the IR interpreter runs it")]
+    Parity(String),
     #[error("a {tile_words}-word tile keeps nothing of a window {halo_words} words wide each side")]
     TooNarrow {
         tile_words: usize,
@@ -365,6 +367,7 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 cells: 0,
             }),
             Instr::Param { .. } => return Err(X86Error::Params(program.name.clone())),
+            Instr::OddCells { .. } => return Err(X86Error::Parity(program.name.clone())),
             Instr::Inside { src, lag } => {
                 let op = read!(src, current);
                 Lowering::Computed {

@@ -143,6 +143,17 @@ pub fn run(program: &Program, params: &[bool], input: &Torus) -> Torus {
         .expect("one plane")
 }
 
+/// A word of [`Instr::OddCells`] in row `y` (any integer), its cell 0 in an even column, of
+/// `bits` cells (32 or 64): the odd cells of an even row are its odd columns.
+pub fn odd_cells_word(y: i64, bits: u32) -> u64 {
+    let even_columns = 0x5555_5555_5555_5555u64 >> (64 - bits);
+    if y.rem_euclid(2) == 1 {
+        even_columns
+    } else {
+        even_columns << 1
+    }
+}
+
 /// One pass of `program` over the bit-planes `planes` (one torus a plane, all of one size).
 pub fn run_planes(program: &Program, params: &[bool], planes: &[Torus]) -> Vec<Torus> {
     run_planes_on(program, params, planes, false)
@@ -222,6 +233,12 @@ pub fn run_planes_on(
                     } else {
                         values[src as usize].clone()
                     }
+                }
+                Instr::OddCells { lag } => {
+                    let y = y0 + i as i64 - lag as i64;
+                    let mut row = vec![odd_cells_word(y, 64); n];
+                    row[n - 1] &= mask_last;
+                    row
                 }
                 Instr::Lut3 { table, a, b, c } => {
                     let (a, b, c) = (

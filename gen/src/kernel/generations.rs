@@ -70,7 +70,7 @@ impl Ageing {
         let mut b = ProgramBuilder::new(format!("{}_c{}", alive.name, rule.states), vec![]);
         b.planes = rule.planes();
         b.state_slots = alive.state_slots;
-        let next = b.inline(alive, |b, plane, back| b.load_plane(plane, back))[0];
+        let next = b.inline(alive, 0, |b, plane, back| b.load_plane(plane, back))[0];
         let mut inputs = vec![b.load_plane(0, alive.lag), next];
         inputs.extend((1..b.planes).map(|plane| b.load_plane(plane, alive.lag)));
         let network = self.network.clone();

@@ -49,6 +49,12 @@ pub enum Instr {
     /// edges. On a torus, `src` itself. [`Program::chain_bounded`] puts one on each
     /// intermediate generation, so that cells born past the edges never reach the next.
     Inside { src: Val, lag: u32 },
+    /// The cells whose x + y is odd in the row `lag` iterations before the newest, x and y
+    /// counted from the universe's first column and row: what a neighbourhood that depends on
+    /// the parity of its centre (Golly's triangular `NL`) picks its shape by. A back end runs
+    /// it on universes whose sides are even, so that a row or column reached across the
+    /// torus's edge has the parity it has on the torus.
+    OddCells { lag: u32 },
 }
 
 impl Instr {
@@ -60,9 +66,11 @@ impl Instr {
             | Instr::Store { src, .. }
             | Instr::Inside { src, .. } => vec![src],
             Instr::Lut3 { a, b, c, .. } => vec![a, b, c],
-            Instr::Load { .. } | Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {
-                vec![]
-            }
+            Instr::Load { .. }
+            | Instr::Const(_)
+            | Instr::Param { .. }
+            | Instr::State { .. }
+            | Instr::OddCells { .. } => vec![],
         }
     }
 }
@@ -113,7 +121,10 @@ impl Program {
                 Instr::Carry { .. } => counts.state += 1,
                 Instr::Store { .. } => counts.store += 1,
                 Instr::Inside { .. } => counts.inside += 1,
-                Instr::Const(_) | Instr::Param { .. } | Instr::State { .. } => {}
+                Instr::Const(_)
+                | Instr::Param { .. }
+                | Instr::State { .. }
+                | Instr::OddCells { .. } => {}
             }
         }
         counts
@@ -304,7 +315,7 @@ impl Program {
         b.planes = self.planes;
         let mut previous: Option<Vec<Val>> = None;
         for g in 0..gens {
-            let stored = b.inline(self, |b, plane, back| match &previous {
+            let stored = b.inline(self, g * (self.lag + 1), |b, plane, back| match &previous {
                 Some(input) => b.delay(input[plane as usize], back + 1),
                 None => b.load_plane(plane, back),
             });
@@ -335,6 +346,13 @@ impl Program {
     /// (from 0) stands for row `newest - ((g + 1) lag + g)`.
     pub fn chain_bounded(&self, gens: u32) -> Result<Program, String> {
         self.chain_levels(gens, true)
+    }
+
+    /// Whether the program reads the parity of its cells' places ([`Instr::OddCells`]).
+    pub fn reads_parity(&self) -> bool {
+        self.instrs
+            .iter()
+            .any(|i| matches!(i, Instr::OddCells { .. }))
     }
 
     /// Whether the program masks a bounded plane's edges ([`Instr::Inside`]).
@@ -419,6 +437,7 @@ impl fmt::Display for Program {
                 Instr::Store { plane: 0, src } => writeln!(f, "store %{src}")?,
                 Instr::Store { plane, src } => writeln!(f, "store %{src} plane {plane}")?,
                 Instr::Inside { src, lag } => writeln!(f, "%{i} = inside %{src} {lag}")?,
+                Instr::OddCells { lag } => writeln!(f, "%{i} = odd_cells {lag}")?,
             }
         }
         Ok(())
@@ -500,9 +519,13 @@ impl ProgramBuilder {
 
     /// `program`'s instructions, its loads made by `load(builder, plane, back)`; returns the
     /// values it stores, by plane.
+    /// `program`'s instructions, its loads made by `load` (plane, rows back) and its rows
+    /// `behind` this program's newest (its [`Instr::OddCells`] moved as far); returns the values
+    /// it stores, by plane.
     pub fn inline(
         &mut self,
         program: &Program,
+        behind: u32,
         mut load: impl FnMut(&mut Self, u8, u32) -> Val,
     ) -> Vec<Val> {
         let mut map: Vec<Val> = Vec::with_capacity(program.instrs.len());
@@ -516,6 +539,7 @@ impl ProgramBuilder {
                 }
                 Instr::Shift { src, cells } => self.shift(map[src as usize], cells),
                 Instr::Delay { src, rows } => self.delay(map[src as usize], rows),
+                Instr::OddCells { lag } => self.push(Instr::OddCells { lag: lag + behind }),
                 other => self.push(remap(other, |v| map[v as usize])),
             };
             map.push(v);

@@ -68,7 +68,7 @@
 use std::collections::HashMap;
 
 use crate::kernel::eval::{Torus, run};
-use crate::kernel::ir::{Program, ProgramBuilder, Val};
+use crate::kernel::ir::{Instr, Program, ProgramBuilder, Val};
 use crate::logic::bitsliced::{
     AND_NOT, Bit, Counter, Num, add, add_difference, add_signed, add_with_carry, gate,
     select_ranges, width_for,
@@ -371,7 +371,24 @@ fn build(
     let name = format!("ltl_r{radius}_{}{suffix}", shape_name(neighbourhood));
     let mut b = ProgramBuilder::new(name, params);
     let r = radius;
-    let count = count(&mut b, r, neighbourhood, history, construction);
+    let count = if neighbourhood.depends_on_parity() {
+        // Both shapes counted at every cell, each cell taking its own by its parity.
+        let even = count(&mut b, r, neighbourhood, history, construction, false);
+        let odd = count(&mut b, r, neighbourhood, history, construction, true);
+        let parity = Bit::Wire(b.push(Instr::OddCells { lag: r }));
+        let pick = (LUT3_A & LUT3_B) | (!LUT3_A & LUT3_C);
+        Num {
+            bits: odd
+                .bits
+                .iter()
+                .zip(&even.bits)
+                .map(|(&o, &e)| gate(&mut b, pick, parity, o, e))
+                .collect(),
+            max: odd.max.max(even.max),
+        }
+    } else {
+        count(&mut b, r, neighbourhood, history, construction, false)
+    };
     let alive = Bit::Wire(b.load(r));
     let (survival, birth) = bounds(&mut b);
     let survival: Vec<&[Bit<Val>]> = survival.iter().map(Vec::as_slice).collect();
@@ -382,13 +399,15 @@ fn build(
 }
 
 /// The count of `neighbourhood` at `radius` (the centre included when it counts itself, biased
-/// when weights are negative: [`count_bias`]) by `construction`.
+/// when weights are negative: [`count_bias`]) by `construction`, of the shape around cells whose
+/// x + y is `odd` or even ([`Neighbourhood::weight_at`]).
 fn count(
     b: &mut ProgramBuilder,
     r: u32,
     neighbourhood: Neighbourhood,
     history: History,
     construction: Construction,
+    odd: bool,
 ) -> Num<Val> {
     match construction {
         Construction::Rows => moore_count(b, r, history),
@@ -397,7 +416,7 @@ fn count(
             b,
             r,
             neighbourhood,
-            &column_terms(r, neighbourhood, period),
+            &column_terms(r, neighbourhood, period, odd),
             Some(period),
             &[],
         ),
@@ -405,7 +424,7 @@ fn count(
             b,
             r,
             neighbourhood,
-            &cell_terms(r, neighbourhood),
+            &cell_terms(r, neighbourhood, odd),
             None,
             &[],
         ),
@@ -711,11 +730,12 @@ fn periodic_sum(
 /// newest row is `dy = r`), counted `weight` times (negative: taken away).
 type Term = (i64, i64, i64);
 
-/// The weight the kernels give cell `(dx, dy)`: the shape's, plus one for the centre when it
-/// counts itself ([`Neighbourhood::counts_centre`]).
-fn kernel_weight(r: u32, neighbourhood: Neighbourhood, dx: i64, dy: i64) -> i64 {
+/// The weight the kernels give cell `(dx, dy)` around a centre whose x + y is `odd` or even:
+/// the shape's, plus one for the centre when it counts itself
+/// ([`Neighbourhood::counts_centre`]).
+fn kernel_weight(r: u32, neighbourhood: Neighbourhood, dx: i64, dy: i64, odd: bool) -> i64 {
     let own = dx == 0 && dy == 0 && neighbourhood.counts_centre();
-    neighbourhood.weight(r, dx, dy) + i64::from(own)
+    neighbourhood.weight_at(r, dx, dy, odd) + i64::from(own)
 }
 
 /// [`Construction::Columns`]' terms: column `dx` changes from the row `period` rows up to
@@ -723,9 +743,9 @@ fn kernel_weight(r: u32, neighbourhood: Neighbourhood, dx: i64, dy: i64) -> i64 
 /// differs from the one `period` rows below (with period 1, a run of equal weights gains its
 /// entering cell and loses its leaving one; with a mask whose rows repeat every `period` rows,
 /// only the `period` rows entering and the `period` leaving change it).
-fn column_terms(r: u32, neighbourhood: Neighbourhood, period: u32) -> Vec<Term> {
+fn column_terms(r: u32, neighbourhood: Neighbourhood, period: u32, odd: bool) -> Vec<Term> {
     let (ri, p) = (i64::from(r), i64::from(period));
-    let weight = |dx, dy| kernel_weight(r, neighbourhood, dx, dy);
+    let weight = |dx, dy| kernel_weight(r, neighbourhood, dx, dy, odd);
     (-ri..=ri)
         .flat_map(|dx| (-ri - p..=ri).map(move |j| (dx, j, weight(dx, j) - weight(dx, j + p))))
         .filter(|&(_, _, step)| step != 0)
@@ -738,7 +758,7 @@ fn column_terms(r: u32, neighbourhood: Neighbourhood, period: u32) -> Vec<Term> 
 pub fn best_period(r: u32, neighbourhood: Neighbourhood) -> u32 {
     (1..=2 * r + 1)
         .min_by_key(|&period| {
-            column_terms(r, neighbourhood, period)
+            column_terms(r, neighbourhood, period, false)
                 .iter()
                 .map(|&(_, _, w)| signed_digits(w).len())
                 .sum::<usize>()
@@ -747,11 +767,11 @@ pub fn best_period(r: u32, neighbourhood: Neighbourhood) -> u32 {
 }
 
 /// [`Construction::Cells`]' terms: every cell of the neighbourhood with its weight.
-fn cell_terms(r: u32, neighbourhood: Neighbourhood) -> Vec<Term> {
+fn cell_terms(r: u32, neighbourhood: Neighbourhood, odd: bool) -> Vec<Term> {
     let ri = i64::from(r);
     (-ri..=ri)
         .flat_map(|dy| (-ri..=ri).map(move |dx| (dx, dy)))
-        .map(|(dx, dy)| (dx, dy, kernel_weight(r, neighbourhood, dx, dy)))
+        .map(|(dx, dy)| (dx, dy, kernel_weight(r, neighbourhood, dx, dy, odd)))
         .filter(|&(_, _, w)| w != 0)
         .collect()
 }
@@ -965,7 +985,7 @@ fn lines_count(
     let mut cells: Vec<Term> = Vec::new();
     for dy in -ri..=ri {
         for dx in -ri..=ri {
-            let rest = kernel_weight(r, neighbourhood, dx, dy)
+            let rest = kernel_weight(r, neighbourhood, dx, dy, false)
                 - covered.get(&(dx, dy)).copied().unwrap_or(0);
             assert!(
                 rest == 0 || rest == 1,
@@ -1260,11 +1280,11 @@ fn delay_num(b: &mut ProgramBuilder, n: &Num<Val>, rows: u32) -> Num<Val> {
 /// One generation of `rule` on `torus`, cell by cell: what every LtL program must compute.
 pub fn reference_step(rule: &LargerThanLife, torus: &Torus) -> Torus {
     let (w, h) = (torus.width as i64, torus.height as i64);
-    let cells = rule.neighbourhood.cells_weighted(rule.radius);
+    let shapes = [false, true].map(|odd| rule.neighbourhood.cells_weighted_at(rule.radius, odd));
     let mut next = Torus::new(torus.width, torus.height);
     for y in 0..h {
         for x in 0..w {
-            let sum: i64 = cells
+            let sum: i64 = shapes[((x + y) & 1) as usize]
                 .iter()
                 .filter(|&&(dx, dy, _)| {
                     torus.get(

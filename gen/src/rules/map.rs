@@ -228,15 +228,15 @@ const LETTER_ORDER: [&[usize]; 4] = [
 fn letter_of(index: usize) -> usize {
     static LETTERS_BY_INDEX: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
     LETTERS_BY_INDEX.get_or_init(|| {
-        (0..INDICES)
-            .map(|index| {
-                let count = (index & !(1 << CENTRE_BIT)).count_ones();
-                letter_cells(count)
-                    .iter()
-                    .position(|&c| orbit(c).contains(&index))
-                    .unwrap_or(0) as u8
-            })
-            .collect()
+        let mut table = vec![0u8; INDICES];
+        for count in 1..=7 {
+            for (k, &cells) in letter_cells(count).iter().enumerate() {
+                for index in orbit(cells) {
+                    table[index] = k as u8;
+                }
+            }
+        }
+        table
     })[index] as usize
 }
 
@@ -507,7 +507,8 @@ fn part_table(part: &str, which: char) -> Result<Vec<bool>, String> {
             if index >> CENTRE_BIT & 1 == 1 || cells_alive.count_ones() != count {
                 continue;
             }
-            let on = if cells.is_empty() {
+            // A count without letters takes all its neighbourhoods: no letter to look up.
+            let on = if cells.is_empty() || given.is_empty() {
                 chosen[0]
             } else {
                 chosen[letter_of(index)]

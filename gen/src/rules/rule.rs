@@ -54,9 +54,10 @@ impl fmt::Display for LifeLike {
     }
 }
 
-/// The shape of a Larger-than-Life neighbourhood: every square-grid shape of Golly 5
-/// (`ltlalgo.cpp`, `VALIDNEIGHBORHOODS`) but the triangular `NL`, each a set of cells `(dx, dy)`
-/// (y down) with integer weights. Masks weigh 1 a cell; `NG` and `NW` carry other weights.
+/// The shape of a Larger-than-Life neighbourhood: every shape of Golly 5 (`ltlalgo.cpp`,
+/// `VALIDNEIGHBORHOODS`), each a set of cells `(dx, dy)` (y down) with integer weights. Masks
+/// weigh 1 a cell; `NG` and `NW` carry other weights. The triangular `NL` is the one whose cells
+/// depend on where the centre is ([`Neighbourhood::weight_at`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Neighbourhood {
     /// `NM`: the (2r+1) x (2r+1) square.
@@ -92,6 +93,11 @@ pub enum Neighbourhood {
     Custom(&'static Mask),
     /// `NW<hex>`: weights of the whole square, the centre included.
     Weighted(&'static Mask),
+    /// `NL`: the triangular grid's, whose triangles point up and down in turn: for a centre
+    /// with x + y even (Golly's `fast_Triangular`), rows `dy` of -R..=-1 hold
+    /// |dx| <= 2R + 1 + dy and rows 0..=R hold |dx| <= 2R - dy; with x + y odd the same shape
+    /// upside down. The rule's `radius` is Golly's range, 2R (the reach across; `R` as written).
+    Triangular,
 }
 
 /// The cells of an `N@` or `NW` neighbourhood, as Golly reads its hex digits
@@ -152,7 +158,25 @@ impl Neighbourhood {
             Neighbourhood::Gaussian => 'G',
             Neighbourhood::Custom(_) => '@',
             Neighbourhood::Weighted(_) => 'W',
+            Neighbourhood::Triangular => 'L',
         }
+    }
+
+    /// Whether a cell's neighbourhood depends on the parity of its x + y (`NL`): then
+    /// [`Self::weight`] is the even cells' and [`Self::weight_at`] gives both.
+    pub fn depends_on_parity(&self) -> bool {
+        matches!(self, Neighbourhood::Triangular)
+    }
+
+    /// The weight of `(dx, dy)` around a centre whose x + y is odd (`odd`) or even: the shape
+    /// upside down for odd centres of `NL`, [`Self::weight`] for every other shape.
+    pub fn weight_at(&self, radius: u32, dx: i64, dy: i64, odd: bool) -> i64 {
+        let dy = if odd && self.depends_on_parity() {
+            -dy
+        } else {
+            dy
+        };
+        self.weight(radius, dx, dy)
     }
 
     /// Every neighbourhood lifegen ran before Golly 5's, and ran by row intervals.
@@ -202,6 +226,10 @@ impl Neighbourhood {
             Neighbourhood::Tripod => {
                 (dx == 0 && dy < 0) || (dy == 0 && dx < 0) || (dx == dy && dx > 0)
             }
+            Neighbourhood::Triangular => {
+                let half = r / 2;
+                dy.abs() <= half && dx.abs() <= if dy < 0 { r + 1 + dy } else { r - dy }
+            }
         };
         i64::from(inside && !centre)
     }
@@ -213,13 +241,19 @@ impl Neighbourhood {
         !matches!(self, Neighbourhood::Weighted(_))
     }
 
-    /// Every cell with a weight other than 0: `(dx, dy, weight)`, row by row from the top.
+    /// Every cell with a weight other than 0: `(dx, dy, weight)`, row by row from the top
+    /// (around an even centre: [`Self::cells_weighted_at`]).
     pub fn cells_weighted(&self, radius: u32) -> Vec<(i64, i64, i64)> {
+        self.cells_weighted_at(radius, false)
+    }
+
+    /// [`Self::cells_weighted`] around a centre whose x + y is odd (`odd`) or even.
+    pub fn cells_weighted_at(&self, radius: u32, odd: bool) -> Vec<(i64, i64, i64)> {
         let r = i64::from(radius);
         (-r..=r)
             .flat_map(|dy| (-r..=r).map(move |dx| (dx, dy)))
             .filter_map(|(dx, dy)| {
-                let w = self.weight(radius, dx, dy);
+                let w = self.weight_at(radius, dx, dy, odd);
                 (w != 0).then_some((dx, dy, w))
             })
             .collect()
@@ -339,6 +373,14 @@ impl LargerThanLife {
         counts.contains(count)
     }
 
+    /// The `R` the rule is written with: the radius, half of it for `NL` ([`range_of`]).
+    pub fn written_radius(&self) -> u32 {
+        match self.neighbourhood {
+            Neighbourhood::Triangular => self.radius / 2,
+            _ => self.radius,
+        }
+    }
+
     /// Golly's smallest torus side for the rule, twice the radius: `ltlalgo::setrule` raises a
     /// smaller `:T` width or height (zero included) to this.
     pub fn min_torus_side(&self) -> u64 {
@@ -452,14 +494,14 @@ impl LargerThanLife {
             return write!(
                 f,
                 "R{},C{states},M{},S{s_low}..{s_high},B{b_low}..{b_high},N{n}",
-                self.radius,
+                self.written_radius(),
                 u8::from(self.include_centre),
             );
         }
         write!(
             f,
             "R{},C{states},S{},B{}",
-            self.radius,
+            self.written_radius(),
             self.survival.hrot_text(),
             self.birth.hrot_text()
         )?;
@@ -513,6 +555,21 @@ impl Rule {
             Rule::Generations(rule) => rule.planes(),
             _ => 1,
         }
+    }
+
+    /// Whether a cell's neighbourhood depends on the parity of its x + y (Golly's triangular
+    /// `NL`, [`Neighbourhood::depends_on_parity`]): such a rule runs on universes of even sides
+    /// whose row and column 0 are even on the plane.
+    pub fn depends_on_parity(&self) -> bool {
+        let ltl = match self {
+            Rule::LargerThanLife(ltl) => *ltl,
+            Rule::Generations(g) => match g.alive {
+                AliveRule::LargerThanLife(ltl) => ltl,
+                AliveRule::Table(_) => return false,
+            },
+            Rule::LifeLike(_) | Rule::Map(_) => return false,
+        };
+        ltl.neighbourhood.depends_on_parity()
     }
 
     /// Whether the rule is the same mirrored across a Klein bottle's `twisted` edges (x reversed
@@ -799,7 +856,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
 }
 
 /// The neighbourhood letters Golly accepts (`VALIDNEIGHBORHOODS` in ltlalgo.cpp) with the names
-/// its help page gives them (lifegen runs all but `NL`).
+/// its help page gives them.
 const GOLLY_NEIGHBOURHOODS: [(char, &str); 17] = [
     ('M', "Moore"),
     ('N', "von Neumann"),
@@ -851,13 +908,7 @@ fn parse_neighbourhood(value: &str, radius: u32) -> Result<Neighbourhood, String
         'G' => Neighbourhood::Gaussian,
         '@' => return parse_mask(rest, radius, false),
         'W' => return parse_mask(rest, radius, true),
-        'L' => {
-            return Err(
-                "neighbourhood NL (triangular) is not supported: its cells flip with the parity \
-                 of x + y, which lifegen's kernels do not know"
-                    .into(),
-            );
-        }
+        'L' => Neighbourhood::Triangular,
         other => {
             return Err(format!(
                 "{} is not a neighbourhood Golly knows; use one of {}",
@@ -876,7 +927,6 @@ fn parse_neighbourhood(value: &str, radius: u32) -> Result<Neighbourhood, String
 fn letters_list() -> String {
     let names: Vec<String> = GOLLY_NEIGHBOURHOODS
         .iter()
-        .filter(|(c, _)| *c != 'L')
         .map(|(c, name)| format!("N{c} ({name})"))
         .collect();
     names.join(", ")
@@ -936,8 +986,8 @@ fn parse_mask(digits: &str, radius: u32, weighted: bool) -> Result<Neighbourhood
         "" | "H" => {}
         "L" => {
             return Err(format!(
-                "{name} with the L suffix (triangular grid) is not supported: its rows flip with \
-                 the parity of x + y, which lifegen's kernels do not know"
+                "{name} with the L suffix (a mask on the triangular grid) is not supported; the \
+                 triangular NL is"
             ));
         }
         s if weighted && s.starts_with(',') => {
@@ -1063,12 +1113,13 @@ fn parse_ltl(body: &str) -> Result<(LargerThanLife, u16), String> {
         1 => true,
         m => return Err(format!("M{m}: M must be 0 or 1")),
     };
+    let neighbourhood = parse_neighbourhood(&fields[5][1..], radius)?;
     let rule = LargerThanLife {
-        radius,
+        radius: range_of(radius, neighbourhood),
         include_centre,
         survival: range(fields[3])?,
         birth: range(fields[4])?,
-        neighbourhood: parse_neighbourhood(&fields[5][1..], radius)?,
+        neighbourhood,
         notation: LtlNotation::Ltl,
     };
     check_ltl(rule)?;
@@ -1205,7 +1256,7 @@ fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
         ));
     }
     let rule = LargerThanLife {
-        radius,
+        radius: range_of(radius, neighbourhood),
         include_centre: false,
         survival,
         birth,
@@ -1216,11 +1267,28 @@ fn parse_hrot(body: &str) -> Result<(LargerThanLife, u16), String> {
     Ok((rule, states))
 }
 
+/// The range of a rule written with `R<radius>`: the radius, doubled for `NL` (Golly's
+/// `ltlalgo::setrule`: "double the range for triangular rules"; its `R` is the rows up and down).
+fn range_of(radius: u32, neighbourhood: Neighbourhood) -> u32 {
+    match neighbourhood {
+        Neighbourhood::Triangular => radius.saturating_mul(2),
+        _ => radius,
+    }
+}
+
 /// Golly's limits (ltlalgo::setrule): radius 1..=500; every count at most the neighbourhood's
 /// cells (the centre among them for `M1`); survival counts at least 1 for `M1`.
 fn check_ltl(rule: LargerThanLife) -> Result<(), String> {
     let radius = rule.radius;
     if !(1..=MAX_RADIUS).contains(&radius) {
+        if rule.neighbourhood == Neighbourhood::Triangular {
+            return Err(format!(
+                "radius R{} is outside 1..{}: NL doubles it, and Golly's largest range is \
+                 {MAX_RADIUS}",
+                rule.written_radius(),
+                MAX_RADIUS / 2
+            ));
+        }
         return Err(format!("radius R{radius} is outside 1..{MAX_RADIUS}"));
     }
     if rule.neighbourhood == Neighbourhood::Gaussian && radius > MAX_GAUSSIAN_RADIUS {

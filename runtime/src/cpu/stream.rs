@@ -13,6 +13,7 @@
 //! dead and `Inside` clears, band by band, the cells a chained level puts past the edges.
 
 use lifegen_gen::kernel::ir::{Instr, Program};
+use lifegen_gen::kernel::eval::odd_cells_word;
 use rayon::prelude::*;
 
 use crate::cpu::{ChainError, ChainFn, Isa, Passes, fill_rows};
@@ -120,7 +121,10 @@ fn plan(program: &Program) -> Plan {
             let v = v as usize;
             let temporary = matches!(
                 program.instrs[v],
-                Instr::Shift { .. } | Instr::Lut3 { .. } | Instr::Inside { .. }
+                Instr::Shift { .. }
+                    | Instr::Lut3 { .. }
+                    | Instr::Inside { .. }
+                    | Instr::OddCells { .. }
             );
             if last_use[v] == i
                 && temporary
@@ -437,6 +441,14 @@ impl Batch<'_> {
                             }
                         }
                     }
+                    StepOp::OddCells(lag) => {
+                        let cells = view_mut(step.dest);
+                        for (k, &start) in self.starts.iter().enumerate() {
+                            let y = start as i64 + y0 + i as i64 - i64::from(lag);
+                            cells[k * layout.segment..(k + 1) * layout.segment]
+                                .fill(odd_cells_word(y, 64));
+                        }
+                    }
                     StepOp::Carry => {
                         if step.a != step.dest {
                             view_mut(step.dest).copy_from_slice(view(step.a));
@@ -514,6 +526,8 @@ enum StepOp {
     Store(u8),
     /// A bounded plane's mask ([`Instr::Inside`]) of the row `lag` iterations up.
     Inside(u32),
+    /// The odd cells of the row `lag` iterations up ([`Instr::OddCells`]).
+    OddCells(u32),
 }
 
 /// The LUT3 pairs the bit-sliced adders emit most (sum and carry of a full adder, of a
@@ -570,6 +584,7 @@ fn tape(program: &Program, plan: &Plan, words: usize) -> Vec<Step> {
             Instr::Load { .. } | Instr::State { .. } | Instr::Delay { .. } => {}
             Instr::Param { .. } => panic!("fold the parameters before running a program"),
             Instr::Inside { src, lag } => steps.push(step(StepOp::Inside(lag), src, src, src)),
+            Instr::OddCells { lag } => steps.push(step(StepOp::OddCells(lag), 0, 0, 0)),
             Instr::Const(c) => steps.push(Step {
                 op: StepOp::Const(c),
                 dest,

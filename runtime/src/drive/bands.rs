@@ -101,6 +101,13 @@ impl BandedSimulator {
                 rule.states()
             )));
         }
+        if rule.depends_on_parity() {
+            return Err(BackendError::Bands(format!(
+                "{rule} picks each cell's neighbourhood by the parity of its place, which a band \
+                 of rows does not know; bands (several GPUs, LIFEGEN_BANDS_PER_GPU) do not run it: \
+                 run it on one GPU"
+            )));
+        }
         if !universe.is_torus() {
             return Err(BackendError::Bands(format!(
                 "bands (several GPUs, LIFEGEN_BANDS_PER_GPU) run tori; this {}x{} universe is a \

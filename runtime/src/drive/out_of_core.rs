@@ -220,6 +220,11 @@ pub enum RunError {
         needed: u64,
         halo: u64,
     },
+    #[error(
+        "{0} picks each cell's neighbourhood by the parity of its place, which a band of rows \
+         read from the file does not know; give the run memory enough to hold the universe whole"
+    )]
+    ParityInBands(String),
     #[error("a GPU memory limit was given, but this run is on the CPU")]
     GpuLimitOnCpu,
     #[error(
@@ -368,6 +373,9 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let whole = max_band_rows(&job.budget, copies, width, (1, per_gpu));
     if whole >= whole_rows && job.gens > 0 {
         return run_whole(job, progress, start);
+    }
+    if job.rule.depends_on_parity() && job.gens > 0 {
+        return Err(RunError::ParityInBands(job.rule.to_string()));
     }
     let max_rows = max_band_rows(&job.budget, copies, width, (workers, per_gpu));
     let r = radius(&job.rule);

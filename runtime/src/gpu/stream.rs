@@ -477,10 +477,14 @@ impl Kernel {
             .arg(&region.word0)
             .arg(&region.row0);
         if self.ptx.bounded {
-            launch.arg(&width).arg(&top);
+            launch.arg(&width);
         }
-        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes (`width` and
-        // `top` for a bounded kernel only); both buffers hold `stride * rows` words and are
+        if self.ptx.bounded || self.ptx.parity {
+            launch.arg(&top);
+        }
+        // SAFETY: the arguments match the parameters `ptx_stream::emit` writes (`width` for a
+        // bounded kernel, `top` for it and for one that reads parity); both buffers hold
+        // `stride * rows` words and are
         // distinct; the region's words and rows lie in the universe's.
         unsafe { launch.launch(config) }
             .map(drop)
