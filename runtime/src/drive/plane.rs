@@ -279,6 +279,8 @@ pub struct PlaneSimulator {
     make: Box<MakeBox>,
     sim: Box<dyn Simulator>,
     radius: i64,
+    /// The box keeps even sides and an even corner (a rule that depends on parity).
+    even: bool,
     /// Golly's coordinates of the box's cell (0, 0).
     origin: (i64, i64),
     generation: u64,
@@ -331,13 +333,15 @@ impl PlaneSimulator {
             }
         }
         let radius = radius(&rule) as i64;
-        let (universe, shift) = fitted(&cells, radius, 0, strip, origin, u64::MAX)?;
+        let even = rule.depends_on_parity();
+        let (universe, shift) = fitted(&cells, (radius, even), 0, strip, origin, u64::MAX)?;
         let box_size = size_of(&universe);
         let sim = make(universe)?;
         Ok(PlaneSimulator {
             make,
             sim,
             radius,
+            even,
             origin: (origin.0 - shift.0, origin.1 - shift.1),
             generation: 0,
             recuts: 0,
@@ -399,7 +403,7 @@ impl PlaneSimulator {
                 let current = self.sim.universe()?.clone();
                 let (universe, shift) = fitted(
                     &current,
-                    r,
+                    (r, self.even),
                     self.generation,
                     self.strip,
                     self.origin,
@@ -435,10 +439,12 @@ fn size_of(universe: &Universe) -> (u64, u64, u64) {
 /// A box round `cells`' live cells with a margin of a quarter of their larger side (at least
 /// [`MIN_MARGIN`] cells), its width a multiple of 64; and the shift of the cells into it. On a
 /// `strip`, the box's bounded side is the grid's (`cells`' (0, 0) at Golly's `origin`). A box
-/// of more than `budget` bytes is [`BackendError::OutOfRoom`].
+/// of more than `budget` bytes is [`BackendError::OutOfRoom`]. With `even` (a rule that
+/// depends on the parity of a cell's place), the box's sides and its corner on Golly's plane
+/// are even.
 fn fitted(
     cells: &Universe,
-    radius: i64,
+    (radius, even): (i64, bool),
     generation: u64,
     strip: Option<Strip>,
     origin: (i64, i64),
@@ -458,8 +464,18 @@ fn fitted(
     let margin = ((along / 4).max(MIN_MARGIN as u64) + 2 * radius as u64).div_ceil(64) * 64;
     let mut width = (b.width() + 2 * margin).div_ceil(64) * 64;
     let mut height = b.height() + 2 * margin;
+    if even {
+        // Room for a column and a row more before the cells.
+        width = (b.width() + 2 * margin + 1).div_ceil(64) * 64;
+        height += 1;
+    }
     let margin = margin as i64;
     let mut shift = (margin - b.left, margin - b.top);
+    if even {
+        shift.0 += (origin.0 - shift.0).rem_euclid(2);
+        shift.1 += (origin.1 - shift.1).rem_euclid(2);
+        height += height % 2;
+    }
     let mut topology = Topology::Plane;
     if let Some(s) = strip {
         if s.joined {

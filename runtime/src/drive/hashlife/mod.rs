@@ -69,6 +69,8 @@ pub struct HashLife {
     /// A node of side 2^k knows its future 2^(k-2-`slow`) generations on: 2^`slow` is the
     /// smallest power of two at least the rule's range.
     slow: u8,
+    /// The rule reads the parity of a cell's place (`NL`): base nodes sit a row lower in a batch.
+    parity: bool,
     /// Futures of 2^j generations shorter than a node's own: (node, j).
     shorter: Table<(NodeId, u8)>,
     /// The empty node of each level.
@@ -119,6 +121,7 @@ impl HashLife {
             states: rule.states(),
             planes,
             slow: range.next_power_of_two().trailing_zeros() as u8,
+            parity: rule.depends_on_parity(),
             shorter: Table::default(),
             empty: Vec::new(),
             root: NONE,
@@ -481,10 +484,15 @@ impl HashLife {
                 }
                 None => base_universe(shape, self.states)?,
             };
+            // Golly's row 0 is a tree's odd row (`golly_root_origin`): a rule that reads the
+            // parity of a cell's place sees its nodes a row lower in the batch, where the
+            // batch's parity is Golly's.
+            let (height, down) = (shape.0 * BASE_SIDE, usize::from(self.parity));
             let place = |slot: usize| {
                 let (word, shift) = (slot / BASES_A_WORD, slot % BASES_A_WORD * BASE_SIDE);
                 let (column, top) = (word % row_words, word / row_words * BASE_SIDE);
-                (top * row_words + column, shift)
+                let at = move |y: usize| (top + y + down) % height * row_words + column;
+                (at, shift)
             };
             for p in 0..planes {
                 let words = universe.plane_mut(p);
@@ -493,7 +501,7 @@ impl HashLife {
                     let mut node_rows = [0u64; BASE_SIDE];
                     self.paint_base(id, p, shift, &mut node_rows);
                     for (y, word) in node_rows.into_iter().enumerate() {
-                        words[at + y * row_words] |= word;
+                        words[at(y)] |= word;
                     }
                 }
             }
@@ -512,9 +520,7 @@ impl HashLife {
                 let (at, shift) = place(slot);
                 let centre = |p: usize| -> [u64; CENTRE] {
                     let words = after.plane(p);
-                    std::array::from_fn(|y| {
-                        words[at + (QUARTER + y) * row_words] >> (shift + QUARTER) & CENTRE_MASK
-                    })
+                    std::array::from_fn(|y| words[at(QUARTER + y)] >> (shift + QUARTER) & CENTRE_MASK)
                 };
                 let node = if planes == 1 {
                     self.centre_node(&centre(0))
