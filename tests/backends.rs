@@ -99,6 +99,42 @@ fn narrow_tall_tori_run_transposed_and_match_the_reference() {
     )
     .unwrap();
     assert!(sim.describe().contains("transposed"), "{}", sim.describe());
+    // Shapes that are not their own mirror across the diagonal run upright: a one-cell mask
+    // above the centre (N@41: above and below-right), the triangular NL (whose cells also
+    // depend on x + y: even sides only).
+    for text in [
+        "R1,C0,M0,S0..1,B1..1,N@41",
+        "R2,C0,S1-3,B1-2,N@00420C",
+        "R1,C0,S1,B1,10,11,12,NL",
+        "R2,C0,S5-12,B6-9,NL",
+    ] {
+        let rule = rule::parse(text).unwrap().rule;
+        for (w, h) in [(2, 66), (6, 98), (20, 90), (62, 64)] {
+            let start = Universe::random(w, h, 0.4, w as u64).unwrap();
+            check_all_backends(&rule, &start, 5);
+        }
+        let sim = lifegen_runtime::create(BackendKind::Cpu, &rule, Universe::new(20, 100).unwrap())
+            .unwrap();
+        assert!(
+            !sim.describe().contains("transposed"),
+            "{text}: {}",
+            sim.describe()
+        );
+    }
+}
+
+/// Golly's triangular NL picks each cell's shape by the parity of x + y: a side of odd length
+/// would give a cell two parities across the edge, and is refused, as are bands of rows.
+#[test]
+fn triangular_rules_want_even_sides() {
+    let rule = rule::parse("R1,C0,S1,B1,10,11,12,NL").unwrap().rule;
+    for (w, h) in [(65, 64), (64, 63)] {
+        let Err(e) = lifegen_runtime::create(BackendKind::Cpu, &rule, Universe::new(w, h).unwrap())
+        else {
+            panic!("{w}x{h} ran");
+        };
+        assert!(e.to_string().contains("give even sides"), "{e}");
+    }
 }
 
 /// 60 random life-like rules (B0 rules among them), each on several torus shapes.

@@ -53,6 +53,12 @@ fn stream_kernels_assemble_without_spills() {
             }
         }
     }
+    // The triangular NL reads each cell's parity (`OddCells`, its row against `top`).
+    for r in [1u32, 3, 8] {
+        for history in [History::Delay, History::Paired] {
+            cases.push((r, 'L', history, 2, ShiftForm::Funnel));
+        }
+    }
     cases.push((16, 'M', History::Paired, 2, ShiftForm::Multiply));
     cases.push((40, 'M', History::Paired, 2, ShiftForm::Funnel));
     cases.push((100, 'M', History::Paired, 4, ShiftForm::Funnel));
@@ -65,7 +71,8 @@ fn stream_kernels_assemble_without_spills() {
             full / 4,
             full / 3
         ));
-        let program = LtlKernel::with_history(r, rule.neighbourhood, history).for_rule(&rule);
+        let program =
+            LtlKernel::with_history(rule.radius, rule.neighbourhood, history).for_rule(&rule);
         let n = format!("{n} ");
         let ptx = match emit(&program, shifts, k) {
             Ok(ptx) => ptx,

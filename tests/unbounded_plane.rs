@@ -168,7 +168,16 @@ fn on_a_wide_torus(
     torus: u64,
 ) -> BTreeSet<(i64, i64, u16)> {
     let side = start.width() as u64;
-    let offset = ((torus - side) / 2) as i64;
+    let middle = ((torus - side) / 2) as i64;
+    // A rule that reads the parity of x + y (NL) needs the torus's corner even on the plane.
+    let even = |o: i64| {
+        if rule.depends_on_parity() {
+            middle + (o - middle).rem_euclid(2)
+        } else {
+            middle
+        }
+    };
+    let offset = (even(origin.0), even(origin.1));
     let mut wide = Universe::new(torus, torus)
         .unwrap()
         .with_states(rule.states())
@@ -178,7 +187,7 @@ fn on_a_wide_torus(
         for x in 0..start.width() {
             let s = start.state(x, y);
             if s != 0 {
-                wide.set_state(x + offset as usize, y + offset as usize, s);
+                wide.set_state(x + offset.0 as usize, y + offset.1 as usize, s);
             }
         }
     }
@@ -186,7 +195,7 @@ fn on_a_wide_torus(
     reference.advance(gens).unwrap();
     live(
         reference.universe().unwrap(),
-        (origin.0 - offset, origin.1 - offset),
+        (origin.0 - offset.0, origin.1 - offset.1),
     )
 }
 
@@ -247,6 +256,9 @@ fn generations_and_larger_than_life_agree_with_a_wide_torus() {
     agrees_with_a_wide_torus("345/2/24", 30, 100, 400, BackendKind::Cpu);
     agrees_with_a_wide_torus("R4,C0,M1,S15..25,B13..20,NM", 30, 40, 400, BackendKind::Cpu);
     agrees_with_a_wide_torus("R5,C0,M1,S34..58,B34..45,NM", 30, 37, 512, BackendKind::Cpu);
+    // The triangular NL: each cell's shape by the parity of its x + y on Golly's plane.
+    agrees_with_a_wide_torus("R1,C0,S1,B1,10,11,12,NL", 30, 40, 400, BackendKind::Cpu);
+    agrees_with_a_wide_torus("R2,C3,S9-18,B10-13,NL", 24, 30, 256, BackendKind::Cpu);
     agrees_with_a_wide_torus(
         "R8,C3,M1,S50..120,B60..100,NC",
         40,

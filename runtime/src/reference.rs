@@ -136,7 +136,10 @@ mod tests {
     fn neighbourhood_sizes() {
         assert_eq!(offsets(&Rule::CONWAY, false).len(), 8);
         assert_eq!(offsets(&rule("R2,C2,M1,S1..2,B1..1,NN"), false).len(), 13);
-        assert_eq!(offsets(&rule("R5,C2,M0,S34..58,B34..45,NM"), false).len(), 120);
+        assert_eq!(
+            offsets(&rule("R5,C2,M0,S34..58,B34..45,NM"), false).len(),
+            120
+        );
         // Golly's NC for r = 3: rows of 3, 5, 7, 7, 7, 5, 3 cells.
         assert_eq!(offsets(&rule("R3,C0,M1,S1..2,B1..1,NC"), false).len(), 37);
         assert_eq!(offsets(&rule("R3,C0,S1-2,B1,NC"), false).len(), 36);

@@ -882,9 +882,7 @@ impl Emitter {
                                 self.line("\tsub.u32 %r39, %r39, %r37;");
                                 self.line("\tand.b32 %r39, %r39, 1;");
                                 self.line("\tsetp.eq.u32 %pp, %r39, 1;");
-                                self.line(format!(
-                                    "\tselp.b32 {v}, 0x55555555, 0xaaaaaaaa, %pp;"
-                                ));
+                                self.line(format!("\tselp.b32 {v}, 0x55555555, 0xaaaaaaaa, %pp;"));
                             }
                             Instr::Param { .. } => {
                                 unreachable!("parameters are folded before emission")

@@ -113,7 +113,9 @@ pub enum X86Error {
     Invalid(String),
     #[error("{0}: fold the parameters into the program first")]
     Params(String),
-    #[error("{0} reads the parity of its cells' places, which compiled code does not know; the IR interpreter runs it")]
+    #[error(
+        "{0} reads the parity of its cells' places, which compiled code does not know; the IR interpreter runs it"
+    )]
     Parity(String),
     #[error("a {tile_words}-word tile keeps nothing of a window {halo_words} words wide each side")]
     TooNarrow {

@@ -1529,6 +1529,103 @@ mod tests {
     }
 
     #[test]
+    fn triangular_counts_are_exhaustively_right_at_range_one() {
+        // NL R1: 13 cells (the centre's row and the one above 5 wide, the one below 3 for an
+        // even centre; upside down for an odd one). Each of the 2^13 fillings in a block of 6
+        // columns on a torus of 4 rows, its centre at (6k + 2, y): y = 1 puts every centre on
+        // an odd cell, y = 2 on an even one. Every count k against the bounds k..k, M0 and M1.
+        let shape = Neighbourhood::Triangular;
+        let even = shape.cells_weighted_at(2, false);
+        assert_eq!(even.len(), 12);
+        assert_eq!(shape.max_neighbours(2), 12);
+        for (history, construction) in every_construction(shape) {
+            let kernel = LtlKernel::with_construction(2, shape, history, construction);
+            for y in [1usize, 2] {
+                let odd = (y + 2) % 2 == 1;
+                let mut cells: Vec<(i64, i64)> = shape
+                    .cells_weighted_at(2, odd)
+                    .iter()
+                    .map(|&(dx, dy, _)| (dx, dy))
+                    .collect();
+                cells.push((0, 0));
+                let mut torus = Torus::new(6 << cells.len(), 4);
+                for k in 0..1usize << cells.len() {
+                    for (bit, &(dx, dy)) in cells.iter().enumerate() {
+                        let (x, row) = ((6 * k + 2) as i64 + dx, y as i64 + dy);
+                        torus.set(x as usize, row as usize, k >> bit & 1 == 1);
+                    }
+                }
+                for include_centre in [false, true] {
+                    for count in 0..=13 {
+                        let rule = LargerThanLife {
+                            survival: CountRanges::single(count, count),
+                            birth: CountRanges::single(count, count),
+                            include_centre,
+                            ..ltl("R1,C0,M0,S1..1,B1..1,NL")
+                        };
+                        let params = kernel.param_values(&rule).unwrap();
+                        let got = run(&kernel.program, &params, &torus);
+                        let want = reference_step(&rule, &torus);
+                        for k in 0..1usize << cells.len() {
+                            assert_eq!(
+                                got.get(6 * k + 2, y),
+                                want.get(6 * k + 2, y),
+                                "{rule} {construction:?} filling {k:#x} at row {y}"
+                            );
+                        }
+                        assert_eq!(run(&kernel.for_rule(&rule), &[], &torus), got);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn triangular_programs_match_the_reference_and_chain() {
+        // Ranges 1 to 5 and 8 (radii 2 to 10 and 16), both constructions, M0 and M1; and the
+        // chained programs (their levels' `OddCells` moved down the chain) against as many
+        // single generations on tori of even sides.
+        for range in [1u32, 2, 3, 4, 5, 8] {
+            let text = format!("R{range},C0,M0,S1..1,B1..1,NL");
+            let shape = ltl(&text).neighbourhood;
+            let r = 2 * range;
+            let m = shape.max_neighbours(r);
+            assert_eq!(m, 6 * range * range + 6 * range, "Golly's max_neighbors");
+            for (history, construction) in every_construction(shape) {
+                let kernel = LtlKernel::with_construction(r, shape, history, construction);
+                for (include_centre, survival, birth) in [
+                    (false, (m / 4, m / 2), (m / 3, m / 2)),
+                    (true, (1, m), (m / 5, m / 4)),
+                ] {
+                    let rule = LargerThanLife {
+                        survival: CountRanges::single(survival.0, survival.1),
+                        birth: CountRanges::single(birth.0, birth.1),
+                        include_centre,
+                        ..ltl(&text)
+                    };
+                    kernel
+                        .verify(&rule)
+                        .unwrap_or_else(|e| panic!("{rule} {construction:?}: {e}"));
+                    if range > 2 || kernel.program.state_slots > 0 {
+                        continue;
+                    }
+                    let one = kernel.for_rule(&rule);
+                    let chained = one.chain(3).unwrap();
+                    for (w, h) in [(130, 46), (64, 2 * r as usize + 2)] {
+                        let start = Torus::random(w, h, 0.4, u64::from(range));
+                        let stepped = (0..3).fold(start.clone(), |t, _| reference_step(&rule, &t));
+                        assert_eq!(
+                            run(&chained, &[], &start),
+                            stepped,
+                            "{rule} chained on {w}x{h}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn lines_and_triangles_match_the_reference_at_every_radius() {
         // Odd and even radii, the running sums' widths changing at powers of two, M0 and M1.
         for r in (1..=10).chain([15, 16]) {

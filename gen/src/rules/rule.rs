@@ -1549,6 +1549,18 @@ mod tests {
                 "R1,C0,M0,S1..4,B1..3,NW7F0102030405060781",
                 127 + 28,
             ),
+            // Golly's triangular-grid-Sierpinski-generator.rle; NL's R is half its range.
+            ("R1,C2,S1,B1,10,11,12,NL", "R1,C0,S1,B1,10-12,NL", 12),
+            (
+                "r3,c0,m1,s25..50,b25..40,nl",
+                "R3,C0,M1,S25..50,B25..40,NL",
+                72,
+            ),
+            (
+                "R10,C0,S230-392,B200-398,NL",
+                "R10,C0,S230-392,B200-398,NL",
+                660,
+            ),
         ] {
             let rule = ltl(input);
             assert_eq!(rule.to_string(), canonical, "{input}");
@@ -1576,6 +1588,27 @@ mod tests {
             -8
         );
         assert_eq!(weight("R1,C0,M0,S0..0,B0..0,NW000000000000000080", 1, 1), 0);
+        // NL R1 around an even centre: 5 cells in the row above and the centre's, 3 below;
+        // upside down around an odd one.
+        let triangle = ltl("R1,C0,S1,B1,NL");
+        assert_eq!(triangle.radius, 2);
+        let rows = |odd: bool| -> Vec<String> {
+            (-2..=2)
+                .map(|dy| {
+                    (-2..=2)
+                        .map(
+                            |dx| match triangle.neighbourhood.weight_at(2, dx, dy, odd) {
+                                0 if (dx, dy) == (0, 0) => 'o',
+                                0 => '.',
+                                _ => '*',
+                            },
+                        )
+                        .collect()
+                })
+                .collect()
+        };
+        assert_eq!(rows(false), [".....", "*****", "**o**", ".***.", "....."]);
+        assert_eq!(rows(true), [".....", ".***.", "**o**", "*****", "....."]);
         assert_eq!(weight("R2,C0,M0,S0..0,B0..0,NG", 1, -2), 2);
         assert_eq!(weight("R2,C0,M0,S0..0,B0..0,NG", 0, 0), 9);
     }
@@ -1748,10 +1781,12 @@ mod tests {
             ("R5,C2,M0,S34..58,B34..45,NMM", "unexpected \"M\" after NM"),
             ("R0,C2,M0,S1..2,B1..1,NM", "outside"),
             ("R2,C2,M2,S1..2,B1..1,NM", "M must be 0 or 1"),
+            // NL doubles the range: R250 is Golly's largest.
             (
-                "R2,C2,M0,S1..2,B1..1,NL",
-                "NL (triangular) is not supported",
+                "R251,C2,M0,S1..2,B1..1,NL",
+                "R251 is outside 1..250: NL doubles it",
             ),
+            ("R2,C2,M0,S1..2,B1..73,NL", "exceeds the 36 cells"),
             ("R2,C2,M0,S1..2,B1..1,N@89189", "exactly 6 hex digits"),
             ("R2,C2,M0,S1..2,B1..1,N@891891L", "the L suffix"),
             (
@@ -1796,7 +1831,7 @@ mod tests {
             ("R1,C0,S1,B1,NW12340132", "9 hex digits"),
             ("R1,C0,S1,B1,N@80L", "L suffix"),
             ("R1,C0,S1,B1,NW123401323L", "L suffix"),
-            ("R1,C0,S1,B1,NL", "NL (triangular)"),
+            ("R0,C0,S1,B1,NL", "R0 is outside 1..250"),
             ("R1,C0,S1,B1,NW123401323,01", "NW state weights"),
             ("R1,C0,M0,S1..2,B1..1,NW123401323,01", "NW state weights"),
             ("R1,C0,S1,B1,N@80Q", "unexpected"),

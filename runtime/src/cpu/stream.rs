@@ -12,8 +12,8 @@
 //! input rows too. Batches of bands run in parallel on rayon. On a bounded plane the padding is
 //! dead and `Inside` clears, band by band, the cells a chained level puts past the edges.
 
-use lifegen_gen::kernel::ir::{Instr, Program};
 use lifegen_gen::kernel::eval::odd_cells_word;
+use lifegen_gen::kernel::ir::{Instr, Program};
 use rayon::prelude::*;
 
 use crate::cpu::{ChainError, ChainFn, Isa, Passes, fill_rows};

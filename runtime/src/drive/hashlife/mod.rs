@@ -520,7 +520,9 @@ impl HashLife {
                 let (at, shift) = place(slot);
                 let centre = |p: usize| -> [u64; CENTRE] {
                     let words = after.plane(p);
-                    std::array::from_fn(|y| words[at(QUARTER + y)] >> (shift + QUARTER) & CENTRE_MASK)
+                    std::array::from_fn(|y| {
+                        words[at(QUARTER + y)] >> (shift + QUARTER) & CENTRE_MASK
+                    })
                 };
                 let node = if planes == 1 {
                     self.centre_node(&centre(0))
