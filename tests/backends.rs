@@ -1,7 +1,7 @@
 //! Every backend against the reference simulator, and known patterns on every backend.
 
 use lifegen_gen::rule::{self, LifeLike};
-use lifegen_gen::{LargerThanLife, Neighbourhood, Rule};
+use lifegen_gen::{LargerThanLife, Neighbourhood, Rule, Topology};
 use lifegen_runtime::backend::life_like_chain;
 use lifegen_runtime::cpu::Isa;
 use lifegen_runtime::cpu::stream::StreamStepper;
@@ -134,6 +134,16 @@ fn triangular_rules_want_even_sides() {
             panic!("{w}x{h} ran");
         };
         assert!(e.to_string().contains("give even sides"), "{e}");
+    }
+    // On tori and bounded planes of even sides, every backend as the reference.
+    for text in ["R1,C0,S1,B1,10,11,12,NL", "R3,C0,M1,S20..40,B24..33,NL"] {
+        let rule = rule::parse(text).unwrap().rule;
+        for topology in [Topology::Torus, Topology::Plane] {
+            for (w, h) in [(130, 46), (64, 64)] {
+                let start = Universe::random(w, h, 0.4, w).unwrap().with_topology(topology);
+                check_all_backends(&rule, &start, 4);
+            }
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 mod checks;
 mod shapes;
 
-use lifegen_gen::Rule;
+use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::gpu::device::{GpuError, open_device};
 use lifegen_runtime::universe::SplitMix64;
 use lifegen_runtime::{BackendError, BackendKind, Universe, create, reference};
@@ -296,4 +296,57 @@ fn periodic_masks_on_the_gpu() {
         }
     }
     check_three_widths(&cases);
+}
+
+/// Golly's triangular NL (each cell's shape by the parity of its x + y): ranges 1 to 8, two
+/// states (M0 and M1) and with decay, on tori and bounded planes of even sides, one word wide,
+/// twelve words and a width that is not a whole word (the parity of a word's first cell is the
+/// kernel's, of its row against `top`).
+#[test]
+fn triangular_rules_on_the_gpu() {
+    if !gpu_present() {
+        return;
+    }
+    let mut cases = Vec::new();
+    for range in [1u32, 2, 3, 5, 8] {
+        let Rule::LargerThanLife(probe) = ltl(&format!("R{range},C0,M0,S0..0,B1..1,NL")) else {
+            unreachable!("an LtL rule string")
+        };
+        let max = probe.neighbourhood_size();
+        let at = |percent: u32| (max * percent / 100).max(1);
+        for (m, states) in [(0u32, 0u16), (1, 0), (0, 4)] {
+            let text = format!(
+                "R{range},C{states},M{m},S{}..{},B{}..{},NL",
+                at(30).max(m),
+                at(46).max(m),
+                at(36),
+                at(42)
+            );
+            for plane in [false, true] {
+                let span = 4 * u64::from(range) + 2;
+                for (w, h) in [(32 * 12, 2 * span + 40), (32, span + 4), (98, span + 2)] {
+                    cases.push((ltl(&text), plane, w, h, range));
+                }
+            }
+        }
+    }
+    cases.par_iter().for_each(|&(rule, plane, w, h, range)| {
+        let topology = if plane {
+            Topology::Plane
+        } else {
+            Topology::Torus
+        };
+        let start = Universe::random_states(w, h, rule.states(), 0.4, u64::from(range))
+            .unwrap()
+            .with_topology(topology);
+        let expected = reference::run(&start, &rule, 3);
+        let mut sim = create(BackendKind::Gpu, &rule, start).unwrap();
+        sim.advance(3).unwrap();
+        assert!(
+            *sim.universe().unwrap() == expected,
+            "{rule} on a {w}x{h} {}: {} differs",
+            topology.name(),
+            sim.describe()
+        );
+    });
 }
