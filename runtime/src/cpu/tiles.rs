@@ -133,7 +133,8 @@ impl WindowKernel {
     }
 
     /// Steps `rows_in` (rows of `words` words, a multiple of 8 up to [`TILE_WORDS`]) by
-    /// `levels.len()` generations into `rows_out`.
+    /// `levels.len()` generations into `rows_out`: at most 64, what the callers' word of halo on
+    /// each side of a row holds (a generation spoils a cell of it).
     pub fn step(
         &self,
         rows_in: &[Row],
@@ -143,6 +144,7 @@ impl WindowKernel {
     ) {
         assert!(words.is_multiple_of(8) && words <= TILE_WORDS);
         assert_eq!(rows_in.len(), rows_out.len() + 2 * levels.len());
+        assert!(levels.len() <= 64, "a word of halo holds 64 generations");
         let function = match self.isa {
             Isa::Avx512 => self.generated.avx512,
             Isa::Avx2 => self.generated.avx2,
