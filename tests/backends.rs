@@ -140,7 +140,9 @@ fn triangular_rules_want_even_sides() {
         let rule = rule::parse(text).unwrap().rule;
         for topology in [Topology::Torus, Topology::Plane] {
             for (w, h) in [(130, 46), (64, 64)] {
-                let start = Universe::random(w, h, 0.4, w).unwrap().with_topology(topology);
+                let start = Universe::random(w, h, 0.4, w)
+                    .unwrap()
+                    .with_topology(topology);
                 check_all_backends(&rule, &start, 4);
             }
         }

@@ -469,6 +469,34 @@ fn birth_on_no_neighbours_without_s8_runs_on_tiles_as_golly_holds_it() {
 }
 
 #[test]
+fn auto_runs_larger_than_life_on_tiles_decaying_too() {
+    // Golly runs Larger than Life with any number of states by ltlalgo; HashLife's base nodes
+    // hold ranges up to 8, and Golly's modern-art.rle (R10,C255) was refused under auto.
+    let request = PlaneRequest {
+        algo: PlaneAlgo::Auto,
+        backend: BackendKind::Auto,
+        tile: None,
+        host_memory: None,
+        strip: None,
+    };
+    for text in [
+        "R10,C255,S1-2,B3",
+        "R2,C3,S2-5,B3-4,NN",
+        "R5,C0,S33-57,B34-45",
+        "R1,C0,S1,B1,10,11,12,NL",
+    ] {
+        assert_eq!(request.choice(&parse(text)).0, PlaneAlgo::Tiles, "{text}");
+    }
+    for text in ["B3/S23", "/2/3", "B2-a/S12"] {
+        assert_eq!(
+            request.choice(&parse(text)).0,
+            PlaneAlgo::Hashlife,
+            "{text}"
+        );
+    }
+}
+
+#[test]
 fn birth_on_no_neighbours_with_s8_runs_as_its_dual_in_every_engine() {
     // Golly steps B0123478/S01234678 (B0 and S8) as the rule on complemented cells, complemented
     // again: Life.

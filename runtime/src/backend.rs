@@ -312,8 +312,7 @@ pub fn create(
 fn check_topology(rule: &Rule, universe: &Universe) -> Result<(), BackendError> {
     let topology = universe.topology();
     let (w, h) = (universe.width(), universe.height());
-    let ltl = matches!(rule, Rule::LargerThanLife(_))
-        || matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_)));
+    let ltl = rule.larger_than_life().is_some();
     if ltl && !matches!(topology, Topology::Torus | Topology::Plane) {
         return Err(BackendError::Topology(format!(
             "{rule} is a Larger-than-Life rule, which Golly runs on a torus or a bounded plane \

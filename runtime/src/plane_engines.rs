@@ -80,11 +80,11 @@ impl PlaneRequest {
                 "auto: a --backend or --tile was named, and HashLife's base nodes run on the CPU",
             );
         }
-        if matches!(rule, Rule::LargerThanLife(_)) {
+        if rule.larger_than_life().is_some() {
             return (
                 PlaneAlgo::Tiles,
-                "auto: Larger than Life, whose patterns often explode, where HashLife's memo \
-                 pays nothing (--algo hashlife runs ranges up to 8)",
+                "auto: Larger than Life (decaying too: Golly's ltlalgo), whose patterns often \
+                 explode, where HashLife's memo pays nothing (--algo hashlife runs ranges up to 8)",
             );
         }
         if rule.birth_on_zero() == Some(BirthOnZero::Alternating) {

@@ -561,15 +561,21 @@ impl Rule {
     /// `NL`, [`Neighbourhood::depends_on_parity`]): such a rule runs on universes of even sides
     /// whose row and column 0 are even on the plane.
     pub fn depends_on_parity(&self) -> bool {
-        let ltl = match self {
-            Rule::LargerThanLife(ltl) => *ltl,
+        self.larger_than_life()
+            .is_some_and(|ltl| ltl.neighbourhood.depends_on_parity())
+    }
+
+    /// The Larger-than-Life rule this is, or whose cells decay (`C` > 2): what Golly runs with
+    /// its `ltlalgo`.
+    pub fn larger_than_life(&self) -> Option<LargerThanLife> {
+        match self {
+            Rule::LargerThanLife(ltl) => Some(*ltl),
             Rule::Generations(g) => match g.alive {
-                AliveRule::LargerThanLife(ltl) => ltl,
-                AliveRule::Table(_) => return false,
+                AliveRule::LargerThanLife(ltl) => Some(ltl),
+                AliveRule::Table(_) => None,
             },
-            Rule::LifeLike(_) | Rule::Map(_) => return false,
-        };
-        ltl.neighbourhood.depends_on_parity()
+            Rule::LifeLike(_) | Rule::Map(_) => None,
+        }
     }
 
     /// Whether the rule is the same mirrored across a Klein bottle's `twisted` edges (x reversed
@@ -804,8 +810,7 @@ pub fn parse(input: &str) -> Result<RuleSpec, RuleError> {
     } else {
         crate::map::parse_bs(body).map_err(fail)?
     };
-    let ltl = matches!(rule, Rule::LargerThanLife(_))
-        || matches!(rule, Rule::Generations(g) if matches!(g.alive, AliveRule::LargerThanLife(_)));
+    let ltl = rule.larger_than_life().is_some();
     if ltl && suffix.is_some_and(|s| s.contains(['+', '-'])) {
         // ltlalgo::setrule reads `:T<w>,<h>` with sscanf, so a shift (even one of a whole turn)
         // is stuff after the sides.
