@@ -1,5 +1,6 @@
 //! Every backend against the reference simulator, and known patterns on every backend.
 
+use lifegen_gen::kernel::ltl::LtlKernel;
 use lifegen_gen::rule::{self, LifeLike};
 use lifegen_gen::{LargerThanLife, Neighbourhood, Rule, Topology};
 use lifegen_runtime::backend::life_like_chain;
@@ -135,15 +136,31 @@ fn triangular_rules_want_even_sides() {
         };
         assert!(e.to_string().contains("give even sides"), "{e}");
     }
-    // On tori and bounded planes of even sides, every backend as the reference.
+    // On tori and bounded planes of even sides, every backend as the reference, and the IR
+    // interpreter (its rows of odd cells by each band's first row) on every instruction set.
     for text in ["R1,C0,S1,B1,10,11,12,NL", "R3,C0,M1,S20..40,B24..33,NL"] {
         let rule = rule::parse(text).unwrap().rule;
+        let Rule::LargerThanLife(ltl) = rule else {
+            unreachable!("an NL rule")
+        };
+        let program = LtlKernel::new(ltl.radius, ltl.neighbourhood).for_rule(&ltl);
         for topology in [Topology::Torus, Topology::Plane] {
-            for (w, h) in [(130, 46), (64, 64)] {
+            for (w, h) in [(130, 46), (64, 64), (200, 600)] {
                 let start = Universe::random(w, h, 0.4, w)
                     .unwrap()
                     .with_topology(topology);
                 check_all_backends(&rule, &start, 4);
+                let expected = reference::run(&start, &rule, 4);
+                for isa in supported_isas() {
+                    let spare = start.empty_like().unwrap();
+                    let mut stepper = StreamStepper::new(program.clone(), isa, spare);
+                    let mut got = start.clone();
+                    stepper.advance(&mut got, 4).unwrap();
+                    assert!(
+                        got == expected,
+                        "{text} interpreted on {isa:?}, {w}x{h} {topology:?}"
+                    );
+                }
             }
         }
     }

@@ -791,9 +791,8 @@ fn generations_cpu(
 fn single_cpu(program: Program, universe: Universe) -> Result<Box<dyn Simulator>, BackendError> {
     let isa = Isa::from_environment()?;
     let spare = spare_for(&universe)?;
-    // Machine code does not know a cell's parity (`X86Error::Parity`): the interpreter does.
     #[cfg(all(target_arch = "x86_64", unix))]
-    if cpu_code()? != CpuCode::Compiled && !program.reads_parity() {
+    if cpu_code()? != CpuCode::Compiled {
         let stepper = crate::cpu::jit::JitStepper::single(&program, isa, spare)?;
         return Ok(resident(stepper, universe));
     }

@@ -28,6 +28,10 @@
 //! [`TileArgs::zeros`], by the row the mask stands for), and plain, the masks left out; both
 //! copies keep their values in the same rings and scratch rows, and the caller names the
 //! iterations that may run the plain one ([`TileArgs::plain_from`]).
+//!
+//! A program that reads its cells' parity ([`Instr::OddCells`], Golly's triangular `NL`) reads
+//! it as a row of memory: one of the caller's two rows of odd cells ([`TileArgs::parity`]),
+//! picked by the parity of the row it stands for.
 
 use std::collections::HashMap;
 
@@ -70,6 +74,12 @@ pub struct TileArgs {
     /// caller vouches that each would keep every cell); the others apply them.
     pub plain_from: usize,
     pub plain_to: usize,
+    /// The odd cells of a row ([`Instr::OddCells`]; ignored by programs without them): two rows
+    /// of `tile_words + 2 pad_words` words, this pointer at word 0 of the first (after its
+    /// `pad_words`): the first an even row's (`0xaaaa...`), the second an odd row's. The
+    /// row `row0 + i - l` of iteration `i` and lag `l` picks one; the tile's word 0 is an even
+    /// column of the universe, whose sides are even.
+    pub parity: *const u64,
 }
 
 const ARG_INPUT: i32 = 0;
@@ -86,6 +96,7 @@ const ARG_ROW0: i32 = 80;
 const ARG_HEIGHT: i32 = 88;
 const ARG_PLAIN_FROM: i32 = 96;
 const ARG_PLAIN_TO: i32 = 104;
+const ARG_PARITY: i32 = 112;
 
 /// A compiled program and the buffers its function expects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -113,10 +124,6 @@ pub enum X86Error {
     Invalid(String),
     #[error("{0}: fold the parameters into the program first")]
     Params(String),
-    #[error(
-        "{0} reads the parity of its cells' places, which compiled code does not know; the IR interpreter runs it"
-    )]
-    Parity(String),
     #[error("a {tile_words}-word tile keeps nothing of a window {halo_words} words wide each side")]
     TooNarrow {
         tile_words: usize,
@@ -155,6 +162,10 @@ enum RowRef {
     /// A bounded plane's mask for the row `lag` iterations before the newest
     /// ([`TileArgs::mask`]).
     Mask {
+        lag: u32,
+    },
+    /// The odd cells of the row `lag` iterations before the newest ([`TileArgs::parity`]).
+    Parity {
         lag: u32,
     },
 }
@@ -369,7 +380,10 @@ fn lower(program: &Program, isa: CpuIsa) -> Result<Lowered, X86Error> {
                 cells: 0,
             }),
             Instr::Param { .. } => return Err(X86Error::Params(program.name.clone())),
-            Instr::OddCells { .. } => return Err(X86Error::Parity(program.name.clone())),
+            Instr::OddCells { lag } => Lowering::Memory(MemRef {
+                row: RowRef::Parity { lag },
+                cells: 0,
+            }),
             Instr::Inside { src, lag } => {
                 let op = read!(src, current);
                 Lowering::Computed {
@@ -557,6 +571,7 @@ fn delayed(row: RowRef, rows: u32) -> RowRef {
             ring,
             delay: delay + rows,
         },
+        RowRef::Parity { lag } => RowRef::Parity { lag: lag + rows },
         RowRef::Scratch { .. } | RowRef::Output { .. } | RowRef::Mask { .. } => {
             unreachable!("only computed values shift")
         }
@@ -755,6 +770,10 @@ enum Base {
     Mask {
         lag: u32,
     },
+    /// The odd cells of the row `lag` iterations before the newest.
+    Parity {
+        lag: u32,
+    },
 }
 
 const LOCAL_INPUT: i32 = 0;
@@ -774,7 +793,8 @@ const LOCAL_ROW0: i32 = 96;
 const LOCAL_HEIGHT: i32 = 104;
 const LOCAL_PLAIN_FROM: i32 = 112;
 const LOCAL_PLAIN_TO: i32 = 120;
-const LOCAL_BASES: i32 = 128;
+const LOCAL_PARITY: i32 = 128;
+const LOCAL_BASES: i32 = 136;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum VReg {
@@ -917,15 +937,17 @@ impl<'a> Emitter<'a> {
             (ARG_SCRATCH, LOCAL_SCRATCH),
             (ARG_INPUT_PLANE, LOCAL_INPUT_PLANE),
             (ARG_OUTPUT_PLANE, LOCAL_OUTPUT_PLANE),
+            (ARG_ROW0, LOCAL_ROW0),
+            (ARG_PARITY, LOCAL_PARITY),
         ] {
             a.mov(rax, qword_ptr(rdi + from))?;
             a.mov(qword_ptr(rsp + to), rax)?;
         }
+        a.mov(qword_ptr(rsp + LOCAL_ITERATION), 0)?;
         if self.plain.is_some() {
             for (from, to) in [
                 (ARG_MASK, LOCAL_MASK),
                 (ARG_ZEROS, LOCAL_ZEROS),
-                (ARG_ROW0, LOCAL_ROW0),
                 (ARG_HEIGHT, LOCAL_HEIGHT),
                 (ARG_PLAIN_FROM, LOCAL_PLAIN_FROM),
                 (ARG_PLAIN_TO, LOCAL_PLAIN_TO),
@@ -933,7 +955,6 @@ impl<'a> Emitter<'a> {
                 a.mov(rax, qword_ptr(rdi + from))?;
                 a.mov(qword_ptr(rsp + to), rax)?;
             }
-            a.mov(qword_ptr(rsp + LOCAL_ITERATION), 0)?;
         }
         a.mov(qword_ptr(rsp + LOCAL_SLOT), 0)?;
         if self.isa == CpuIsa::Avx2 {
@@ -968,10 +989,10 @@ impl<'a> Emitter<'a> {
                 self.body()?;
                 let a = &mut self.asm;
                 a.set_label(&mut tail)?;
-                a.add(qword_ptr(rsp + LOCAL_ITERATION), 1)?;
             }
         }
         let a = &mut self.asm;
+        a.add(qword_ptr(rsp + LOCAL_ITERATION), 1)?;
         a.mov(rax, qword_ptr(rsp + LOCAL_INPUT_STRIDE))?;
         a.add(qword_ptr(rsp + LOCAL_INPUT), rax)?;
         a.mov(rax, qword_ptr(rsp + LOCAL_OUTPUT_STRIDE))?;
@@ -1077,6 +1098,16 @@ impl<'a> Emitter<'a> {
                 }
                 // Computed by the masked body alone (`mask_bases`).
                 Base::Mask { .. } => continue,
+                Base::Parity { lag } => {
+                    // The second row where `row0 + iteration - lag` is odd.
+                    let row_bytes = 8 * (self.tile_words + 2 * self.pad) as i32;
+                    a.mov(rax, qword_ptr(rsp + LOCAL_ROW0))?;
+                    a.add(rax, qword_ptr(rsp + LOCAL_ITERATION))?;
+                    a.sub(rax, lag as i32)?;
+                    a.and(rax, 1)?;
+                    a.imul_3(rax, rax, row_bytes)?;
+                    a.add(rax, qword_ptr(rsp + LOCAL_PARITY))?;
+                }
             }
             a.mov(qword_ptr(rsp + slot), rax)?;
         }
@@ -1087,7 +1118,10 @@ impl<'a> Emitter<'a> {
     fn displacement(&self, row: RowRef, word: i64) -> i32 {
         let row_bytes = 8 * self.row_words as i64;
         let within = match row {
-            RowRef::Input { .. } | RowRef::Output { .. } | RowRef::Mask { .. } => 8 * word,
+            RowRef::Input { .. }
+            | RowRef::Output { .. }
+            | RowRef::Mask { .. }
+            | RowRef::Parity { .. } => 8 * word,
             RowRef::Ring { ring, .. } => i64::from(ring) * row_bytes + 8 * (self.pad as i64 + word),
             RowRef::Scratch { row } => i64::from(row) * row_bytes + 8 * (self.pad as i64 + word),
         };
@@ -1135,6 +1169,7 @@ fn base_of(row: RowRef) -> Base {
         RowRef::Scratch { .. } => Base::Scratch,
         RowRef::Output { plane } => Base::Output { plane },
         RowRef::Mask { lag } => Base::Mask { lag },
+        RowRef::Parity { lag } => Base::Parity { lag },
     }
 }
 

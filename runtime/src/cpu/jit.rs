@@ -236,6 +236,13 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
             let tile_out = aligned(&mut tile_out_buffer, planes * out_plane_words);
             let mut scratch_buffer = vec![0u64; k.scratch_words + 8];
             let scratch = aligned(&mut scratch_buffer, k.scratch_words);
+            // The odd cells of an even row, then of an odd one (a tile's word 0 is an even
+            // column), each with its pad words: for programs that read their cells' parity.
+            let parity_row = k.tile_words + 2 * k.pad_words;
+            let parity: Vec<u64> = [0xaaaa_aaaa_aaaa_aaaa_u64, 0x5555_5555_5555_5555]
+                .iter()
+                .flat_map(|&word| std::iter::repeat_n(word, parity_row))
+                .collect();
             // A bounded plane's masks: the tile's columns inside the plane, or none.
             let mut mask_buffer = vec![0u64; 2 * k.tile_words + 8];
             let (columns, zeros) =
@@ -264,12 +271,14 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
                     height,
                     plain_from,
                     plain_to,
+                    parity: parity[k.pad_words..].as_ptr(),
                 };
                 // SAFETY: the input holds, for each plane, `max_back` rows before the first and
                 // `pad_words` words each side of every tile (the stride covers the last tile),
                 // the output `iterations` rows of `tile_words` a plane, the scratch
                 // `scratch_words` zeros, the mask and zeros `tile_words` words each, all
-                // 64-byte aligned; the stepper's instruction set was checked when it was made.
+                // 64-byte aligned, the parity rows `pad_words` words each side of `tile_words`;
+                // the stepper's instruction set was checked when it was made.
                 unsafe { kernel.call(&args) };
                 let col = b * keep;
                 let width = keep.min(n - col);
