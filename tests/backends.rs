@@ -111,7 +111,7 @@ fn narrow_tall_tori_run_transposed_and_match_the_reference() {
     ] {
         let rule = rule::parse(text).unwrap().rule;
         for (w, h) in [(2, 66), (6, 98), (20, 90), (62, 64)] {
-            let start = Universe::random(w, h, 0.4, w as u64).unwrap();
+            let start = Universe::random(w, h, 0.4, w).unwrap();
             check_all_backends(&rule, &start, 5);
         }
         let sim = lifegen_runtime::create(BackendKind::Cpu, &rule, Universe::new(20, 100).unwrap())
