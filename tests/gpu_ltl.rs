@@ -234,26 +234,31 @@ fn lines_and_triangles_on_the_gpu() {
     let mut cases = Vec::new();
     for r in 1..=16u32 {
         for (k, n) in ["+", "*", "#", "A", "3", "G"].into_iter().enumerate() {
-            let Rule::LargerThanLife(probe) = ltl(&format!("R{r},C0,M0,S0..0,B1..1,N{n}")) else {
-                unreachable!("an LtL rule string")
-            };
-            let max = probe.neighbourhood_size();
-            let at = |percent: u32| (max * percent / 100).max(1);
             let m = (r + k as u32) % 2;
             let states = 3 + ((r + k as u32) % 6) as u16;
             for states in [0, states] {
-                let text = format!(
-                    "R{r},C{states},M{m},S{}..{},B{}..{},N{n}",
-                    at(30).max(m),
-                    at(46).max(m),
-                    at(36),
-                    at(42)
-                );
-                cases.push((ltl(&text), r));
+                cases.push((near_the_middle(r, n, states, m), r));
             }
         }
     }
     check_three_widths(&cases);
+}
+
+/// The rule `R<r>,C<states>,M<m>,...,N<n>` whose bounds sit near the middle of its counts (30 to
+/// 46% for survival, 36 to 42% for birth), so that a soup neither empties nor fills.
+fn near_the_middle(r: u32, n: &str, states: u16, m: u32) -> Rule {
+    let Rule::LargerThanLife(probe) = ltl(&format!("R{r},C0,M0,S0..0,B1..1,N{n}")) else {
+        unreachable!("an LtL rule string")
+    };
+    let max = probe.neighbourhood_size();
+    let at = |percent: u32| (max * percent / 100).max(1);
+    ltl(&format!(
+        "R{r},C{states},M{m},S{}..{},B{}..{},N{n}",
+        at(30).max(m),
+        at(46).max(m),
+        at(36),
+        at(42)
+    ))
 }
 
 /// Each rule of radius `r` on widths of 12 words, 1 word and 97 cells, all on the host's cores.
@@ -309,23 +314,12 @@ fn triangular_rules_on_the_gpu() {
     }
     let mut cases = Vec::new();
     for range in [1u32, 2, 3, 5, 8] {
-        let Rule::LargerThanLife(probe) = ltl(&format!("R{range},C0,M0,S0..0,B1..1,NL")) else {
-            unreachable!("an LtL rule string")
-        };
-        let max = probe.neighbourhood_size();
-        let at = |percent: u32| (max * percent / 100).max(1);
         for (m, states) in [(0u32, 0u16), (1, 0), (0, 4)] {
-            let text = format!(
-                "R{range},C{states},M{m},S{}..{},B{}..{},NL",
-                at(30).max(m),
-                at(46).max(m),
-                at(36),
-                at(42)
-            );
+            let rule = near_the_middle(range, "L", states, m);
             for plane in [false, true] {
                 let span = 4 * u64::from(range) + 2;
                 for (w, h) in [(32 * 12, 2 * span + 40), (32, span + 4), (98, span + 2)] {
-                    cases.push((ltl(&text), plane, w, h, range));
+                    cases.push((rule, plane, w, h, range));
                 }
             }
         }

@@ -1528,6 +1528,21 @@ mod tests {
         }
     }
 
+    /// Two rules of `base`'s radius and shape, whose largest count is `m`: M0 with survival
+    /// `m/4..=m/2` and birth `m/3..=m/2`, and M1 with survival `1..=m` and birth `m/5..=m/4`.
+    fn two_rules(base: LargerThanLife, m: u32) -> [LargerThanLife; 2] {
+        [
+            (false, (m / 4, m / 2), (m / 3, m / 2)),
+            (true, (1, m), (m / 5, m / 4)),
+        ]
+        .map(|(include_centre, survival, birth)| LargerThanLife {
+            survival: CountRanges::single(survival.0, survival.1),
+            birth: CountRanges::single(birth.0, birth.1),
+            include_centre,
+            ..base
+        })
+    }
+
     #[test]
     fn triangular_counts_are_exhaustively_right_at_range_one() {
         // NL R1: 13 cells (the centre's row and the one above 5 wide, the one below 3 for an
@@ -1593,16 +1608,7 @@ mod tests {
             assert_eq!(m, 6 * range * range + 6 * range, "Golly's max_neighbors");
             for (history, construction) in every_construction(shape) {
                 let kernel = LtlKernel::with_construction(r, shape, history, construction);
-                for (include_centre, survival, birth) in [
-                    (false, (m / 4, m / 2), (m / 3, m / 2)),
-                    (true, (1, m), (m / 5, m / 4)),
-                ] {
-                    let rule = LargerThanLife {
-                        survival: CountRanges::single(survival.0, survival.1),
-                        birth: CountRanges::single(birth.0, birth.1),
-                        include_centre,
-                        ..ltl(&text)
-                    };
+                for rule in two_rules(ltl(&text), m) {
                     kernel
                         .verify(&rule)
                         .unwrap_or_else(|e| panic!("{rule} {construction:?}: {e}"));
@@ -1637,16 +1643,8 @@ mod tests {
                     _ => Construction::Lines,
                 };
                 let kernel = LtlKernel::with_construction(r, shape, History::Delay, construction);
-                for (include_centre, survival, birth) in [
-                    (false, (m / 4, m / 2), (m / 3, m / 2)),
-                    (true, (1, m), (m / 5, m / 4)),
-                ] {
-                    let rule = LargerThanLife {
-                        survival: CountRanges::single(survival.0, survival.1),
-                        birth: CountRanges::single(birth.0, birth.1),
-                        include_centre,
-                        ..ltl(&format!("R{r},C0,M0,S0..0,B0..0,N{letter}"))
-                    };
+                let base = ltl(&format!("R{r},C0,M0,S0..0,B0..0,N{letter}"));
+                for rule in two_rules(base, m) {
                     kernel
                         .verify(&rule)
                         .unwrap_or_else(|e| panic!("{rule}: {e}"));
@@ -1694,7 +1692,7 @@ mod tests {
             let r: u32 = radius[1..].parse().unwrap();
             let text = format!("R{r},C0,M0,S0..0,B0..0,{shape}");
             let shape = ltl(&text).neighbourhood;
-            let m = i64::from(shape.max_neighbours(r));
+            let m = shape.max_neighbours(r);
             let best = best_period(r, shape);
             let periods: Vec<u32> = if r == 16 {
                 vec![best]
@@ -1708,19 +1706,7 @@ mod tests {
                     History::Delay,
                     Construction::Columns { period },
                 );
-                for (include_centre, survival, birth) in [
-                    (false, (m / 4, m / 2), (m / 3, m / 2)),
-                    (true, (1, m), (m / 5, m / 4)),
-                ] {
-                    let rule = LargerThanLife {
-                        survival: CountRanges::single(
-                            survival.0.max(0) as u32,
-                            survival.1.max(0) as u32,
-                        ),
-                        birth: CountRanges::single(birth.0.max(0) as u32, birth.1.max(0) as u32),
-                        include_centre,
-                        ..ltl(&text)
-                    };
+                for rule in two_rules(ltl(&text), m) {
                     kernel
                         .verify(&rule)
                         .unwrap_or_else(|e| panic!("{mask} period {period}: {e}"));
