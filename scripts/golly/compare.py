@@ -268,6 +268,18 @@ def golly_rule_for(rule, m1_b0):
 def parse_rle(text):
     """(header dict with x, y, rule; dict of the cells not dead, (x, y) relative to the top-left
     -> state: `o` and `A` are 1, `B`..`X` 2..24, `pA`..`yO` 25..255)."""
+    info, runs = rle_runs(text)
+    cells = {}
+    for y, x, length, state in runs:
+        for k in range(length):
+            cells[(x + k, y)] = state
+    return info, cells
+
+
+def rle_runs(text):
+    """(header dict, generator of the maximal runs of cells not dead, row by row, left to right:
+    (y, x, length, state)), whatever runs the writer split or wrapped: a check of millions of
+    cells holds none of them."""
     lines = text.splitlines()
     header = None
     i = 0
@@ -285,42 +297,56 @@ def parse_rle(text):
     if not hm:
         raise CaseError("bad RLE header %r" % header)
     info = {"x": int(hm.group(1)), "y": int(hm.group(2)), "rule": hm.group(3) or ""}
-    cells = {}
-    x = y = 0
-    n = 0
+
     body = "".join(l.strip() for l in lines[i:])
-    j = 0
-    while j < len(body):
-        c = body[j]
-        j += 1
-        if c.isdigit():
-            n = n * 10 + int(c)
-            continue
-        count = n or 1
+
+    def tokens():
+        x = y = 0
         n = 0
-        if c in "b.":
-            x += count
-        elif c == "$":
-            x = 0
-            y += count
-        elif c == "!":
-            break
-        elif c == "o" or ("A" <= c <= "X") or ("p" <= c <= "y"):
-            if c == "o":
-                state = 1
-            elif "A" <= c <= "X":
-                state = ord(c) - ord("A") + 1
+        j = 0
+        while j < len(body):
+            c = body[j]
+            j += 1
+            if c.isdigit():
+                n = n * 10 + int(c)
+                continue
+            count = n or 1
+            n = 0
+            if c in "b.":
+                x += count
+            elif c == "$":
+                x = 0
+                y += count
+            elif c == "!":
+                return
+            elif c == "o" or ("A" <= c <= "X") or ("p" <= c <= "y"):
+                if c == "o":
+                    state = 1
+                elif "A" <= c <= "X":
+                    state = ord(c) - ord("A") + 1
+                else:
+                    state = 24 * (ord(c) - ord("p") + 1) + ord(body[j]) - ord("A") + 1
+                    j += 1
+                yield y, x, count, state
+                x += count
+            elif c.isspace():
+                continue
             else:
-                state = 24 * (ord(c) - ord("p") + 1) + ord(body[j]) - ord("A") + 1
-                j += 1
-            for k in range(count):
-                cells[(x + k, y)] = state
-            x += count
-        elif c.isspace():
-            continue
-        else:
-            raise CaseError("bad RLE character %r" % c)
-    return info, cells
+                raise CaseError("bad RLE character %r" % c)
+
+    def merged():
+        run = None
+        for y, x, length, state in tokens():
+            if run and run[0] == y and run[1] + run[2] == x and run[3] == state:
+                run = (y, run[1], run[2] + length, state)
+                continue
+            if run:
+                yield run
+            run = (y, x, length, state)
+        if run:
+            yield run
+
+    return info, merged()
 
 
 TOPOLOGIES = ["T", "P", "K*", "K", "K*+1", "K+1", "C", "S", "T+", "T,+"]

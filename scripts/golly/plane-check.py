@@ -17,6 +17,7 @@ rules bgolly cannot run); the exit status is 1 when any differs.
 """
 
 import argparse
+import hashlib
 import os
 import re
 import sys
@@ -24,6 +25,35 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import compare  # noqa: E402
+
+
+class Cells:
+    """A side's live cells at Golly's coordinates, held as its RLE text and the offset of the
+    RLE's top-left: counted and hashed run by run (a check of a hundred million cells holds none
+    of them), expanded only to show where two sides differ."""
+
+    def __init__(self, text, x0, y0):
+        self.text, self.x0, self.y0 = text, x0, y0
+        digest = hashlib.sha256()
+        self.count = 0
+        if text is not None:
+            for y, x, length, state in compare.rle_runs(text)[1]:
+                digest.update(b"%d %d %d %d\n" % (x + x0, y + y0, length, state))
+                self.count += length
+        self.digest = digest.hexdigest()
+
+    def __eq__(self, other):
+        return (self.count, self.digest) == (other.count, other.digest)
+
+    def cells(self):
+        if self.text is None:
+            return {}
+        _, cells = compare.parse_rle(self.text)
+        return {(x + self.x0, y + self.y0): s for (x, y), s in cells.items()}
+
+
+# Cells a side may hold when the two differ and the check shows some of the difference.
+SHOWN_BELOW = 2_000_000
 
 
 def golly_cells(bgolly, algo, path, gens, work, timeout):
@@ -35,9 +65,9 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
     if rc != 0 or not os.path.exists(out) or "Fatal error" in log:
         raise compare.CaseError("bgolly -m %d failed (rc %d): %s" % (gens, rc, log.strip()[-300:]))
     with open(out) as f:
-        _, cells = compare.parse_rle(f.read())
-    if not cells:
-        return {}
+        text = f.read()
+    if Cells(text, 0, 0).count == 0:
+        return Cells(None, 0, 0)
     script = os.path.join(work, "script.txt")
     with open(script, "w") as f:
         f.write("step 1\n" * gens + "show\nedges\n")
@@ -46,7 +76,7 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
     if not m:
         raise compare.CaseError("bgolly --exec printed no bounding box: %s" % log.strip()[-300:])
     x0, y0 = (int(v.replace(",", "")) for v in m.groups())
-    return {(x + x0, y + y0): s for (x, y), s in cells.items()}
+    return Cells(text, x0, y0)
 
 
 def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
@@ -65,8 +95,7 @@ def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
         text = f.read()
     m = re.search(r"^#CXRLE Pos=(-?\d+),(-?\d+)", text, re.M)
     x0, y0 = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-    _, cells = compare.parse_rle(text)
-    return {(x + x0, y + y0): s for (x, y), s in cells.items()}, None
+    return Cells(text, x0, y0), None
 
 
 def main():
@@ -120,12 +149,16 @@ def main():
                     verdicts.append(("ERROR", "gen %d: %s" % (g, e)))
                     continue
                 if mine == theirs:
-                    verdicts.append(("IDENTICAL", "gen %d, %d cells" % (g, len(mine))))
+                    verdicts.append(("IDENTICAL", "gen %d, %d cells" % (g, mine.count)))
+                elif max(mine.count, theirs.count) > SHOWN_BELOW:
+                    verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells"
+                                     % (g, mine.count, theirs.count)))
                 else:
-                    only_mine = sorted(set(mine.items()) - set(theirs.items()))[:3]
-                    only_theirs = sorted(set(theirs.items()) - set(mine.items()))[:3]
+                    mine_cells, theirs_cells = mine.cells(), theirs.cells()
+                    only_mine = sorted(set(mine_cells.items()) - set(theirs_cells.items()))[:3]
+                    only_theirs = sorted(set(theirs_cells.items()) - set(mine_cells.items()))[:3]
                     verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells; only "
-                                     "lifegen %s, only Golly %s" % (g, len(mine), len(theirs),
+                                     "lifegen %s, only Golly %s" % (g, mine.count, theirs.count,
                                                                     only_mine, only_theirs)))
         worst = next((v for v in ("ERROR", "DIFFERENT", "REFUSED", "SKIPPED") if
                       any(k == v for k, _ in verdicts)), "IDENTICAL")
