@@ -138,7 +138,12 @@ fn triangular_rules_want_even_sides() {
     }
     // On tori and bounded planes of even sides, every backend as the reference, and the IR
     // interpreter (its rows of odd cells by each band's first row) on every instruction set.
-    for text in ["R1,C0,S1,B1,10,11,12,NL", "R3,C0,M1,S20..40,B24..33,NL"] {
+    for text in [
+        "R1,C0,S1,B1,10,11,12,NL",
+        "R3,C0,M1,S20..40,B24..33,NL",
+        "R2,C0,S2-5,B3-4,N@891891L",
+        "R1,C0,S1-4,B1-3,NW1F2E3D4C5L",
+    ] {
         let rule = rule::parse(text).unwrap().rule;
         let Rule::LargerThanLife(ltl) = rule else {
             unreachable!("an NL rule")

@@ -303,7 +303,8 @@ fn periodic_masks_on_the_gpu() {
     check_three_widths(&cases);
 }
 
-/// Golly's triangular NL (each cell's shape by the parity of its x + y): ranges 1 to 8, two
+/// Golly's triangular NL and masks with the `L` suffix (each cell's shape by the parity of its
+/// x + y): NL of ranges 1 to 8 and three masks, two
 /// states (M0 and M1) and with decay, on tori and bounded planes of even sides, one word wide,
 /// twelve words and a width that is not a whole word (the parity of a word's first cell is the
 /// kernel's, of its row against `top`).
@@ -313,11 +314,20 @@ fn triangular_rules_on_the_gpu() {
         return;
     }
     let mut cases = Vec::new();
-    for range in [1u32, 2, 3, 5, 8] {
+    // NL's range is 2R; the masks with Golly's `L` suffix keep theirs.
+    let shapes = [1u32, 2, 3, 5, 8]
+        .map(|range| (range, "L".to_string(), 2 * range))
+        .into_iter()
+        .chain([
+            (2, "@891891L".to_string(), 2),
+            (3, "@A5A5A5A5A5A5L".to_string(), 3),
+            (1, "W1F2E3D4C5L".to_string(), 1),
+        ]);
+    for (range, n, reach) in shapes {
         for (m, states) in [(0u32, 0u16), (1, 0), (0, 4)] {
-            let rule = near_the_middle(range, "L", states, m);
+            let rule = near_the_middle(range, &n, states, m);
             for plane in [false, true] {
-                let span = 4 * u64::from(range) + 2;
+                let span = 2 * u64::from(reach) + 2;
                 for (w, h) in [(32 * 12, 2 * span + 40), (32, span + 4), (98, span + 2)] {
                     cases.push((rule, plane, w, h, range));
                 }

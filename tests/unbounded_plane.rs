@@ -259,6 +259,7 @@ fn generations_and_larger_than_life_agree_with_a_wide_torus() {
     // The triangular NL: each cell's shape by the parity of its x + y on Golly's plane.
     agrees_with_a_wide_torus("R1,C0,S1,B1,10,11,12,NL", 30, 40, 400, BackendKind::Cpu);
     agrees_with_a_wide_torus("R2,C3,S9-18,B10-13,NL", 24, 30, 256, BackendKind::Cpu);
+    agrees_with_a_wide_torus("R2,C0,S2-5,B3-4,N@891891L", 24, 30, 256, BackendKind::Cpu);
     agrees_with_a_wide_torus(
         "R8,C3,M1,S50..120,B60..100,NC",
         40,

@@ -1632,6 +1632,32 @@ mod tests {
     }
 
     #[test]
+    fn masks_on_the_triangular_grid_match_the_reference() {
+        // Golly's `L` suffix: N@ and NW masks upside down around odd cells, every construction
+        // (columns of the mask's period too), M0 and M1.
+        for text in [
+            "R1,C0,M0,S0..0,B0..0,N@C1L",
+            "R2,C0,M0,S0..0,B0..0,N@891891L",
+            "R3,C0,M0,S0..0,B0..0,N@A5A5A5A5A5A5L",
+            "R1,C0,M0,S0..0,B0..0,NW1F2E3D4C5L",
+            "R2,C0,M0,S0..0,B0..0,NW12345678F12345678F1234567L",
+        ] {
+            let base = ltl(text);
+            let (r, shape) = (base.radius, base.neighbourhood);
+            assert!(shape.depends_on_parity(), "{text}");
+            let m = shape.max_neighbours(r);
+            for (history, construction) in every_construction(shape) {
+                let kernel = LtlKernel::with_construction(r, shape, history, construction);
+                for rule in two_rules(base, m) {
+                    kernel
+                        .verify(&rule)
+                        .unwrap_or_else(|e| panic!("{rule} {construction:?}: {e}"));
+                }
+            }
+        }
+    }
+
+    #[test]
     fn lines_and_triangles_match_the_reference_at_every_radius() {
         // Odd and even radii, the running sums' widths changing at powers of two, M0 and M1.
         for r in (1..=10).chain([15, 16]) {

@@ -107,9 +107,12 @@ pub struct Mask {
     pub radius: u32,
     /// Row by row from the top left, the centre included: `(2r+1)^2` weights.
     pub weights: Box<[i32]>,
-    /// The digits as written (upper case) and the `H` suffix if any: printed back after `N@`
-    /// or `NW`.
+    /// The digits as written (upper case) and the `H` or `L` suffix if any: printed back after
+    /// `N@` or `NW`.
     pub text: Box<str>,
+    /// The `L` suffix: a mask on Golly's triangular grid, upside down around a cell whose x + y
+    /// is odd (`ltlalgo::fast_Custom`, `fast_Weighted`), as `NL` is.
+    pub flips: bool,
 }
 
 impl Mask {
@@ -162,10 +165,15 @@ impl Neighbourhood {
         }
     }
 
-    /// Whether a cell's neighbourhood depends on the parity of its x + y (`NL`): then
-    /// [`Self::weight`] is the even cells' and [`Self::weight_at`] gives both.
+    /// Whether a cell's neighbourhood depends on the parity of its x + y (`NL`, and masks with
+    /// Golly's `L` suffix): then [`Self::weight`] is the even cells' and [`Self::weight_at`]
+    /// gives both.
     pub fn depends_on_parity(&self) -> bool {
-        matches!(self, Neighbourhood::Triangular)
+        match self {
+            Neighbourhood::Triangular => true,
+            Neighbourhood::Custom(mask) | Neighbourhood::Weighted(mask) => mask.flips,
+            _ => false,
+        }
     }
 
     /// The weight of `(dx, dy)` around a centre whose x + y is odd (`odd`) or even: the shape
@@ -988,13 +996,7 @@ fn parse_mask(digits: &str, radius: u32, weighted: bool) -> Result<Neighbourhood
         ("N@", weights)
     };
     match suffix {
-        "" | "H" => {}
-        "L" => {
-            return Err(format!(
-                "{name} with the L suffix (a mask on the triangular grid) is not supported; the \
-                 triangular NL is"
-            ));
-        }
+        "" | "H" | "L" => {}
         s if weighted && s.starts_with(',') => {
             return Err(format!(
                 "NW state weights {} are not supported: they weigh cells by state, and lifegen \
@@ -1008,6 +1010,7 @@ fn parse_mask(digits: &str, radius: u32, weighted: bool) -> Result<Neighbourhood
         radius,
         weights: weights.into(),
         text: digits.into(),
+        flips: suffix == "L",
     };
     Ok(if weighted {
         Neighbourhood::Weighted(mask.intern())
@@ -1566,6 +1569,13 @@ mod tests {
                 "R10,C0,S230-392,B200-398,NL",
                 660,
             ),
+            // Masks on the triangular grid (Golly's `L` suffix): upside down on odd cells.
+            ("R1,C0,S1,B1,n@c1l", "R1,C0,S1,B1,N@C1L", 3),
+            (
+                "R1,C0,S1-4,B1-3,NW123401323L",
+                "R1,C0,S1-4,B1-3,NW123401323L",
+                19,
+            ),
         ] {
             let rule = ltl(input);
             assert_eq!(rule.to_string(), canonical, "{input}");
@@ -1614,6 +1624,12 @@ mod tests {
         };
         assert_eq!(rows(false), [".....", "*****", "**o**", ".***.", "....."]);
         assert_eq!(rows(true), [".....", ".***.", "**o**", "*****", "....."]);
+        let flipped = ltl("R1,C0,S1,B1,N@40L").neighbourhood;
+        assert!(flipped.depends_on_parity());
+        assert_eq!(flipped.weight_at(1, 0, -1, false), 1);
+        assert_eq!(flipped.weight_at(1, 0, 1, true), 1);
+        assert_eq!(flipped.weight_at(1, 0, -1, true), 0);
+        assert!(!ltl("R1,C0,S1,B1,N@40H").neighbourhood.depends_on_parity());
         assert_eq!(weight("R2,C0,M0,S0..0,B0..0,NG", 1, -2), 2);
         assert_eq!(weight("R2,C0,M0,S0..0,B0..0,NG", 0, 0), 9);
     }
@@ -1793,7 +1809,6 @@ mod tests {
             ),
             ("R2,C2,M0,S1..2,B1..73,NL", "exceeds the 36 cells"),
             ("R2,C2,M0,S1..2,B1..1,N@89189", "exactly 6 hex digits"),
-            ("R2,C2,M0,S1..2,B1..1,N@891891L", "the L suffix"),
             (
                 "R2,C2,M0,S1..2,B1..1,NQ",
                 "\"NQ\" is not a neighbourhood Golly knows",
@@ -1834,8 +1849,7 @@ mod tests {
             ("R2,C0,S1,B1,N@89189", "exactly 6 hex digits"),
             ("R2,C0,S1,B1,N@8918911", "exactly 6 hex digits"),
             ("R1,C0,S1,B1,NW12340132", "9 hex digits"),
-            ("R1,C0,S1,B1,N@80L", "L suffix"),
-            ("R1,C0,S1,B1,NW123401323L", "L suffix"),
+            ("R1,C0,S1,B1,N@80X", "unexpected \"X\" after the N@ digits"),
             ("R0,C0,S1,B1,NL", "R0 is outside 1..250"),
             ("R1,C0,S1,B1,NW123401323,01", "NW state weights"),
             ("R1,C0,M0,S1..2,B1..1,NW123401323,01", "NW state weights"),
