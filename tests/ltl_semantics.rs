@@ -75,11 +75,14 @@ fn golly_canonical_rules_print_as_golly_prints_them() {
 #[test]
 fn neighbourhoods_golly_has_and_lifegen_does_not_are_named() {
     // NW's state weights weigh cells by state. Refused by name.
-    for (text, needle) in [("R1,C0,S2-3,B3,NW123401323,01", "NW state weights")] {
-        let message = rule::parse(text).unwrap_err().to_string();
-        assert!(message.contains(needle), "{text}: {message}");
+    let message = rule::parse("R1,C0,S2-3,B3,NW123401323,01")
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("NW state weights"), "{message}");
+    // Masks with Golly's H and L suffixes, and every letter Golly knows, run.
+    for text in ["R2,C0,S1-2,B1,N@891891L", "R1,C0,S2-3,B3,NW123401323H"] {
+        assert!(rule::parse(text).is_ok(), "{text}");
     }
-    // Every other letter Golly knows runs.
     for letter in "MNC+X*2HBD#3AGL".chars() {
         for text in [
             format!("R2,C0,M0,S1..2,B1..1,N{letter}"),
