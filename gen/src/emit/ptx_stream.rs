@@ -40,6 +40,7 @@
 //! A program of several bit-planes finds them one after another at `src` and `dst`, each
 //! `rows * words` words; planes other than the first are read from the source at one depth.
 
+use crate::kernel::eval::odd_cells_word;
 use crate::kernel::ir::{Instr, Program};
 pub use crate::kernel::plan::ShiftForm;
 
@@ -882,7 +883,8 @@ impl Emitter {
                                 self.line("\tsub.u32 %r39, %r39, %r37;");
                                 self.line("\tand.b32 %r39, %r39, 1;");
                                 self.line("\tsetp.eq.u32 %pp, %r39, 1;");
-                                self.line(format!("\tselp.b32 {v}, 0x55555555, 0xaaaaaaaa, %pp;"));
+                                let [even, odd] = [0, 1].map(|y| odd_cells_word(y, 32));
+                                self.line(format!("\tselp.b32 {v}, {odd:#x}, {even:#x}, %pp;"));
                             }
                             Instr::Param { .. } => {
                                 unreachable!("parameters are folded before emission")

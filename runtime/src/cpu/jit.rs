@@ -15,6 +15,7 @@
 
 use lifegen_gen::emit::rust_emit::CpuIsa;
 use lifegen_gen::emit::x86::{self, MachineCode, TileArgs, X86Error};
+use lifegen_gen::kernel::eval::odd_cells_word;
 use lifegen_gen::kernel::ir::Program;
 use rayon::prelude::*;
 
@@ -239,9 +240,9 @@ fn pass(kernel: &JitKernel, src: &Universe, out: &mut Universe) {
             // The odd cells of an even row, then of an odd one (a tile's word 0 is an even
             // column), each with its pad words: for programs that read their cells' parity.
             let parity_row = k.tile_words + 2 * k.pad_words;
-            let parity: Vec<u64> = [0xaaaa_aaaa_aaaa_aaaa_u64, 0x5555_5555_5555_5555]
-                .iter()
-                .flat_map(|&word| std::iter::repeat_n(word, parity_row))
+            let parity: Vec<u64> = [0, 1]
+                .into_iter()
+                .flat_map(|row| std::iter::repeat_n(odd_cells_word(row, 64), parity_row))
                 .collect();
             // A bounded plane's masks: the tile's columns inside the plane, or none.
             let mut mask_buffer = vec![0u64; 2 * k.tile_words + 8];
