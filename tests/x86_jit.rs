@@ -45,6 +45,44 @@ fn the_code_for_a_tiny_program_is_as_reviewed() {
     }
 }
 
+/// A program that reads its cells' parity steps from the caller's row of odd cells of an even
+/// row to that of an odd one by the length the caller lays them at: the tile's words and the
+/// input's padding each side (on AVX-512 it once stepped by the tile alone, so odd rows read
+/// the even row's padding).
+#[test]
+fn the_odd_row_of_cells_is_read_where_the_caller_puts_it() {
+    let mut b = ProgramBuilder::new("parity", vec![]);
+    let x = b.load(0);
+    let east = b.shift(x, 1);
+    let odd = b.push(Instr::OddCells { lag: 0 });
+    let out = b.push(Instr::Lut3 {
+        table: 0x96,
+        a: x,
+        b: east,
+        c: odd,
+    });
+    b.push(Instr::Store { plane: 0, src: out });
+    let program = b.finish(1, 0);
+    for isa in CpuIsa::ALL {
+        let code = compile(&program, isa, 16).expect("compiles");
+        let row_bytes = 8 * (code.tile_words + 2 * code.pad_words);
+        let text = disassemble(&code.bytes);
+        // The row's parity (`and rax,1`) times the step.
+        let lines: Vec<&str> = text.lines().collect();
+        let steps: Vec<usize> = lines
+            .windows(2)
+            .filter(|pair| pair[0].ends_with("and rax,1"))
+            .filter_map(|pair| pair[1].split_once("imul rax,"))
+            .map(|(_, k)| usize::from_str_radix(k.trim().trim_end_matches('h'), 16).unwrap())
+            .collect();
+        assert_eq!(
+            steps,
+            [row_bytes],
+            "{isa:?}: the step to the odd row in\n{text}"
+        );
+    }
+}
+
 /// Two generations of the tiny program on a bounded plane: the function holds the body twice,
 /// with the mask between the generations (an AND with the mask row the iteration picks) and
 /// without it, and picks one each iteration.

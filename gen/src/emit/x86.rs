@@ -725,6 +725,7 @@ pub fn compile(program: &Program, isa: CpuIsa, tile_words: usize) -> Result<Mach
         tile_words,
         row_pad,
         row_words,
+        tile_words + 2 * input_pad,
     )?;
     emitter.function()?;
     let bytes = emitter.asm.assemble(0)?;
@@ -834,6 +835,9 @@ struct Emitter<'a> {
     tile_words: usize,
     pad: usize,
     row_words: usize,
+    /// Words from the caller's row of odd cells of an even row to that of an odd one
+    /// ([`TileArgs::parity`]): the tile's and the input's padding each side.
+    parity_row_words: usize,
     bases: Vec<Base>,
     spill_slots: usize,
     locals: i32,
@@ -847,6 +851,7 @@ impl<'a> Emitter<'a> {
         tile_words: usize,
         pad: usize,
         row_words: usize,
+        parity_row_words: usize,
     ) -> Result<Self, X86Error> {
         let mut bases = vec![Base::Output { plane: 0 }, Base::Scratch];
         for node in &lowered.nodes {
@@ -873,6 +878,7 @@ impl<'a> Emitter<'a> {
             tile_words,
             pad,
             row_words,
+            parity_row_words,
             bases,
             spill_slots: 0,
             locals: 0,
@@ -908,6 +914,7 @@ impl<'a> Emitter<'a> {
             tile_words: self.tile_words,
             pad: self.pad,
             row_words: self.row_words,
+            parity_row_words: self.parity_row_words,
             bases: self.bases.clone(),
             spill_slots: 0,
             locals: 0,
@@ -1100,7 +1107,7 @@ impl<'a> Emitter<'a> {
                 Base::Mask { .. } => continue,
                 Base::Parity { lag } => {
                     // The second row where `row0 + iteration - lag` is odd.
-                    let row_bytes = 8 * (self.tile_words + 2 * self.pad) as i32;
+                    let row_bytes = 8 * self.parity_row_words as i32;
                     a.mov(rax, qword_ptr(rsp + LOCAL_ROW0))?;
                     a.add(rax, qword_ptr(rsp + LOCAL_ITERATION))?;
                     a.sub(rax, lag as i32)?;
