@@ -139,3 +139,24 @@ fn bounded_plane_kernels_assemble_without_spills() {
         );
     }
 }
+
+/// The kernels of tiles held on the GPU (windows gathered from a pool of tiles, stepped tiles
+/// cut out into it with their flags) assemble for sm_90 in registers alone.
+#[test]
+fn tile_pool_kernels_assemble_without_spills() {
+    let Some(tools) = ptxas_or_skip() else {
+        return;
+    };
+    use lifegen_gen::emit::ptx_tiles::{cut_ptx, gather_ptx};
+    for (name, ptx) in [("gather", gather_ptx()), ("cut", cut_ptx())] {
+        let report = tools
+            .assemble(&ptx)
+            .unwrap_or_else(|e| panic!("the tiles' {name} kernel: {e}"));
+        assert_eq!(report.spill_bytes, 0, "the tiles' {name} kernel spills");
+        assert!(
+            report.registers <= 32,
+            "{name}: {} registers",
+            report.registers
+        );
+    }
+}

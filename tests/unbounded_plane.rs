@@ -3,6 +3,8 @@
 //! coordinates, on every family; a spaceship's box and tiles stay few however far it flies;
 //! settled tiles are left alone; B0 rules are refused.
 
+mod checks;
+
 use std::collections::BTreeSet;
 
 use lifegen_gen::{Rule, Topology};
@@ -243,6 +245,48 @@ fn busy_soups_step_in_tall_blocks_as_the_dense_box_steps_them() {
                 assert_eq!(*population, cells[0].2, "{rule}, {e:?}");
             }
         }
+    }
+}
+
+/// Tiles held on the GPU (windows gathered from them and stepped tiles cut out into them
+/// there, the flags of what changed the only thing copied back) step as the CPU's tiles do:
+/// Life in windows a tile row high and in blocks of four (tiles of 64), Generations of one and
+/// of several bit-planes, Larger than Life, the triangular NL, a B0 rule (windows complemented
+/// at odd generations), through pieces that change the chunks' lengths.
+#[test]
+fn tiles_held_on_the_gpu_step_as_the_cpu_s_tiles() {
+    if !checks::gpu_here() {
+        return;
+    }
+    for (text, side, tile) in [
+        ("B3/S23", 420, Some(64)),
+        ("B3/S23", 200, None),
+        ("B36/S23", 100, None),
+        ("/2/3", 80, None),
+        ("345/2/24", 60, None),
+        ("R2,C0,M1,S4..6,B5..6,NM", 60, None),
+        ("R1,C0,S1,B1,10,11,12,NL", 60, None),
+        ("B017/S01", 250, Some(64)),
+    ] {
+        let rule = parse(text);
+        let start = soup(&rule, side, 5);
+        let origin = (-1000, 1_000_000_000_076);
+        let [mut cpu, mut gpu] = [BackendKind::Cpu, BackendKind::Gpu]
+            .map(|kind| engine(Engine::Tiles(tile), rule, start.clone(), origin, kind));
+        let mut done = 0;
+        for piece in [1, 16, 3, 40, 1, 57] {
+            cpu.advance(piece).unwrap();
+            gpu.advance(piece).unwrap();
+            done += piece;
+            // The box first: it reads the tiles copied back from the GPU as the cells do.
+            assert_eq!(cpu.live_box().unwrap(), gpu.live_box().unwrap(), "{text}");
+            let [on_cpu, on_gpu] =
+                [&mut cpu, &mut gpu].map(|p| p.live_cells().unwrap().map(|(c, at)| live(&c, at)));
+            assert!(on_cpu == on_gpu, "{text}, {side}^2 soup, generation {done}");
+            assert_eq!(cpu.population().unwrap(), gpu.population().unwrap());
+        }
+        let held = "the tiles held on the GPU";
+        assert!(gpu.describe().contains(held), "{}", gpu.describe());
     }
 }
 

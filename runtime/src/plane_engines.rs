@@ -193,9 +193,10 @@ impl PlaneRequest {
                     })
                     .transpose()
                     .map_err(|e| refused(format!("--tile {e}")))?;
-                // A batch of windows on the GPU is a launch and copies there and back each
-                // chunk: slower than the CPU on every pattern measured, sparse or a 4096^2 soup
-                // (BENCHMARKS.md, eighth session), so auto steps the tiles on the CPU.
+                // Tiles held on the GPU pay a few launches, copies of descriptions up and of
+                // flags down, and a wait each chunk, and 15-20 ms for each shape of batch: on
+                // sparse patterns no faster than the CPU's tiles (BENCHMARKS.md, tenth session),
+                // so auto steps the tiles on the CPU; --backend gpu puts them there.
                 let backend = match backend {
                     BackendKind::Auto => BackendKind::Cpu,
                     chosen => chosen,

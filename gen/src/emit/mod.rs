@@ -2,6 +2,7 @@
 //! kernels_out/.
 pub mod ptx_edges;
 pub mod ptx_stream;
+pub mod ptx_tiles;
 pub mod regen;
 pub mod rust_emit;
 pub mod rust_stream;

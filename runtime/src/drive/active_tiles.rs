@@ -35,8 +35,10 @@ use crate::drive::key_hasher::{KeyMap, KeySet};
 use crate::drive::plane::{
     Placed, PlaneEngine, PlaneError, births_from_nothing, cached_live_universe, cells_at,
 };
+use crate::gpu::tiles::{TilePool, TileWords};
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
+use lifegen_gen::emit::ptx_tiles::ALIVE_FLAG;
 
 use super::plane::MakeBox;
 
@@ -325,6 +327,32 @@ pub struct ActiveTiles {
     description: String,
     /// Bytes the tiles may take.
     memory_limit: u64,
+    /// The tiles' cells when the simulators run on the GPU (made at the first chunk): `held`
+    /// then holds empty tiles, filled from here when the cells are asked for.
+    on_gpu: Option<GpuTiles>,
+}
+
+/// Tiles held on the GPU: the pool, each held tile's slot, and the slots free.
+struct GpuTiles {
+    pool: TilePool,
+    slots: KeyMap<Key, u32>,
+    free: Vec<u32>,
+    /// Whether `held`'s tiles are the pool's now.
+    home: bool,
+}
+
+impl GpuTiles {
+    /// At least `more` free slots.
+    fn reserve(&mut self, more: usize) -> Result<(), BackendError> {
+        let capacity = self.pool.capacity();
+        if self.free.len() >= more {
+            return Ok(());
+        }
+        self.pool.grow(capacity + more - self.free.len())?;
+        self.free
+            .extend((capacity as u32..self.pool.capacity() as u32).rev());
+        Ok(())
+    }
 }
 
 impl ActiveTiles {
@@ -373,6 +401,7 @@ impl ActiveTiles {
             gathered: None,
             description: String::new(),
             memory_limit: u64::MAX,
+            on_gpu: None,
         };
         engine.description = match &engine.stepper {
             WindowStepper::Kernel(kernel) => {
@@ -398,8 +427,20 @@ impl ActiveTiles {
                     t.window_height(shape.chunk, 1),
                 );
                 let layout = Layout::of(std::iter::once((0, words)));
-                let first = make(torus(engine.states, 64 * layout.words as u64, height)?)?;
-                let description = first.describe();
+                let mut first = make(torus(engine.states, 64 * layout.words as u64, height)?)?;
+                let on_gpu = first.device_band().is_some();
+                let held = if on_gpu {
+                    "; the tiles held on the GPU, gathered into windows and cut out there"
+                } else {
+                    ""
+                };
+                // A GPU kernel steps a fixed number of generations a launch; a chunk of another
+                // length is a kernel more to compile for each shape of batch.
+                let launch = first.preferred_step();
+                if on_gpu && (2..=shape.chunk).contains(&launch) {
+                    engine.tiles.shape.chunk = shape.chunk / launch * launch;
+                }
+                let description = format!("{}{held}", first.describe());
                 engine.simulators.insert((layout, height), first);
                 description
             }
@@ -464,6 +505,10 @@ impl ActiveTiles {
             self.complemented_at(self.generation),
             self.complemented_at(self.generation + gens),
         );
+        self.steps += active.len() as u64;
+        if self.on_gpu.is_some() || self.gpu_band_offered() {
+            return self.step_on_gpu([(short, 1), (tall, BLOCK_ROWS)], gens, flips);
+        }
         let mut results: Vec<Stepped> = Vec::with_capacity(active.len());
         for (group, rows) in [(short, 1), (tall, BLOCK_ROWS)] {
             if group.is_empty() {
@@ -483,7 +528,6 @@ impl ActiveTiles {
                 }
             }
         }
-        self.steps += active.len() as u64;
 
         self.touched.clear();
         let mut spare = std::mem::take(self.tiles.spare.get_mut().expect("no cut-out panicked"));
@@ -503,9 +547,202 @@ impl ActiveTiles {
         }
         spare.truncate(self.tiles.held.len());
         *self.tiles.spare.get_mut().expect("no cut-out panicked") = spare;
+        self.chunk_done(gens);
+        Ok(())
+    }
+
+    fn chunk_done(&mut self, gens: u64) {
         self.last_chunk = gens;
         self.generation += gens;
         self.gathered = None;
+    }
+
+    /// Whether the windows' simulators run on a GPU, where the tiles are then held.
+    fn gpu_band_offered(&mut self) -> bool {
+        matches!(self.stepper, WindowStepper::Simulators(_))
+            && self
+                .simulators
+                .values_mut()
+                .next()
+                .is_some_and(|sim| sim.device_band().is_some())
+    }
+
+    /// Steps the windows of the blocks of `groups` (each with its rows of tiles) by `gens` in
+    /// GPU simulators, gathered from and cut out into the tiles held on the GPU (moved there at
+    /// the first chunk).
+    fn step_on_gpu(
+        &mut self,
+        groups: [(Vec<Block>, usize); 2],
+        gens: u64,
+        (flip_in, flip_out): (u64, u64),
+    ) -> Result<(), BackendError> {
+        if self.on_gpu.is_none() {
+            self.on_gpu = Some(self.move_to_gpu()?);
+        }
+        let WindowStepper::Simulators(make) = &self.stepper else {
+            unreachable!("tiles on the GPU are stepped by GPU simulators")
+        };
+        let gpu = self.on_gpu.as_mut().expect("made above");
+        let tiles = &self.tiles;
+        let (side, halo) = (tiles.shape.side as usize, tiles.shape.halo);
+        let margin = gens as usize * tiles.radius as usize;
+        let stepped_tiles: usize = groups
+            .iter()
+            .flat_map(|(blocks, _)| blocks)
+            .map(|b| b.len * b.rows)
+            .sum();
+        gpu.reserve(stepped_tiles)?;
+        let GpuTiles {
+            pool,
+            slots,
+            free,
+            home,
+        } = gpu;
+        let slot_of = |key: &Key| slots.get(key).copied().unwrap_or(u32::MAX);
+        let mut stepped: Vec<(Key, u32, u32)> = Vec::with_capacity(stepped_tiles);
+        pool.begin_chunk(stepped_tiles)?;
+        let (words, halo_words) = (tiles.words, tiles.window_words(0, halo));
+        for (group, rows) in groups {
+            if group.is_empty() {
+                continue;
+            }
+            let packed = pack(group, words, halo_words, BAND_WORDS);
+            let window_h = tiles.window_height(gens, rows);
+            let per_batch = gpu_batch_bands(window_h);
+            for batch in packed.chunk_by(|a, b| a.1.0 / per_batch == b.1.0 / per_batch) {
+                let first_band = batch[0].1.0;
+                let mut layout = Layout::of(batch.iter().map(|(block, slot)| {
+                    (
+                        slot.0 - first_band,
+                        slot.1 + tiles.window_words(block.len, halo),
+                    )
+                }));
+                // Few shapes of simulator (making one takes 15-20 ms): full bands, and a power
+                // of two of them, at least GPU_BANDS (idle bands cost the GPU next to nothing).
+                layout.words = layout.words.max(BAND_WORDS);
+                layout.bands = layout.bands.next_power_of_two().max(GPU_BANDS);
+                let key = (layout, window_h);
+                let mut sim = match self.simulators.remove(&key) {
+                    Some(sim) => sim,
+                    None => make(torus(
+                        self.states,
+                        64 * layout.words as u64,
+                        window_h * layout.bands as u64,
+                    )?)?,
+                };
+                let (mut windows, mut table, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
+                let first_cut = stepped.len();
+                for &(block, (band, word)) in batch {
+                    let top = (band - first_band) * window_h as usize;
+                    windows.extend(
+                        [
+                            top,
+                            2 * word,
+                            block.len,
+                            2 * tiles.window_words(block.len, halo),
+                            window_h as usize,
+                            table.len(),
+                        ]
+                        .map(|n| n as u32),
+                    );
+                    let (x, y) = block.first;
+                    for dy in -1..=block.rows as i64 {
+                        for dx in -1..=block.len as i64 {
+                            table.push(slot_of(&(x + dx, y + dy)));
+                        }
+                    }
+                    for (key, i, k) in block.tiles() {
+                        let old = slot_of(&key);
+                        let new = free.pop().expect("slots reserved for every tile stepped");
+                        cuts.extend([
+                            (top + margin + k * side) as u32,
+                            (2 * word + halo as usize / 32 + i * side / 32) as u32,
+                            old,
+                            new,
+                        ]);
+                        stepped.push((key, old, new));
+                    }
+                }
+                let band = sim.device_band().ok_or_else(|| {
+                    BackendError::Plane("the tiles' simulators left the GPU".into())
+                })?;
+                pool.gather(band, &windows, &table, margin as u32, flip_in as u32)?;
+                band.enqueue(gens)?;
+                pool.cut(band, &cuts, first_cut, margin as u32, flip_out as u32)?;
+                self.simulators.insert(key, sim);
+            }
+        }
+        let flags = pool.finish_chunk(stepped.len())?;
+        self.touched.clear();
+        for ((key, old, new), flags) in stepped.into_iter().zip(flags) {
+            for (i, (dx, dy)) in NEIGHBOURHOOD.iter().enumerate() {
+                if flags >> i & 1 == 1 {
+                    self.touched.insert((key.0 + dx, key.1 + dy));
+                }
+            }
+            free.extend((old != u32::MAX).then_some(old));
+            if flags & ALIVE_FLAG != 0 {
+                slots.insert(key, new);
+                self.tiles.held.insert(key, Box::new([]));
+            } else {
+                slots.remove(&key);
+                free.push(new);
+                self.tiles.held.remove(&key);
+            }
+        }
+        *home = false;
+        self.chunk_done(gens);
+        Ok(())
+    }
+
+    /// The held tiles copied to a pool on the GPU of the simulators, `held` left holding empty
+    /// tiles.
+    fn move_to_gpu(&mut self) -> Result<GpuTiles, BackendError> {
+        let tiles = &mut self.tiles;
+        let words = TileWords {
+            side: tiles.shape.side as u32,
+            planes: tiles.planes as u32,
+            halo: tiles.shape.halo as u32,
+        };
+        let sim = self
+            .simulators
+            .values_mut()
+            .next()
+            .expect("a simulator made with the engine");
+        let band = sim.device_band().expect("a GPU simulator");
+        let count = tiles.held.len();
+        let mut gpu = GpuTiles {
+            pool: TilePool::new(band, words, 2 * count + 64)?,
+            slots: KeyMap::default(),
+            free: Vec::new(),
+            home: false,
+        };
+        gpu.free = (0..gpu.pool.capacity() as u32).rev().collect();
+        for (&key, tile) in tiles.held.iter_mut() {
+            let slot = gpu.free.pop().expect("a slot for every tile held");
+            gpu.pool.upload(slot, tile)?;
+            gpu.slots.insert(key, slot);
+            *tile = Box::new([]);
+        }
+        gpu.pool.settle()?;
+        Ok(gpu)
+    }
+
+    /// Fills `held`'s tiles from the GPU, where they are held there.
+    fn bring_home(&mut self) -> Result<(), BackendError> {
+        let Some(gpu) = self.on_gpu.as_mut() else {
+            return Ok(());
+        };
+        if gpu.home {
+            return Ok(());
+        }
+        let (keys, slots): (Vec<Key>, Vec<u32>) = gpu.slots.iter().map(|(k, s)| (*k, *s)).unzip();
+        let cells = gpu.pool.download(&slots)?;
+        let n = self.tiles.tile_len();
+        for (key, tile) in keys.into_iter().zip(cells.chunks(n)) {
+            self.tiles.held.insert(key, tile.into());
+        }
+        gpu.home = true;
         Ok(())
     }
 
@@ -535,11 +772,7 @@ impl ActiveTiles {
         let halo = tiles.shape.halo;
         let window_h = tiles.window_height(gens, rows);
         let margin = gens as usize * tiles.radius as usize;
-        // Whole batches of a power of two of bands: one shape of simulator for all but the last.
-        let per_batch = 1
-            << (BATCH_CELLS / (BAND_WORDS as u64 * 64 * window_h))
-                .max(1)
-                .ilog2();
+        let per_batch = batch_bands(window_h);
         for batch in packed.chunk_by(|a, b| a.1.0 / per_batch == b.1.0 / per_batch) {
             let first_band = batch[0].1.0;
             let layout = Layout::of(batch.iter().map(|(block, slot)| {
@@ -624,6 +857,25 @@ impl ActiveTiles {
         }
         Ok(())
     }
+}
+
+/// Bands of windows `window_h` rows high a batch holds: whole batches of a power of two of
+/// bands, one shape of simulator for all but the last.
+fn batch_bands(window_h: u64) -> usize {
+    1 << (BATCH_CELLS / (BAND_WORDS as u64 * 64 * window_h))
+        .max(1)
+        .ilog2()
+}
+
+/// Bands a batch of windows on the GPU holds at least.
+const GPU_BANDS: usize = 16;
+
+/// The same on the GPU, whose batches are a launch and copies each: windows of up to 2^28 cells
+/// (32 MiB a bit-plane) a batch.
+fn gpu_batch_bands(window_h: u64) -> usize {
+    1 << ((1u64 << 28) / (BAND_WORDS as u64 * 64 * window_h))
+        .max(1)
+        .ilog2()
 }
 
 /// An empty torus of `states` states, for windows to be stacked in.
@@ -1069,6 +1321,7 @@ impl Simulator for ActiveTiles {
         self.advance_plane(gens)
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
+        self.bring_home()?;
         let mut cache = self.gathered.take();
         cached_live_universe(&mut cache, self.states, || {
             self.tiles.gather_live_cells(self.states, self.generation)
@@ -1092,9 +1345,11 @@ impl Simulator for ActiveTiles {
 
 impl PlaneEngine for ActiveTiles {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
+        self.bring_home()?;
         self.tiles.gather_live_cells(self.states, self.generation)
     }
     fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
+        self.bring_home()?;
         // From the tiles, without painting the box (a glider stream's spans millions of cells).
         Ok(self.tiles.live_bounds().map(|(left, top, right, bottom)| {
             (
@@ -1106,6 +1361,7 @@ impl PlaneEngine for ActiveTiles {
         }))
     }
     fn population(&mut self) -> Result<u64, PlaneError> {
+        self.bring_home()?;
         Ok(self.tiles.count_population())
     }
     fn generation(&self) -> u64 {

@@ -1,6 +1,7 @@
 //! The GPUs: which one a simulator is made on, and what goes wrong with them.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, CudaFunction, DriverError, sys};
 use cudarc::nvrtc::Ptx;
@@ -46,19 +47,39 @@ pub(crate) fn driver(what: &str) -> impl Fn(DriverError) -> GpuError + '_ {
     }
 }
 
-/// The kernel `entry` of the PTX module `ptx` (`what` names it in errors), loaded in `ctx`.
+/// The kernel `entry` of the PTX module `ptx` (`what` names it in errors), loaded in `ctx`
+/// once a process: the driver compiles a module's PTX at each load (tens of milliseconds for a
+/// stream kernel), and simulators of one shape of kernel are made many times (a tile engine
+/// makes one per shape of batch, the band driver one per band).
 pub(crate) fn load_kernel(
     ctx: &Arc<CudaContext>,
     ptx: String,
     entry: &str,
     what: &str,
 ) -> Result<CudaFunction, GpuError> {
+    type Loaded = HashMap<(usize, String, String), CudaFunction>;
+    static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
+    let key = (ctx.cu_ctx() as usize, entry.to_string(), ptx);
+    if let Some(function) = LOADED
+        .lock()
+        .expect("no load panicked")
+        .get_or_insert_default()
+        .get(&key)
+    {
+        return Ok(function.clone());
+    }
     let module = ctx
-        .load_module(Ptx::from_src(ptx))
+        .load_module(Ptx::from_src(key.2.clone()))
         .map_err(|e| driver(&format!("load {what}"))(e))?;
-    module
+    let function = module
         .load_function(entry)
-        .map_err(|e| driver(&format!("find the entry of {what}"))(e))
+        .map_err(|e| driver(&format!("find the entry of {what}"))(e))?;
+    LOADED
+        .lock()
+        .expect("no load panicked")
+        .get_or_insert_default()
+        .insert(key, function.clone());
+    Ok(function)
 }
 
 /// The first GPU, or why there is none.

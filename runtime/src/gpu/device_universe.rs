@@ -368,6 +368,15 @@ impl DeviceUniverse {
         base + (y * self.row_bytes()) as sys::CUdeviceptr
     }
 
+    /// Where the cells lie in the current copy.
+    pub fn cell_rows(&self) -> crate::gpu::exchange::CellRows {
+        crate::gpu::exchange::CellRows {
+            first: self.row_ptr(0) + 4 * sys::CUdeviceptr::from(self.ghost),
+            stride: self.stride,
+            plane_words: self.plane_words() as u64,
+        }
+    }
+
     /// Bytes a padded row on the device.
     pub fn row_bytes(&self) -> usize {
         self.stride as usize * 4

@@ -60,8 +60,19 @@ pub trait DeviceBand: Send {
     /// The device address of row `y` of the universe as it is after the work enqueued so far.
     fn row_ptr(&self, y: usize) -> sys::CUdeviceptr;
     fn row_bytes(&self) -> usize;
+    /// Where the cells lie now (after the work enqueued so far).
+    fn cell_rows(&self) -> CellRows;
     /// Enqueues `gens` generations on [`DeviceBand::stream`] and returns at once.
     fn enqueue(&mut self, gens: u64) -> Result<(), GpuError>;
+}
+
+/// Where a universe's cells lie on the GPU: the first cell of row 0, and 32-bit words from a
+/// row to the next and from a bit-plane to the next.
+#[derive(Clone, Copy, Debug)]
+pub struct CellRows {
+    pub first: sys::CUdeviceptr,
+    pub stride: u32,
+    pub plane_words: u64,
 }
 
 /// `rows` rows from universe `src` at row `src_row` over universe `dst`'s rows from `dst_row`.

@@ -7,3 +7,4 @@ pub(crate) mod device_universe;
 pub mod exchange;
 pub(crate) mod staging;
 pub mod stream;
+pub mod tiles;

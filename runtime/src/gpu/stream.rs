@@ -384,6 +384,9 @@ impl crate::gpu::exchange::DeviceBand for StreamGpuSimulator {
     fn row_bytes(&self) -> usize {
         self.device.row_bytes()
     }
+    fn cell_rows(&self) -> crate::gpu::exchange::CellRows {
+        self.device.cell_rows()
+    }
     fn enqueue(&mut self, gens: u64) -> Result<(), GpuError> {
         StreamGpuSimulator::enqueue(self, gens)
     }
