@@ -141,10 +141,17 @@ DONE:
     module("the padding of each row", body)
 }
 
-/// A PTX module of one kernel: the header, then `body`; `what` names it in its first line.
+/// A PTX module of one kernel of this file: the header, then `body`; `what` names it in its
+/// first line.
 fn module(what: &str, body: &str) -> String {
+    ptx_module(what, module_path!(), body)
+}
+
+/// A PTX module of one hand-written kernel: the header, then `body`; its first line names it
+/// (`what`) and the Rust module that wrote it (`source`).
+pub(crate) fn ptx_module(what: &str, source: &str, body: &str) -> String {
     format!(
-        "// {what} (lifegen_gen::emit::ptx_edges)\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
+        "// {what} ({source})\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
     )
 }
 

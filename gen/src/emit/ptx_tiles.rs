@@ -6,7 +6,7 @@
 //! tile `s` of the pool starts at word `s * tile_words`. Halos and margins are whole 32-bit
 //! words across (a multiple of 32 cells), so every word of a window is one word of one tile.
 
-use crate::emit::ptx_stream::{PTX_TARGET, PTX_VERSION};
+use crate::emit::ptx_edges::ptx_module;
 
 /// Threads a block of either kernel (a multiple of 32).
 pub const TILE_THREADS: u32 = 256;
@@ -298,11 +298,9 @@ DONE:
     module("tiles cut out of their windows", body)
 }
 
-/// A PTX module of one kernel: the header, then `body`; `what` names it in its first line.
+/// A PTX module of one kernel of this file.
 fn module(what: &str, body: &str) -> String {
-    format!(
-        "// {what} (lifegen_gen::emit::ptx_tiles)\n.version {PTX_VERSION}\n.target {PTX_TARGET}\n.address_size 64\n{body}"
-    )
+    ptx_module(what, module_path!(), body)
 }
 
 #[cfg(test)]
