@@ -45,7 +45,6 @@ pub struct TilePool {
     stream: Arc<CudaStream>,
     words: TileWords,
     cells: CudaSlice<u32>,
-    capacity: usize,
     gather: CudaFunction,
     cut: CudaFunction,
     /// A word of flags for each tile a chunk steps.
@@ -69,30 +68,30 @@ impl TilePool {
             stream,
             words,
             cells,
-            capacity,
         })
     }
 
+    /// Tiles the pool has room for.
     pub fn capacity(&self) -> usize {
-        self.capacity
+        self.cells.len() / self.words.tile()
     }
 
     /// Room for at least `slots` tiles, the ones held kept. Every stream that used the pool
     /// must be done with it.
     pub fn grow(&mut self, slots: usize) -> Result<(), GpuError> {
-        if slots <= self.capacity {
+        let old = self.capacity();
+        if slots <= old {
             return Ok(());
         }
-        let capacity = slots.max(2 * self.capacity);
-        let mut cells = alloc(&self.stream, capacity * self.words.tile())?;
-        let held = self.capacity * self.words.tile();
+        let mut cells = alloc(&self.stream, slots.max(2 * old) * self.words.tile())?;
+        let held = self.cells.len();
         self.stream
             .memcpy_dtod(&self.cells, &mut cells.slice_mut(0..held))
             .map_err(driver("copy the tiles to a larger pool"))?;
         self.stream
             .synchronize()
             .map_err(driver("copy the tiles to a larger pool"))?;
-        (self.cells, self.capacity) = (cells, capacity);
+        self.cells = cells;
         Ok(())
     }
 
