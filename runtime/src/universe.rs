@@ -417,6 +417,7 @@ impl Universe {
 
     /// Sets `length` live cells of row `y` from `x` rightwards: whole words at a time, so a run of
     /// 2^31 cells costs a fill of 2^25 words, not 2^31 single-bit writes.
+    #[inline]
     pub fn set_run(&mut self, x: usize, y: usize, length: usize) {
         if length == 0 {
             return;
