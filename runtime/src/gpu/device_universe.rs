@@ -37,7 +37,11 @@ pub(crate) struct DeviceUniverse {
     /// A Klein bottle's, cross-surface's or sphere's padding: its ghost rows and words are
     /// gathered from the cells before each launch, in place of `edges`.
     gather: Option<Gather>,
-    staging: Staging,
+    /// Made at the first copy between host and GPU: a universe that is stepped and read on
+    /// the GPU only (the tiles' batches) never pays its page-locked buffers.
+    staging: Option<Staging>,
+    /// Rows a chunk of a copy holds.
+    chunk_rows: usize,
     host: Universe,
 }
 
@@ -179,7 +183,6 @@ impl DeviceUniverse {
             }
         };
         let chunk_rows = (COPY_WORDS / stride as usize).clamp(1, rows.max(1) as usize);
-        let staging = Staging::new(&stream, chunk_rows * stride as usize)?;
         let mut device = DeviceUniverse {
             stream,
             buffers,
@@ -192,18 +195,31 @@ impl DeviceUniverse {
             plane,
             edges,
             gather,
-            staging,
+            staging: None,
+            chunk_rows,
             host: universe,
         };
-        device.upload(0, None)?;
+        // The device's copies start zeroed: a universe with no cell not dead is not copied.
+        let blank = (0..device.host.planes()).all(|p| device.host.plane(p).iter().all(|&w| w == 0));
+        if !blank {
+            device.upload(0, None)?;
+        }
         Ok(device)
     }
 
     /// The padded row's shape: `stride`, `ghost`, words of cells, rows copied at a time.
     fn shape(&self) -> [usize; 4] {
         let stride = self.stride as usize;
-        let chunk_rows = self.staging.words() / stride;
-        [stride, self.ghost as usize, self.words as usize, chunk_rows]
+        [stride, self.ghost as usize, self.words as usize, self.chunk_rows]
+    }
+
+    /// The page-locked buffers of the copies, made at the first.
+    fn staging(&mut self) -> Result<&mut Staging, GpuError> {
+        let words = self.chunk_rows * self.stride as usize;
+        if self.staging.is_none() {
+            self.staging = Some(Staging::new(&self.stream, words)?);
+        }
+        Ok(self.staging.as_mut().expect("made above"))
     }
 
     /// The device address of word `at` of the current copy.
@@ -248,8 +264,9 @@ impl DeviceUniverse {
         let at = plane * self.plane_words() + (self.ghost_rows as usize + y) * stride;
         let first = self.word_ptr(at);
         let rows = words.len() / host_row;
-        self.staging
-            .upload(&self.stream, rows.div_ceil(chunk_rows), |c, buffer| {
+        let stream = self.stream.clone();
+        self.staging()?
+            .upload(&stream, rows.div_ceil(chunk_rows), |c, buffer| {
                 let host = &words[c * chunk_rows * host_row..];
                 let count = chunk_rows.min(host.len() / host_row);
                 on_threads(
@@ -294,8 +311,9 @@ impl DeviceUniverse {
             let at = first + (c * chunk_rows * stride * 4) as sys::CUdeviceptr;
             (at, count * stride)
         };
-        self.staging
-            .download(&self.stream, rows.div_ceil(chunk_rows), from, |c, data| {
+        let stream = self.stream.clone();
+        self.staging()?
+            .download(&stream, rows.div_ceil(chunk_rows), from, |c, data| {
                 let host = &mut out[c * chunk_rows * host_row..];
                 let count = data.len() / stride;
                 on_threads(

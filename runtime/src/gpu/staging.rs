@@ -40,11 +40,6 @@ impl Staging {
         })
     }
 
-    /// Words a buffer holds: the most a chunk may have.
-    pub fn words(&self) -> usize {
-        self.buffers[0].len()
-    }
-
     /// The buffer for chunk `c`, once the copy that last used it is done.
     fn buffer(&mut self, c: usize) -> Result<&mut [u32], GpuError> {
         self.copied[c % 2]

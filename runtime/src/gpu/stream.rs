@@ -1,7 +1,8 @@
 //! Stream programs of the kernel IR on the GPU: the PTX of `lifegen_gen::emit::ptx_stream`,
 //! compiled by the driver, one launch a generation.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{CudaContext, CudaFunction, LaunchConfig, PushKernelArg, sys};
 use lifegen_gen::emit::ptx_stream::{self, ShiftForm, StreamPtx};
@@ -147,14 +148,7 @@ impl StreamGpuSimulator {
         let (shifts, k) = Self::shape_from_environment(rule)?;
         let ctx = open_device()?;
         let main = Kernel::new(&ctx, kernel(program, shifts, k, rule)?)?;
-        Self::build(
-            ctx,
-            (program, main, None),
-            None,
-            (shifts, k),
-            rule,
-            universe,
-        )
+        Self::build(ctx, (program, main, None), None, (shifts, k), rule, universe)
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
@@ -172,15 +166,17 @@ impl StreamGpuSimulator {
         universe: Universe,
     ) -> Result<Self, GpuError> {
         let ctx = open_device()?;
+        let shape = (shifts, [k, plane_edge_words(rule)?]);
         let mut gens = gens;
         loop {
-            let (program, masked) = programs(&chain, gens, universe.is_plane(), rule)?;
-            let main = Kernel::new(&ctx, kernel(&program, shifts, k, rule)?)?;
+            let made = compiled(&chain, gens, universe.is_plane(), rule, shape)?;
+            let main = Kernel::new(&ctx, made.main.clone())?;
             if fit_registers && main.spill_bytes > SPILL_LIMIT_BYTES && gens > 2 {
                 gens -= 2;
                 continue;
             }
-            let main = (&program, main, masked);
+            let masked = made.masked.as_ref().zip(made.edges.clone());
+            let main = (&made.program, main, masked);
             return Self::build(ctx, main, Some((chain, gens)), (shifts, k), rule, universe);
         }
     }
@@ -201,11 +197,11 @@ impl StreamGpuSimulator {
         Ok((shifts, k))
     }
 
-    /// The simulator running `program` by `main`, its kernel loaded, beside the kernel of the
-    /// masked program on a bounded plane.
+    /// The simulator running `program` by `main`, its kernel loaded, beside the masked program
+    /// and its kernel's PTX on a bounded plane.
     fn build(
         ctx: Arc<CudaContext>,
-        (program, main, masked): (&Program, Kernel, Option<Program>),
+        (program, main, masked): (&Program, Kernel, Option<(&Program, StreamPtx)>),
         chain: Option<(ChainMaker, u32)>,
         (shifts, k): (ShiftForm, u32),
         rule: &str,
@@ -213,10 +209,7 @@ impl StreamGpuSimulator {
     ) -> Result<Self, GpuError> {
         let device_name = ctx.name().unwrap_or_else(|_| "unknown GPU".into());
         let edge_k = plane_edge_words(rule)?;
-        let edges = masked
-            .as_ref()
-            .map(|p| kernel(p, shifts, edge_k, rule))
-            .transpose()?;
+        let (masked, edges) = masked.unzip();
         // The rows' padding covers the main pass's halo, the widest: a remainder chains fewer
         // generations. A plane's dead rows cover what a cell reads above and below it, no more
         // than its halo in cells (the neighbourhoods are symmetric) or its lag.
@@ -225,7 +218,7 @@ impl StreamGpuSimulator {
             .halo_words
             .max(edges.as_ref().map_or(0, |e| e.halo_words));
         let ghost_rows = std::iter::once(program)
-            .chain(masked.as_ref())
+            .chain(masked)
             .map(|p| p.halo_cells().max(p.lag).max(1))
             .max()
             .expect("a program");
@@ -349,14 +342,10 @@ impl StreamGpuSimulator {
                 .chain
                 .as_ref()
                 .expect("one-generation passes leave no remainder");
-            let (program, masked) =
-                programs(chain, remainder as u32, self.device.plane, &self.rule)?;
-            let (shifts, [k, edge_k]) = (self.shifts, self.words_per_lane);
-            let main = Kernel::new(&self.ctx, kernel(&program, shifts, k, &self.rule)?)?;
-            let edges = masked
-                .as_ref()
-                .map(|p| kernel(p, shifts, edge_k, &self.rule))
-                .transpose()?;
+            let shape = (self.shifts, self.words_per_lane);
+            let made = compiled(chain, remainder as u32, self.device.plane, &self.rule, shape)?;
+            let main = Kernel::new(&self.ctx, made.main.clone())?;
+            let edges = made.edges.clone();
             assert!(
                 std::iter::once(&main.ptx)
                     .chain(edges.as_ref())
@@ -392,6 +381,55 @@ impl crate::gpu::exchange::DeviceBand for StreamGpuSimulator {
     }
 }
 
+/// A pass's programs and their kernels' PTX: `program` on a torus or inside a bounded plane,
+/// `masked` near its edges.
+struct Compiled {
+    program: Program,
+    masked: Option<Program>,
+    main: StreamPtx,
+    edges: Option<StreamPtx>,
+}
+
+/// The kernel shape of a pass: its shifts, and the words a lane of the main kernel and of a
+/// bounded plane's edge kernel.
+type KernelShape = (ShiftForm, [u32; 2]);
+
+/// The pass of `gens` generations of `rule` ([`programs`]) and its kernels' PTX, made once a
+/// process for each rule, generations, plane or torus and kernel shape: chaining and checking
+/// the programs and writing their PTX took 10-14 ms a simulator on an H200's host, and the
+/// tiles make a simulator for each shape of batch (BENCHMARKS.md, eleventh session).
+fn compiled(
+    chain: &ChainMaker,
+    gens: u32,
+    plane: bool,
+    rule: &str,
+    (shifts, [k, edge_k]): KernelShape,
+) -> Result<Arc<Compiled>, GpuError> {
+    type Key = (String, u32, bool, ShiftForm, [u32; 2], Option<u32>);
+    static MADE: OnceLock<Mutex<HashMap<Key, Arc<Compiled>>>> = OnceLock::new();
+    let made = MADE.get_or_init(Default::default);
+    let key = (rule.to_string(), gens, plane, shifts, [k, edge_k], block_warps());
+    if let Some(compiled) = made.lock().expect("no panic holding it").get(&key) {
+        return Ok(compiled.clone());
+    }
+    let (program, masked) = programs(chain, gens, plane, rule)?;
+    let main = kernel(&program, shifts, k, rule)?;
+    let edges = masked
+        .as_ref()
+        .map(|p| kernel(p, shifts, edge_k, rule))
+        .transpose()?;
+    let compiled = Arc::new(Compiled {
+        program,
+        masked,
+        main,
+        edges,
+    });
+    made.lock()
+        .expect("no panic holding it")
+        .insert(key, compiled.clone());
+    Ok(compiled)
+}
+
 /// The programs of a pass of `gens` generations: on a torus `chain(gens)`; on a bounded plane
 /// also `chain(1)` chained with the edges masked ([`Program::chain_bounded`], checked), unless
 /// one generation needs no masks.
@@ -411,13 +449,17 @@ fn programs(chain: &ChainMaker, gens: u32, plane: bool, rule: &str) -> Result<Pr
     Ok((program, Some(masked)))
 }
 
-/// The kernel of `program`, in blocks of [`BLOCK_WARPS_VARIABLE`] warps when set.
-fn kernel(program: &Program, shifts: ShiftForm, k: u32, rule: &str) -> Result<StreamPtx, GpuError> {
-    let block_warps = std::env::var(BLOCK_WARPS_VARIABLE)
+/// The warps a block [`BLOCK_WARPS_VARIABLE`] asks for.
+fn block_warps() -> Option<u32> {
+    std::env::var(BLOCK_WARPS_VARIABLE)
         .ok()
         .and_then(|v| v.parse::<u32>().ok())
-        .filter(|w| (1..=32).contains(w));
-    match block_warps {
+        .filter(|w| (1..=32).contains(w))
+}
+
+/// The kernel of `program`, in blocks of [`BLOCK_WARPS_VARIABLE`] warps when set.
+fn kernel(program: &Program, shifts: ShiftForm, k: u32, rule: &str) -> Result<StreamPtx, GpuError> {
+    match block_warps() {
         Some(warps) => ptx_stream::emit_in_blocks(program, shifts, k, warps),
         None => ptx_stream::emit(program, shifts, k),
     }
