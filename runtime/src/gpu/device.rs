@@ -60,6 +60,9 @@ pub(crate) fn load_kernel(
     type Loaded = HashMap<(usize, String, String), CudaFunction>;
     static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
     let key = (ctx.cu_ctx() as usize, entry.to_string(), ptx);
+    // A load makes `ctx` current on this thread, and what follows it (the kernel's occupancy)
+    // needs that: a band's remainder pass is made on the thread that steps the band.
+    ctx.bind_to_thread().map_err(driver("select the GPU"))?;
     if let Some(function) = LOADED
         .lock()
         .expect("no load panicked")

@@ -210,7 +210,12 @@ impl DeviceUniverse {
     /// The padded row's shape: `stride`, `ghost`, words of cells, rows copied at a time.
     fn shape(&self) -> [usize; 4] {
         let stride = self.stride as usize;
-        [stride, self.ghost as usize, self.words as usize, self.chunk_rows]
+        [
+            stride,
+            self.ghost as usize,
+            self.words as usize,
+            self.chunk_rows,
+        ]
     }
 
     /// The page-locked buffers of the copies, made at the first.

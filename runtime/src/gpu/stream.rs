@@ -148,7 +148,14 @@ impl StreamGpuSimulator {
         let (shifts, k) = Self::shape_from_environment(rule)?;
         let ctx = open_device()?;
         let main = Kernel::new(&ctx, kernel(program, shifts, k, rule)?)?;
-        Self::build(ctx, (program, main, None), None, (shifts, k), rule, universe)
+        Self::build(
+            ctx,
+            (program, main, None),
+            None,
+            (shifts, k),
+            rule,
+            universe,
+        )
     }
 
     /// `gens` generations a launch, the programs made by `chain` (for `gens` and for any
@@ -343,7 +350,13 @@ impl StreamGpuSimulator {
                 .as_ref()
                 .expect("one-generation passes leave no remainder");
             let shape = (self.shifts, self.words_per_lane);
-            let made = compiled(chain, remainder as u32, self.device.plane, &self.rule, shape)?;
+            let made = compiled(
+                chain,
+                remainder as u32,
+                self.device.plane,
+                &self.rule,
+                shape,
+            )?;
             let main = Kernel::new(&self.ctx, made.main.clone())?;
             let edges = made.edges.clone();
             assert!(
@@ -408,7 +421,14 @@ fn compiled(
     type Key = (String, u32, bool, ShiftForm, [u32; 2], Option<u32>);
     static MADE: OnceLock<Mutex<HashMap<Key, Arc<Compiled>>>> = OnceLock::new();
     let made = MADE.get_or_init(Default::default);
-    let key = (rule.to_string(), gens, plane, shifts, [k, edge_k], block_warps());
+    let key = (
+        rule.to_string(),
+        gens,
+        plane,
+        shifts,
+        [k, edge_k],
+        block_warps(),
+    );
     if let Some(compiled) = made.lock().expect("no panic holding it").get(&key) {
         return Ok(compiled.clone());
     }
