@@ -192,7 +192,16 @@ impl<R: BufRead> Reader<R> {
                 });
             }
             let mut used = 0;
-            for &byte in chunk {
+            while used < chunk.len() {
+                if !comment && body.prefix.is_none() {
+                    let taken = body.read_plain(&chunk[used..], &mut place);
+                    if taken > 0 {
+                        used += taken;
+                        (line_start, after_cr) = (false, false);
+                        continue;
+                    }
+                }
+                let byte = chunk[used];
                 used += 1;
                 match byte {
                     b'\n' | b'\r' => {
@@ -243,17 +252,20 @@ impl<R: BufRead> Reader<R> {
             })?;
         let (states, header_line) = (universe.states(), self.header_line);
         let mut out_of_range = None;
-        self.read_runs(|y, x, length, state| {
-            if state == 1 {
-                universe.set_run(x as usize, y as usize, length as usize);
-            } else if state < states {
-                for x in x..x + length {
-                    universe.set_state(x as usize, y as usize, state);
+        self.read_runs(
+            #[inline(always)]
+            |y, x, length, state| {
+                if state == 1 {
+                    universe.set_run(x as usize, y as usize, length as usize);
+                } else if state < states {
+                    for x in x..x + length {
+                        universe.set_state(x as usize, y as usize, state);
+                    }
+                } else {
+                    out_of_range.get_or_insert(state);
                 }
-            } else {
-                out_of_range.get_or_insert(state);
-            }
-        })?;
+            },
+        )?;
         match out_of_range {
             None => Ok(()),
             Some(state) => Err(RleError {
@@ -404,10 +416,54 @@ fn describe(byte: u8) -> String {
     }
 }
 
-// The reader's hot path (a byte of a digit, `b`, `o` or `$`) is inlined into the byte loop and
-// its messages are built out of line: a 4096^2 soup's 13 MB read in 0.16-0.18 s instead of
-// 0.22-0.23 s (BENCHMARKS.md, eleventh session).
+// The reader's hot path: counts, `b`, `o` and `$` read by `read_plain` in a loop of their own;
+// every other byte, and whatever would be an error, by `read` (its messages built out of line).
 impl Body {
+    /// Reads the longest start of `bytes` made of run counts, `b`, `.`, `o` and `$` that is not
+    /// an error, handing the runs of live cells to `place`; says how many bytes it read.
+    #[inline(always)]
+    fn read_plain(&mut self, bytes: &[u8], place: &mut impl FnMut(u64, u64, u64, u16)) -> usize {
+        let (mut count, mut x, mut y) = (self.count, self.x, self.y);
+        let mut read = 0;
+        for &byte in bytes {
+            let digit = byte.wrapping_sub(b'0');
+            if digit < 10 {
+                match count
+                    .unwrap_or(0)
+                    .checked_mul(10)
+                    .and_then(|n| n.checked_add(u64::from(digit)))
+                {
+                    Some(n) => count = Some(n),
+                    None => break,
+                }
+            } else {
+                let n = match count {
+                    Some(0) => break,
+                    Some(n) => n,
+                    None => 1,
+                };
+                match byte {
+                    b'o' | b'b' | b'.' => {
+                        let end = match x.checked_add(n) {
+                            Some(end) if end <= self.width && y < self.height => end,
+                            _ => break,
+                        };
+                        if byte == b'o' {
+                            place(y, x, n, 1);
+                        }
+                        x = end;
+                    }
+                    b'$' => (x, y) = (0, y.saturating_add(n)),
+                    _ => break,
+                }
+                count = None;
+            }
+            read += 1;
+        }
+        (self.count, self.x, self.y) = (count, x, y);
+        read
+    }
+
     #[inline(always)]
     fn read(&mut self, byte: u8) -> Result<Step, String> {
         if let Some((prefix, count)) = self.prefix.take() {
@@ -830,6 +886,55 @@ mod tests {
         let text = "x = 10, y = 6\n3o\n2b3o3$\n10o2$!";
         let p = parse(text).unwrap();
         assert_eq!(p.runs, vec![(0, 0, 3), (0, 5, 3), (3, 0, 10)]);
+    }
+
+    /// Runs (or the error) of `text` read through a buffer of `capacity` bytes.
+    fn read_in_chunks(text: &str, capacity: usize) -> Result<Vec<(u64, u64, u64, u16)>, String> {
+        let input = std::io::BufReader::with_capacity(capacity, text.as_bytes());
+        let reader = Reader::new(input).map_err(|e| e.to_string())?;
+        let mut runs = Vec::new();
+        reader
+            .read_runs(|y, x, length, state| runs.push((y, x, length, state)))
+            .map_err(|e| e.to_string())?;
+        Ok(runs)
+    }
+
+    #[test]
+    fn runs_and_errors_are_the_same_whatever_bytes_a_read_brings() {
+        // Counts, runs and errors cut at every byte: the runs of dead and live cells are read
+        // in a loop of their own, everything else byte by byte.
+        let texts = [
+            "x = 40, y = 9\n3o2b12o$\n1\n2bo\r\n#C a comment 3o\n 4b2o3$7.o2$b.o!",
+            "x = 30, y = 5, rule = B3/S23/5\n2A3.pA2B$\nBC2D.o$3o 2b C!tail",
+            "x = 10, y = 3\n9b2o!",
+            "x = 10, y = 3\no$o$o$o!",
+            "x = 10, y = 3\n2b0o!",
+            "x = 10, y = 3\n2b99999999999999999999o!",
+            "x = 10, y = 3\n2b3o18446744073709551615$o!",
+            "x = 10, y = 3\n4o?o!",
+            "x = 10, y = 3\n4o",
+        ];
+        for text in texts {
+            let whole = read_in_chunks(text, 1 << 16);
+            for capacity in 1..=9 {
+                assert_eq!(
+                    read_in_chunks(text, capacity),
+                    whole,
+                    "{text:?} in {capacity}s"
+                );
+            }
+        }
+        assert_eq!(
+            read_in_chunks(texts[0], 1 << 16).unwrap(),
+            [
+                (0, 0, 3, 1),
+                (0, 5, 12, 1),
+                (1, 12, 1, 1),
+                (1, 17, 2, 1),
+                (4, 7, 1, 1),
+                (6, 2, 1, 1)
+            ]
+        );
     }
 
     #[test]
