@@ -410,7 +410,8 @@ type KernelShape = (ShiftForm, [u32; 2]);
 /// The pass of `gens` generations of `rule` ([`programs`]) and its kernels' PTX, made once a
 /// process for each rule, generations, plane or torus and kernel shape: chaining and checking
 /// the programs and writing their PTX took 10-14 ms a simulator on an H200's host, and the
-/// tiles make a simulator for each shape of batch (BENCHMARKS.md, eleventh session).
+/// tiles make a simulator for each shape of batch (BENCHMARKS.md, eleventh session). A rule's
+/// string names its family and so the chain made for it (`backend.rs` makes one chain a family).
 fn compiled(
     chain: &ChainMaker,
     gens: u32,
