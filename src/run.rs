@@ -18,6 +18,7 @@ use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::formats::{animation, macrocell};
 use lifegen_runtime::plane_engines::PlaneAlgo;
+use lifegen_runtime::ranks::Ranks;
 use lifegen_runtime::{BackendKind, Simulator, Universe};
 
 use crate::output::{self, Pending};
@@ -248,6 +249,19 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     if args.gpus.is_some() && matches!(args.backend, BackendKind::Cpu | BackendKind::Reference) {
         bail!("--gpus is for runs on the GPU; this run's backend is the CPU");
     }
+    let ranks = Ranks::from_environment().map_err(anyhow::Error::msg)?;
+    if let Some(ranks) = &ranks {
+        check_ranked(&args, ranks)?;
+    }
+    // Among ranks, the first speaks and writes for all.
+    let leader = ranks.as_ref().is_none_or(Ranks::is_first);
+    macro_rules! say {
+        ($($text:tt)*) => {
+            if leader {
+                println!($($text)*);
+            }
+        };
+    }
     let pattern = args.input.as_deref().map(Pattern::open).transpose()?;
     let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(Pattern::rule)) {
         (Some(text), _) => rule::parse(text)?,
@@ -278,6 +292,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let raised = raised_note(asked, (width, height), &rule_spec.rule);
     let topology = rule_spec.topology;
     if args.output.as_deref().is_some_and(is_universe_file) {
+        if ranks.is_some() {
+            bail!(
+                "runs into a universe file (.npy) go on in one process for now: launch it \
+                 without a launcher's ranks (its --gpus spreads it over this host's GPUs)"
+            );
+        }
         if topology != Topology::Torus {
             let (name, letter) = (topology.name(), topology.letter());
             bail!(
@@ -299,6 +319,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             bail!("{flag} is for runs into a universe file; give --output FILE.npy");
         }
     }
+    if on_plane && ranks.is_some() {
+        bail!(
+            "ranks run a bounded universe cut into bands of rows; this pattern runs on Golly's \
+             unbounded plane: give --size WxH or a rule suffix like :T{width},{height}"
+        );
+    }
     if on_plane {
         let pattern = pattern.expect("the plane runs a pattern");
         return crate::run_plane::run(&args, pattern, rule_spec);
@@ -317,7 +343,8 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         lifegen_runtime::formats::png::check_size(width as usize, height as usize)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let mut rle_out = args.output.as_deref().map(Pending::create).transpose()?;
+    let create = |path: Option<&Path>| path.filter(|_| leader).map(Pending::create).transpose();
+    let mut rle_out = create(args.output.as_deref())?;
     if let Some(path) = &args.gif {
         if args.every == 0 {
             bail!("--every must be at least 1");
@@ -326,8 +353,8 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         animation::check(width, height, args.scale, frames)
             .with_context(|| format!("cannot write {}", path.display()))?;
     }
-    let mut png_out = args.png.as_deref().map(Pending::create).transpose()?;
-    let mut gif_out = args.gif.as_deref().map(Pending::create).transpose()?;
+    let mut png_out = create(args.png.as_deref())?;
+    let mut gif_out = create(args.gif.as_deref())?;
 
     let (universe, origin) = match pattern {
         Some(p) => {
@@ -343,36 +370,58 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
     };
-    let gpu_choice = lifegen_runtime::backend::plan_gpus(
-        args.backend,
-        &rule,
-        (width, height),
-        topology == Topology::Torus,
-        args.gens,
-        args.gpus,
-    )?;
+    let gpu_choice = match ranks {
+        Some(_) => None,
+        None => lifegen_runtime::backend::plan_gpus(
+            args.backend,
+            &rule,
+            (width, height),
+            topology == Topology::Torus,
+            args.gens,
+            args.gpus,
+        )?,
+    };
     let gpus = gpu_choice.as_ref().map(|choice| choice.count);
-    let mut simulator = lifegen_runtime::create_on_gpus(args.backend, &rule, universe, gpus)?;
+    let mut simulator: Box<dyn Simulator> = match &ranks {
+        Some(ranks) => {
+            let id_path = ranks.id_path(args.output.as_deref());
+            let mut tell = |line: &str| eprintln!("{line}");
+            Box::new(lifegen_runtime::backend::create_ranked(
+                ranks, &rule, universe, &id_path, &mut tell,
+            )?)
+        }
+        None => lifegen_runtime::create_on_gpus(args.backend, &rule, universe, gpus)?,
+    };
     // As Golly writes it, with the grid the run is on.
-    println!("rule: {rule}{}", topology.suffix(Some((width, height))));
-    println!(
+    say!("rule: {rule}{}", topology.suffix(Some((width, height))));
+    say!(
         "universe: {width}x{height} {}, {raised}{origin}",
         topology.name()
     );
     if let Some(choice) = &gpu_choice {
-        println!("gpus: {}", choice.why);
+        say!("gpus: {}", choice.why);
     }
-    println!("backend: {}", simulator.describe());
+    if let Some(ranks) = &ranks {
+        say!(
+            "ranks: {} ({}), one GPU each, the halos through NCCL",
+            ranks.size,
+            ranks.launcher
+        );
+    }
+    say!("backend: {}", simulator.describe());
     if let (Counted::LifeLike(life), false) =
         (Counted::new(&rule), args.backend == BackendKind::Reference)
     {
-        println!(
+        say!(
             "network: {}",
             lifegen_runtime::records::chosen(&life).describe()
         );
-        // On the CPU the search would take cores from the run.
+        // On the CPU the search would take cores from the run; ranks must switch together.
         let on_gpu = lifegen_runtime::backend::resolve(args.backend, width) == BackendKind::Gpu;
-        if on_gpu && let Some(found) = lifegen_runtime::records::search_beside(&life) {
+        if on_gpu
+            && ranks.is_none()
+            && let Some(found) = lifegen_runtime::records::search_beside(&life)
+        {
             let backend = args.backend;
             simulator = Box::new(Upgrading {
                 current: simulator,
@@ -384,7 +433,22 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         }
     }
 
+    // A rank that writes no animation still gathers its frames with the others.
+    let frames = args.gif.is_some();
     let elapsed = match &mut gif_out {
+        None if frames => {
+            let mut frame = |simulator: &mut (dyn Simulator + 'static)| -> Result<()> {
+                simulator.universe()?;
+                Ok(())
+            };
+            frame(simulator.as_mut())?;
+            advance_with_progress(
+                simulator.as_mut(),
+                args.gens,
+                Some((args.every, &mut frame)),
+                None,
+            )?
+        }
         None => advance_with_progress(simulator.as_mut(), args.gens, None, None)?,
         Some(out) => {
             let cannot = |path: &Path| format!("cannot write {}", path.display());
@@ -409,15 +473,15 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     };
     let universe = simulator.universe()?;
     let seconds = elapsed.as_secs_f64();
-    println!("generations: {} in {seconds:.3} s", args.gens);
-    println!("population: {}", universe.population());
+    say!("generations: {} in {seconds:.3} s", args.gens);
+    say!("population: {}", universe.population());
     let updates = (width * height) as f64 * args.gens as f64;
     let rate = if seconds > 0.0 {
         updates / seconds
     } else {
         0.0
     };
-    println!("cell updates/s: {rate:.3e}");
+    say!("cell updates/s: {rate:.3e}");
 
     if let Some(out) = &mut rle_out {
         let written = if is_macrocell(out.path()) {
@@ -439,6 +503,28 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     }
     for out in [rle_out, png_out, gif_out].into_iter().flatten() {
         out.commit()?;
+    }
+    Ok(())
+}
+
+/// Why this run cannot be one of `ranks`, if it cannot.
+fn check_ranked(args: &RunArgs, ranks: &Ranks) -> Result<()> {
+    if args.gpus.is_some() {
+        bail!(
+            "this is rank {} of {} ({}): ranks run one GPU each, so --gpus does not apply; \
+             launch as many ranks as GPUs",
+            ranks.rank,
+            ranks.size,
+            ranks.launcher
+        );
+    }
+    if matches!(args.backend, BackendKind::Cpu | BackendKind::Reference) {
+        bail!(
+            "this is rank {} of {} ({}): ranks run on GPUs; run on the CPU in one process",
+            ranks.rank,
+            ranks.size,
+            ranks.launcher
+        );
     }
     Ok(())
 }

@@ -20,9 +20,11 @@ use crate::cpu::tiles::{TileStepper, WindowKernel};
 use crate::cpu::{ChainError, ChainFn, Isa};
 use crate::drive::bands::{BandedSimulator, MAX_EXCHANGE_GENS};
 use crate::drive::out_of_core::Simulators;
+use crate::drive::ranked::{NcclLink, RankedSimulator};
 use crate::gpu::device::{GpuError, on_device};
 use crate::gpu::stream::StreamGpuSimulator;
 use crate::memory::{self, OutOfMemory, human_bytes, universe_bytes};
+use crate::ranks::Ranks;
 use crate::reference;
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
@@ -548,6 +550,64 @@ pub fn create_on_gpus(
         &devices,
         MAX_EXCHANGE_GENS,
     )?))
+}
+
+/// This process's band of `universe` as one of `ranks` ([`crate::drive::ranked`]), on the GPU
+/// its local rank picks, the halos through NCCL; the ranks share NCCL's id through the file at
+/// `id_path` (`say` is told when a rank waits for it).
+pub fn create_ranked(
+    ranks: &Ranks,
+    rule: &Rule,
+    universe: Universe,
+    id_path: &std::path::Path,
+    say: &mut dyn FnMut(&str),
+) -> Result<RankedSimulator, BackendError> {
+    let present = crate::gpu::device::device_count();
+    if present == 0 {
+        return Err(BackendError::Bands(format!(
+            "rank {} of {} sees no GPU, and ranks run on GPUs, one each: launch lifegen alone \
+             to run on the CPU",
+            ranks.rank, ranks.size
+        )));
+    }
+    // Every rank loads NCCL before any waits for another, so a missing library stops them all.
+    crate::gpu::nccl::version()?;
+    let device = ranks.local_rank % present;
+    RankedSimulator::new(
+        rule,
+        universe,
+        (ranks.rank, ranks.size),
+        MAX_EXCHANGE_GENS,
+        |band| on_device(device, || create(BackendKind::Gpu, rule, band)),
+        |band| {
+            let context = band
+                .device_band()
+                .ok_or_else(|| {
+                    BackendError::Bands(format!("{rule} runs on the CPU here; ranks run on GPUs"))
+                })?
+                .context()
+                .clone();
+            let select = crate::gpu::device::driver("select the GPU");
+            context.bind_to_thread().map_err(&select)?;
+            let make_id = || crate::gpu::nccl::unique_id().map_err(|e| e.to_string());
+            let id = ranks
+                .share(id_path, make_id, say)
+                .map_err(BackendError::Bands)?;
+            let (rank, size) = (ranks.rank, ranks.size);
+            // NCCL waits for every rank without end: a rank that never comes ends the run.
+            let comm = ranks
+                .within_wait("join the other ranks", move || {
+                    context.bind_to_thread().map_err(select)?;
+                    crate::gpu::nccl::Communicator::join(&id, rank, size)
+                })
+                .map_err(BackendError::Bands)??;
+            if ranks.is_first() {
+                // Every rank has joined: the file is read no more.
+                let _ = std::fs::remove_file(id_path);
+            }
+            Ok(Box::new(NcclLink::new(comm)))
+        },
+    )
 }
 
 /// Makes simulators of `kind` for `rule` on the device each is asked for (see

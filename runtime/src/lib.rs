@@ -9,6 +9,7 @@ pub mod gpu;
 pub mod interrupt;
 pub mod memory;
 pub mod plane_engines;
+pub mod ranks;
 pub mod records;
 pub mod reference;
 pub mod simulator;

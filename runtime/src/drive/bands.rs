@@ -95,29 +95,7 @@ impl BandedSimulator {
         most_gens: u64,
         mode: ExchangeMode,
     ) -> Result<BandedSimulator, BackendError> {
-        if rule.states() > 2 {
-            return Err(BackendError::Bands(format!(
-                "{rule} has {} states; bands (several GPUs, LIFEGEN_BANDS_PER_GPU) carry two-state cells only: run it on one GPU",
-                rule.states()
-            )));
-        }
-        if rule.depends_on_parity() {
-            return Err(BackendError::Bands(format!(
-                "{rule} picks each cell's neighbourhood by the parity of its place, which a band \
-                 of rows does not know; bands (several GPUs, LIFEGEN_BANDS_PER_GPU) do not run it: \
-                 run it on one GPU"
-            )));
-        }
-        if !universe.is_torus() {
-            return Err(BackendError::Bands(format!(
-                "bands (several GPUs, LIFEGEN_BANDS_PER_GPU) run tori; this {}x{} universe is a \
-                 {} (:{}): run it on one GPU",
-                universe.width(),
-                universe.height(),
-                universe.topology().name(),
-                universe.topology().letter()
-            )));
-        }
+        check_bands(rule, &universe)?;
         let height = universe.height();
         let count = devices.len().clamp(1, height);
         let r = radius(rule) as usize;
@@ -253,8 +231,37 @@ pub fn halo_copies(bands: &[(usize, usize)], halo: usize) -> Vec<RowCopy> {
     copies
 }
 
+/// Why `rule` on `universe` cannot be cut into bands of rows (several GPUs, several ranks,
+/// `LIFEGEN_BANDS_PER_GPU`), if it cannot.
+pub fn check_bands(rule: &Rule, universe: &Universe) -> Result<(), BackendError> {
+    if rule.states() > 2 {
+        return Err(BackendError::Bands(format!(
+            "{rule} has {} states; bands (several GPUs or ranks, LIFEGEN_BANDS_PER_GPU) carry two-state cells only: run it on one GPU in one process",
+            rule.states()
+        )));
+    }
+    if rule.depends_on_parity() {
+        return Err(BackendError::Bands(format!(
+            "{rule} picks each cell's neighbourhood by the parity of its place, which a band \
+             of rows does not know; bands (several GPUs or ranks, LIFEGEN_BANDS_PER_GPU) do not run it: \
+             run it on one GPU in one process"
+        )));
+    }
+    if !universe.is_torus() {
+        return Err(BackendError::Bands(format!(
+            "bands (several GPUs or ranks, LIFEGEN_BANDS_PER_GPU) run tori; this {}x{} universe is a \
+             {} (:{}): run it on one GPU in one process",
+            universe.width(),
+            universe.height(),
+            universe.topology().name(),
+            universe.topology().letter()
+        )));
+    }
+    Ok(())
+}
+
 /// Rows `first - halo .. first + rows + halo` of `universe`, round the torus, as a universe.
-fn band_of(universe: &Universe, first: usize, rows: usize, halo: usize) -> Universe {
+pub(crate) fn band_of(universe: &Universe, first: usize, rows: usize, halo: usize) -> Universe {
     let height = universe.height();
     let row = universe.words_per_row();
     let mut band = Universe::new(universe.width() as u64, (rows + 2 * halo) as u64)

@@ -9,5 +9,6 @@ pub mod hashlife;
 pub mod key_hasher;
 pub mod out_of_core;
 pub mod plane;
+pub mod ranked;
 pub mod slices;
 pub mod threads;

@@ -5,6 +5,7 @@ pub mod ceilings;
 pub mod device;
 pub(crate) mod device_universe;
 pub mod exchange;
+pub mod nccl;
 pub(crate) mod staging;
 pub mod stream;
 pub mod tiles;

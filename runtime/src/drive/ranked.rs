@@ -1,0 +1,548 @@
+//! One universe spread over ranks (processes, one GPU each, on one host or several): the band
+//! driver's scheme ([`crate::drive::bands`]) with the halos crossing between processes.
+//!
+//! Rank `i` of `n` holds the rows [`crate::drive::bands`] gives band `i` of `n`, with `h` halo
+//! rows above and below. Every `h / r` generations it sends its last `h` interior rows to the
+//! next rank's top halo and its first `h` to the previous rank's bottom halo, round the torus,
+//! and receives its own halos from them ([`RankLink`]: NCCL between GPUs, [`NcclLink`]). The
+//! whole universe is assembled on every rank only when it is asked for (an all-gather).
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaEvent, DevicePtr, sys};
+use lifegen_gen::Rule;
+
+use crate::drive::bands::{band_of, check_bands, exchange_gens, radius};
+use crate::gpu::device::driver;
+use crate::gpu::exchange::DeviceBand;
+use crate::gpu::nccl::{Communicator, Transfer};
+use crate::simulator::{BackendError, Simulator};
+use crate::universe::Universe;
+
+/// How a rank's band reaches the other ranks'.
+pub trait RankLink: Send {
+    /// How the rows travel, for people.
+    fn describe(&self) -> String;
+    /// Advances `band` `gens` generations, then, if `refresh`, refreshes its `halo` rows above
+    /// and below its `rows` interior rows from the neighbouring ranks; may return before the
+    /// work is done.
+    fn round(
+        &mut self,
+        band: &mut dyn Simulator,
+        gens: u64,
+        refresh: bool,
+        halo: usize,
+        rows: usize,
+    ) -> Result<(), BackendError>;
+    /// Waits for the rounds given so far; their device time, where the device times them.
+    fn finish(&mut self, band: &mut dyn Simulator) -> Result<Option<f64>, BackendError>;
+    /// Every rank's `mine` (as long on every rank), rank after rank, on every rank.
+    fn all_gather(
+        &mut self,
+        band: &mut dyn Simulator,
+        mine: &[u64],
+    ) -> Result<Vec<u64>, BackendError>;
+}
+
+/// The transfers of one halo refresh, in the order every rank posts them (so that a rank's
+/// sends to a neighbour meet that neighbour's receives in order, two ranks included): the last
+/// `halo` interior rows to the next rank's top halo, the top halo from the previous rank, the
+/// first interior rows to the previous rank's bottom halo, the bottom halo from the next rank.
+/// Rows as `(first row of the band, rows)`.
+pub fn halo_transfers(rank: usize, size: usize, halo: usize, rows: usize) -> [Halo; 4] {
+    let (prev, next) = ((rank + size - 1) % size, (rank + 1) % size);
+    [
+        Halo::Send {
+            row: rows,
+            peer: next,
+        },
+        Halo::Receive { row: 0, peer: prev },
+        Halo::Send {
+            row: halo,
+            peer: prev,
+        },
+        Halo::Receive {
+            row: halo + rows,
+            peer: next,
+        },
+    ]
+}
+
+/// One transfer of `halo` rows of a band, from or into row `row`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Halo {
+    Send { row: usize, peer: usize },
+    Receive { row: usize, peer: usize },
+}
+
+pub struct RankedSimulator {
+    band: Box<dyn Simulator>,
+    link: Box<dyn RankLink>,
+    rank: usize,
+    /// Every rank's `(first row, rows)`.
+    shape: Vec<(usize, usize)>,
+    halo: usize,
+    exchange_gens: u64,
+    /// Generations since the halos were last refreshed.
+    since: u64,
+    assembled: Universe,
+    fresh: bool,
+    last_kernel_seconds: Option<f64>,
+}
+
+impl RankedSimulator {
+    /// Rank `rank` of `size` of `universe` (every rank is given the same one): its band in the
+    /// simulator `make_band` makes, linked to the others by `make_link` (given the band, on
+    /// the device the band is on). Checks that every rank was given the same universe and
+    /// rule.
+    pub fn new(
+        rule: &Rule,
+        universe: Universe,
+        (rank, size): (usize, usize),
+        most_gens: u64,
+        make_band: impl FnOnce(Universe) -> Result<Box<dyn Simulator>, BackendError>,
+        make_link: impl FnOnce(&mut dyn Simulator) -> Result<Box<dyn RankLink>, BackendError>,
+    ) -> Result<RankedSimulator, BackendError> {
+        check_bands(rule, &universe)?;
+        let height = universe.height();
+        let r = radius(rule) as usize;
+        if height < size * r.max(1) {
+            return Err(BackendError::Bands(format!(
+                "a {height}-row universe cannot be cut into {size} bands (one a rank) of at least \
+                 {r} rows (the rule's radius): use fewer ranks"
+            )));
+        }
+        let shape: Vec<(usize, usize)> = (0..size)
+            .map(|i| {
+                (
+                    height * i / size,
+                    height * (i + 1) / size - height * i / size,
+                )
+            })
+            .collect();
+        let most = exchange_gens(height, size, r, most_gens);
+        let halo = most as usize * r;
+        let (first, rows) = shape[rank];
+        let mut band = make_band(band_of(&universe, first, rows, halo))?;
+        let step = band.preferred_step();
+        let exchange_gens = if most >= step {
+            most / step * step
+        } else {
+            most
+        };
+        let mut link = make_link(band.as_mut())?;
+        // A refresh changes nothing yet (the halos are the neighbours' rows), but it makes the
+        // connections the rounds use, as large as theirs: NCCL makes them at the first transfer.
+        link.round(band.as_mut(), 0, true, halo, rows)?;
+        link.finish(band.as_mut())?;
+        // Every rank must have been started on the same run: compare what each was given.
+        let mine = [
+            universe.width() as u64,
+            height as u64,
+            exchange_gens,
+            u64::from(crc32fast::hash(rule.to_string().as_bytes())),
+            universe.population(),
+        ];
+        let all = link.all_gather(band.as_mut(), &mine)?;
+        for (other, theirs) in all.chunks(mine.len()).enumerate() {
+            if theirs != mine {
+                return Err(BackendError::Bands(format!(
+                    "rank {other} was started on another run than rank {rank} (universe \
+                     {}x{}, population {}, rule hash {:08x} against {}x{}, {}, {:08x}): give \
+                     every rank the same arguments",
+                    theirs[0], theirs[1], theirs[4], theirs[3], mine[0], mine[1], mine[4], mine[3]
+                )));
+            }
+        }
+        Ok(RankedSimulator {
+            band,
+            link,
+            rank,
+            shape,
+            halo,
+            exchange_gens,
+            since: 0,
+            assembled: universe,
+            fresh: true,
+            last_kernel_seconds: None,
+        })
+    }
+}
+
+impl Simulator for RankedSimulator {
+    fn describe(&self) -> String {
+        let (first, rows) = self.shape[self.rank];
+        format!(
+            "rank {} of {}, rows {first}..{} ({} halo rows, exchanged {} every {} generations): \
+             {}",
+            self.rank,
+            self.shape.len(),
+            first + rows,
+            self.halo,
+            self.link.describe(),
+            self.exchange_gens,
+            self.band.describe()
+        )
+    }
+
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.fresh = false;
+        let rows = self.shape[self.rank].1;
+        let mut left = gens;
+        while left > 0 {
+            let t = left.min(self.exchange_gens - self.since);
+            self.since += t;
+            let spent = self.since == self.exchange_gens;
+            self.link
+                .round(self.band.as_mut(), t, spent, self.halo, rows)?;
+            if spent {
+                self.since = 0;
+            }
+            left -= t;
+        }
+        self.last_kernel_seconds = self.link.finish(self.band.as_mut())?;
+        Ok(())
+    }
+
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        if !self.fresh {
+            let row = self.assembled.words_per_row();
+            let most = self.shape.iter().map(|s| s.1).max().unwrap_or(0) * row;
+            let (_, rows) = self.shape[self.rank];
+            let mut mine = self.band.read_rows(self.halo, rows)?;
+            mine.resize(most, 0);
+            let all = self.link.all_gather(self.band.as_mut(), &mine)?;
+            for (&(first, rows), theirs) in self.shape.iter().zip(all.chunks(most.max(1))) {
+                self.assembled.words_mut()[first * row..(first + rows) * row]
+                    .copy_from_slice(&theirs[..rows * row]);
+            }
+            self.fresh = true;
+        }
+        Ok(&self.assembled)
+    }
+
+    fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
+        self.universe()?;
+        let (first, rows) = self.shape[self.rank];
+        self.band
+            .replace(band_of(&universe, first, rows, self.halo))?;
+        self.since = 0;
+        Ok(std::mem::replace(&mut self.assembled, universe))
+    }
+
+    fn kernel_seconds(&self) -> Option<f64> {
+        self.last_kernel_seconds
+    }
+
+    fn preferred_step(&self) -> u64 {
+        self.band.preferred_step()
+    }
+}
+
+/// Ranks on GPUs, the rows sent and received through NCCL on the band's stream: the next
+/// round's kernels follow the transfers on the same stream, with no wait on the host.
+pub struct NcclLink {
+    comm: Communicator,
+    /// Recorded on the band's stream at the first round since the last [`RankLink::finish`].
+    started: Option<(CudaEvent, CudaEvent)>,
+    timing: bool,
+}
+
+impl NcclLink {
+    pub fn new(comm: Communicator) -> NcclLink {
+        NcclLink {
+            comm,
+            started: None,
+            timing: false,
+        }
+    }
+
+    fn device(band: &mut dyn Simulator) -> Result<&mut dyn DeviceBand, BackendError> {
+        band.device_band().ok_or_else(|| {
+            BackendError::Bands("a rank exchanges rows through NCCL from a GPU simulator".into())
+        })
+    }
+}
+
+impl RankLink for NcclLink {
+    fn describe(&self) -> String {
+        let version = crate::gpu::nccl::version().unwrap_or_default();
+        format!("through NCCL {version}")
+    }
+
+    fn round(
+        &mut self,
+        band: &mut dyn Simulator,
+        gens: u64,
+        refresh: bool,
+        halo: usize,
+        rows: usize,
+    ) -> Result<(), BackendError> {
+        let band = Self::device(band)?;
+        let event = driver("record an event");
+        if !self.timing {
+            let events = self.started.get_or_insert(new_events(band.context())?);
+            events.0.record(band.stream()).map_err(&event)?;
+            self.timing = true;
+        }
+        if gens > 0 {
+            band.enqueue(gens)?;
+        }
+        if !refresh {
+            return Ok(());
+        }
+        let bytes = halo * band.row_bytes();
+        let transfers =
+            halo_transfers(self.comm.rank, self.comm.size, halo, rows).map(|h| match h {
+                Halo::Send { row, peer } => Transfer::Send {
+                    from: band.row_ptr(row),
+                    bytes,
+                    peer,
+                },
+                Halo::Receive { row, peer } => Transfer::Receive {
+                    into: band.row_ptr(row),
+                    bytes,
+                    peer,
+                },
+            });
+        band.context()
+            .bind_to_thread()
+            .map_err(driver("select the GPU"))?;
+        // SAFETY: the rows lie in the band's buffer (rows `0..2 * halo + rows`), which outlives
+        // the stream's work; on the stream the kernels that wrote them come before and the next
+        // kernels after.
+        unsafe { self.comm.exchange(&transfers, band.stream().cu_stream()) }?;
+        Ok(())
+    }
+
+    fn finish(&mut self, band: &mut dyn Simulator) -> Result<Option<f64>, BackendError> {
+        let band = Self::device(band)?;
+        let Some((start, end)) = self.started.as_ref().filter(|_| self.timing) else {
+            return Ok(None);
+        };
+        self.timing = false;
+        end.record(band.stream())
+            .map_err(driver("record an event"))?;
+        end.synchronize().map_err(driver("run the band"))?;
+        let ms = start.elapsed_ms(end).map_err(driver("time the band"))?;
+        Ok(Some(f64::from(ms) / 1e3))
+    }
+
+    fn all_gather(
+        &mut self,
+        band: &mut dyn Simulator,
+        mine: &[u64],
+    ) -> Result<Vec<u64>, BackendError> {
+        let band = Self::device(band)?;
+        let stream = band.stream().clone();
+        let copy = driver("copy a band for the ranks");
+        let from = stream.clone_htod(mine).map_err(&copy)?;
+        let into = stream
+            .alloc_zeros::<u64>(mine.len() * self.comm.size)
+            .map_err(&copy)?;
+        {
+            let (from_ptr, _read) = from.device_ptr(&stream);
+            let (into_ptr, _written) = into.device_ptr(&stream);
+            // SAFETY: both buffers are this GPU's and as long as the call says; they live
+            // until the copy back below, which follows the gather on the stream.
+            unsafe {
+                self.comm
+                    .all_gather(from_ptr, into_ptr, 8 * mine.len(), stream.cu_stream())
+            }?;
+        }
+        Ok(stream.clone_dtoh(&into).map_err(&copy)?)
+    }
+}
+
+fn new_events(
+    ctx: &Arc<cudarc::driver::CudaContext>,
+) -> Result<(CudaEvent, CudaEvent), BackendError> {
+    let timed = Some(sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let new = driver("create an event");
+    Ok((
+        ctx.new_event(timed).map_err(&new)?,
+        ctx.new_event(timed).map_err(&new)?,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::{Receiver, Sender, channel};
+
+    use super::*;
+    use crate::backend::{BackendKind, create};
+    use crate::reference;
+
+    /// Ranks as threads, rows as messages: the driver and its transfer order without NCCL.
+    struct ThreadLink {
+        rank: usize,
+        to: Vec<Sender<Vec<u64>>>,
+        from: Vec<Receiver<Vec<u64>>>,
+    }
+
+    fn thread_links(size: usize) -> Vec<ThreadLink> {
+        let mut to: Vec<Vec<Sender<Vec<u64>>>> = (0..size).map(|_| Vec::new()).collect();
+        let mut from: Vec<Vec<Option<Receiver<Vec<u64>>>>> = (0..size)
+            .map(|_| (0..size).map(|_| None).collect())
+            .collect();
+        for (src, senders) in to.iter_mut().enumerate() {
+            for receivers in from.iter_mut() {
+                let (tx, rx) = channel();
+                senders.push(tx);
+                receivers[src] = Some(rx);
+            }
+        }
+        to.into_iter()
+            .zip(from)
+            .enumerate()
+            .map(|(rank, (to, from))| ThreadLink {
+                rank,
+                to,
+                from: from.into_iter().map(Option::unwrap).collect(),
+            })
+            .collect()
+    }
+
+    impl RankLink for ThreadLink {
+        fn describe(&self) -> String {
+            "between threads".into()
+        }
+        fn round(
+            &mut self,
+            band: &mut dyn Simulator,
+            gens: u64,
+            refresh: bool,
+            halo: usize,
+            rows: usize,
+        ) -> Result<(), BackendError> {
+            band.advance(gens)?;
+            if refresh {
+                let size = self.to.len();
+                for transfer in halo_transfers(self.rank, size, halo, rows) {
+                    match transfer {
+                        Halo::Send { row, peer } => {
+                            let words = band.read_rows(row, halo)?;
+                            self.to[peer].send(words).unwrap();
+                        }
+                        Halo::Receive { row, peer } => {
+                            let words = self.from[peer].recv().unwrap();
+                            band.write_rows(row, &words)?;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        }
+        fn finish(&mut self, _: &mut dyn Simulator) -> Result<Option<f64>, BackendError> {
+            Ok(None)
+        }
+        fn all_gather(
+            &mut self,
+            _: &mut dyn Simulator,
+            mine: &[u64],
+        ) -> Result<Vec<u64>, BackendError> {
+            for to in &self.to {
+                to.send(mine.to_vec()).unwrap();
+            }
+            Ok(self.from.iter().flat_map(|rx| rx.recv().unwrap()).collect())
+        }
+    }
+
+    /// `size` ranks on threads, each given `starts[rank]`; every rank's universe after each of
+    /// `slices` advances.
+    fn run_ranks(
+        rule: &Rule,
+        starts: Vec<Universe>,
+        most: u64,
+        slices: &[u64],
+    ) -> Vec<Result<Vec<Universe>, String>> {
+        let links = thread_links(starts.len());
+        let size = starts.len();
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = links
+                .into_iter()
+                .zip(starts)
+                .enumerate()
+                .map(|(rank, (link, start))| {
+                    scope.spawn(move || {
+                        let mut sim = RankedSimulator::new(
+                            rule,
+                            start,
+                            (rank, size),
+                            most,
+                            |band| create(BackendKind::Cpu, rule, band),
+                            |_| Ok(Box::new(link)),
+                        )
+                        .map_err(|e| e.to_string())?;
+                        let mut seen = Vec::new();
+                        for &gens in slices {
+                            sim.advance(gens).map_err(|e| e.to_string())?;
+                            seen.push(sim.universe().map_err(|e| e.to_string())?.clone());
+                        }
+                        Ok(seen)
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        })
+    }
+
+    #[test]
+    fn ranks_match_the_reference_on_every_rank() {
+        for (rule, width, height, size, most, slices) in [
+            ("B3/S23", 96, 90, 2, 7, vec![40u64, 1, 13]),
+            ("B3/S23", 64, 61, 3, 5, vec![17]),
+            ("B36/S23", 64, 31, 5, 128, vec![23, 4]),
+            ("R3,C0,M1,S10..20,B11..16,NM", 70, 80, 4, 5, vec![13, 2]),
+        ] {
+            let rule = lifegen_gen::rule::parse(rule).unwrap().rule;
+            let start = Universe::random(width, height, 0.4, 11).unwrap();
+            let got = run_ranks(&rule, vec![start.clone(); size], most, &slices);
+            let mut gens = 0;
+            for (i, &slice) in slices.iter().enumerate() {
+                gens += slice;
+                let expected = reference::run(&start, &rule, gens);
+                for (rank, seen) in got.iter().enumerate() {
+                    let seen = seen.as_ref().unwrap();
+                    assert_eq!(seen[i], expected, "{rule} rank {rank} of {size} at {gens}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ranks_started_on_different_runs_say_which() {
+        let rule = Rule::CONWAY;
+        let start = Universe::random(64, 64, 0.4, 1).unwrap();
+        let other = Universe::random(64, 64, 0.4, 2).unwrap();
+        let got = run_ranks(&rule, vec![start, other], 8, &[1]);
+        for seen in got {
+            let error = seen.unwrap_err();
+            assert!(error.contains("was started on another run"), "{error}");
+        }
+    }
+
+    #[test]
+    fn every_rank_posts_its_transfers_in_the_order_its_neighbours_expect() {
+        // Two ranks: each is the other's previous and next; the first send to a peer (the
+        // last interior rows) meets the peer's first receive (its top halo).
+        assert_eq!(
+            halo_transfers(0, 2, 3, 10),
+            [
+                Halo::Send { row: 10, peer: 1 },
+                Halo::Receive { row: 0, peer: 1 },
+                Halo::Send { row: 3, peer: 1 },
+                Halo::Receive { row: 13, peer: 1 }
+            ]
+        );
+        assert_eq!(
+            halo_transfers(2, 4, 2, 5),
+            [
+                Halo::Send { row: 5, peer: 3 },
+                Halo::Receive { row: 0, peer: 1 },
+                Halo::Send { row: 2, peer: 1 },
+                Halo::Receive { row: 7, peer: 3 }
+            ]
+        );
+    }
+}
