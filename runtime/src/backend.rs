@@ -595,17 +595,17 @@ pub fn create_ranked(
                 .map_err(BackendError::Bands)?;
             let (rank, size) = (ranks.rank, ranks.size);
             // NCCL waits for every rank without end: a rank that never comes ends the run.
-            let comm = ranks
-                .within_wait("join the other ranks", move || {
-                    context.bind_to_thread().map_err(select)?;
-                    crate::gpu::nccl::Communicator::join(&id, rank, size)
-                })
-                .map_err(BackendError::Bands)??;
+            let joined = ranks.within_wait("join the other ranks", move || {
+                context.bind_to_thread().map_err(select)?;
+                crate::gpu::nccl::Communicator::join(&id, rank, size)
+            });
             if ranks.is_first() {
-                // Every rank has joined: the file is read no more.
+                // Every rank has joined, or the run ends: the file is read no more.
                 let _ = std::fs::remove_file(id_path);
             }
-            Ok(Box::new(NcclLink::new(comm)))
+            Ok(Box::new(NcclLink::new(
+                joined.map_err(BackendError::Bands)??,
+            )))
         },
     )
 }
