@@ -42,6 +42,55 @@ pub fn exchange_gens(height: usize, count: usize, radius: usize, most: u64) -> u
         .clamp(1, (thinnest / radius).max(1) as u64)
 }
 
+/// When a driver refreshes its bands' halos: every [`Rounds::every`] generations, however a
+/// run is sliced into calls.
+#[derive(Clone, Copy, Debug)]
+pub struct Rounds {
+    every: u64,
+    since: u64,
+}
+
+impl Rounds {
+    /// Rounds of at most `most` generations, whole multiples of `step` where one fits: a GPU
+    /// simulator builds (and checks) a kernel for every other generation count, and a halo
+    /// thicker than a round needs stays exact.
+    pub fn new(most: u64, step: u64) -> Rounds {
+        let every = if most >= step {
+            most / step * step
+        } else {
+            most
+        };
+        Rounds { every, since: 0 }
+    }
+
+    pub fn every(&self) -> u64 {
+        self.every
+    }
+
+    /// The rounds of the next `gens` generations: the generations of each, and whether the
+    /// halos are refreshed after it.
+    pub fn next(&mut self, gens: u64) -> Vec<(u64, bool)> {
+        let mut rounds = Vec::new();
+        let mut left = gens;
+        while left > 0 {
+            let t = left.min(self.every - self.since);
+            self.since += t;
+            let refresh = self.since == self.every;
+            if refresh {
+                self.since = 0;
+            }
+            rounds.push((t, refresh));
+            left -= t;
+        }
+        rounds
+    }
+
+    /// The halos are fresh (the bands were just cut from a universe).
+    pub fn restart(&mut self) {
+        self.since = 0;
+    }
+}
+
 struct Worker {
     sim: Box<dyn Simulator>,
     device: usize,
@@ -58,11 +107,8 @@ pub struct BandedSimulator {
     device: Option<DeviceExchange>,
     /// Halo rows on each side of every band.
     halo: usize,
-    /// Generations between exchanges: halo / radius.
-    exchange_gens: u64,
-    /// Generations since the halos were last refreshed (at most `exchange_gens`): an exchange
-    /// waits until the halos are spent, however the generations asked for are sliced.
-    since: u64,
+    /// When the halos are refreshed: an exchange waits until they are spent.
+    rounds: Rounds,
     assembled: Universe,
     /// Whether `assembled` is the universe now.
     fresh: bool,
@@ -132,14 +178,7 @@ impl BandedSimulator {
                 .collect()
         });
         let workers = made.into_iter().collect::<Result<Vec<_>, _>>()?;
-        // Whole launches between exchanges where they fit: a GPU simulator builds (and checks) a
-        // kernel for every other generation count. A halo thicker than needed stays exact.
-        let step = workers[0].sim.preferred_step();
-        let exchange_gens = if exchange_gens >= step {
-            exchange_gens / step * step
-        } else {
-            exchange_gens
-        };
+        let rounds = Rounds::new(exchange_gens, workers[0].sim.preferred_step());
         let shape: Vec<(usize, usize)> = workers.iter().map(|w| (w.first, w.rows)).collect();
         let copies = halo_copies(&shape, halo);
         let mut workers = workers;
@@ -156,8 +195,7 @@ impl BandedSimulator {
             copies,
             device,
             halo,
-            exchange_gens,
-            since: 0,
+            rounds,
             assembled: universe,
             fresh: true,
             last_kernel_seconds: None,
@@ -190,16 +228,8 @@ impl BandedSimulator {
             .map(|w| w.sim.device_band().expect("every band is on a device"))
             .collect();
         exchange.start(&bands)?;
-        let mut left = gens;
-        while left > 0 {
-            let t = left.min(self.exchange_gens - self.since);
-            self.since += t;
-            let spent = self.since == self.exchange_gens;
-            exchange.round(&mut bands, t, spent)?;
-            if spent {
-                self.since = 0;
-            }
-            left -= t;
+        for (t, refresh) in self.rounds.next(gens) {
+            exchange.round(&mut bands, t, refresh)?;
         }
         Ok(exchange.finish(&bands)?)
     }
@@ -288,7 +318,7 @@ impl Simulator for BandedSimulator {
             devices.len(),
             if devices.len() == 1 { "" } else { "s" },
             self.halo,
-            self.exchange_gens,
+            self.rounds.every(),
             self.workers[0].sim.describe()
         )
     }
@@ -299,10 +329,8 @@ impl Simulator for BandedSimulator {
             self.last_kernel_seconds = Some(self.advance_on_devices(gens)?);
             return Ok(());
         }
-        let mut left = gens;
         let mut kernel = None;
-        while left > 0 {
-            let t = left.min(self.exchange_gens - self.since);
+        for (t, refresh) in self.rounds.next(gens) {
             let results: Vec<Result<Option<f64>, BackendError>> = std::thread::scope(|scope| {
                 let handles: Vec<_> = self
                     .workers
@@ -329,11 +357,8 @@ impl Simulator for BandedSimulator {
             if let Some(round) = round {
                 *kernel.get_or_insert(0.0) += round;
             }
-            left -= t;
-            self.since += t;
-            if self.since == self.exchange_gens {
+            if refresh {
                 self.exchange()?;
-                self.since = 0;
             }
         }
         self.last_kernel_seconds = kernel;
@@ -360,7 +385,7 @@ impl Simulator for BandedSimulator {
                 .replace(band_of(&universe, w.first, w.rows, self.halo))?;
         }
         // The bands' halos are the new universe's rows: fresh.
-        self.since = 0;
+        self.rounds.restart();
         Ok(std::mem::replace(&mut self.assembled, universe))
     }
 
@@ -400,6 +425,29 @@ mod tests {
         sim.advance(gens / 2).unwrap();
         sim.advance(gens - gens / 2).unwrap();
         assert_eq!(sim.universe().unwrap(), &expected);
+    }
+
+    #[test]
+    fn rounds_refresh_at_every_multiple_however_a_run_is_sliced() {
+        assert_eq!(Rounds::new(409, 10).every(), 400);
+        assert_eq!(Rounds::new(6, 10).every(), 6);
+        let mut rounds = Rounds::new(50, 10);
+        let mut done = 0;
+        let mut refreshed = Vec::new();
+        for slice in [30, 5, 70, 1, 44, 50] {
+            let these = rounds.next(slice);
+            assert_eq!(these.iter().map(|r| r.0).sum::<u64>(), slice);
+            for (t, refresh) in these {
+                assert!(t > 0);
+                done += t;
+                if refresh {
+                    refreshed.push(done);
+                }
+            }
+        }
+        assert_eq!(refreshed, [50, 100, 150, 200]);
+        rounds.restart();
+        assert_eq!(rounds.next(60), [(50, true), (10, false)]);
     }
 
     #[test]

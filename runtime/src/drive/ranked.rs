@@ -12,7 +12,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaEvent, DevicePtr, sys};
 use lifegen_gen::Rule;
 
-use crate::drive::bands::{band_of, check_bands, exchange_gens, radius};
+use crate::drive::bands::{Rounds, band_of, check_bands, exchange_gens, radius};
 use crate::gpu::device::driver;
 use crate::gpu::exchange::DeviceBand;
 use crate::gpu::nccl::{Communicator, Transfer};
@@ -82,9 +82,7 @@ pub struct RankedSimulator {
     /// Every rank's `(first row, rows)`.
     shape: Vec<(usize, usize)>,
     halo: usize,
-    exchange_gens: u64,
-    /// Generations since the halos were last refreshed.
-    since: u64,
+    rounds: Rounds,
     assembled: Universe,
     fresh: bool,
     last_kernel_seconds: Option<f64>,
@@ -124,12 +122,7 @@ impl RankedSimulator {
         let halo = most as usize * r;
         let (first, rows) = shape[rank];
         let mut band = make_band(band_of(&universe, first, rows, halo))?;
-        let step = band.preferred_step();
-        let exchange_gens = if most >= step {
-            most / step * step
-        } else {
-            most
-        };
+        let rounds = Rounds::new(most, band.preferred_step());
         let mut link = make_link(band.as_mut())?;
         // A refresh changes nothing yet (the halos are the neighbours' rows), but it makes the
         // connections the rounds use, as large as theirs: NCCL makes them at the first transfer.
@@ -139,7 +132,7 @@ impl RankedSimulator {
         let mine = [
             universe.width() as u64,
             height as u64,
-            exchange_gens,
+            rounds.every(),
             u64::from(crc32fast::hash(rule.to_string().as_bytes())),
             universe.population(),
         ];
@@ -160,8 +153,7 @@ impl RankedSimulator {
             rank,
             shape,
             halo,
-            exchange_gens,
-            since: 0,
+            rounds,
             assembled: universe,
             fresh: true,
             last_kernel_seconds: None,
@@ -180,7 +172,7 @@ impl Simulator for RankedSimulator {
             first + rows,
             self.halo,
             self.link.describe(),
-            self.exchange_gens,
+            self.rounds.every(),
             self.band.describe()
         )
     }
@@ -188,17 +180,9 @@ impl Simulator for RankedSimulator {
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
         self.fresh = false;
         let rows = self.shape[self.rank].1;
-        let mut left = gens;
-        while left > 0 {
-            let t = left.min(self.exchange_gens - self.since);
-            self.since += t;
-            let spent = self.since == self.exchange_gens;
+        for (t, refresh) in self.rounds.next(gens) {
             self.link
-                .round(self.band.as_mut(), t, spent, self.halo, rows)?;
-            if spent {
-                self.since = 0;
-            }
-            left -= t;
+                .round(self.band.as_mut(), t, refresh, self.halo, rows)?;
         }
         self.last_kernel_seconds = self.link.finish(self.band.as_mut())?;
         Ok(())
@@ -226,7 +210,7 @@ impl Simulator for RankedSimulator {
         let (first, rows) = self.shape[self.rank];
         self.band
             .replace(band_of(&universe, first, rows, self.halo))?;
-        self.since = 0;
+        self.rounds.restart();
         Ok(std::mem::replace(&mut self.assembled, universe))
     }
 
