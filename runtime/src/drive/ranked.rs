@@ -265,8 +265,11 @@ impl RankLink for NcclLink {
         let band = Self::device(band)?;
         let event = driver("record an event");
         if !self.timing {
-            let events = self.started.get_or_insert(new_events(band.context())?);
-            events.0.record(band.stream()).map_err(&event)?;
+            if self.started.is_none() {
+                self.started = Some(new_events(band.context())?);
+            }
+            let (start, _) = self.started.as_ref().expect("made above");
+            start.record(band.stream()).map_err(&event)?;
             self.timing = true;
         }
         if gens > 0 {
