@@ -250,7 +250,8 @@ fn busy_soups_step_in_tall_blocks_as_the_dense_box_steps_them() {
 
 /// Tiles held on the GPU (windows gathered from them and stepped tiles cut out into them
 /// there, the flags of what changed the only thing copied back) step as the CPU's tiles do:
-/// Life in windows a tile row high and in blocks of four (tiles of 64), Generations of one and
+/// Life in windows a tile row high and in blocks of four (tiles of 64), rows of tiles wider than
+/// a band, Generations of one and
 /// of several bit-planes, Larger than Life, the triangular NL, a B0 rule (windows complemented
 /// at odd generations), through pieces that change the chunks' lengths.
 #[test]
@@ -260,6 +261,9 @@ fn tiles_held_on_the_gpu_step_as_the_cpu_s_tiles() {
     }
     for (text, side, tile) in [
         ("B3/S23", 420, Some(64)),
+        // Rows of tiles wider than a band of a batch (two strips of the kernel, 62 words):
+        // blocks cut where a band is full.
+        ("B3/S23", 4000, Some(64)),
         ("B3/S23", 200, None),
         ("B36/S23", 100, None),
         ("/2/3", 80, None),

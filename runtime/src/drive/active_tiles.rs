@@ -330,6 +330,8 @@ pub struct ActiveTiles {
     /// The tiles' cells when the simulators run on the GPU (made at the first chunk): `held`
     /// then holds empty tiles, filled from here when the cells are asked for.
     on_gpu: Option<GpuTiles>,
+    /// Words of a row one strip of the GPU simulators' kernel writes (0 on the CPU).
+    gpu_strip_words: usize,
 }
 
 /// Tiles held on the GPU: the pool, each held tile's slot, and the slots free.
@@ -402,6 +404,7 @@ impl ActiveTiles {
             description: String::new(),
             memory_limit: u64::MAX,
             on_gpu: None,
+            gpu_strip_words: 0,
         };
         engine.description = match &engine.stepper {
             WindowStepper::Kernel(kernel) => {
@@ -428,7 +431,11 @@ impl ActiveTiles {
                 );
                 let layout = Layout::of(std::iter::once((0, words)));
                 let mut first = make(torus(engine.states, 64 * layout.words as u64, height)?)?;
-                let on_gpu = first.device_band().is_some();
+                // Two 32-bit words of the GPU's a host word.
+                engine.gpu_strip_words = first
+                    .device_band()
+                    .map_or(0, |band| (band.strip_words() as usize / 2).max(1));
+                let on_gpu = engine.gpu_strip_words > 0;
                 let held = if on_gpu {
                     "; the tiles held on the GPU, gathered into windows and cut out there"
                 } else {
@@ -602,13 +609,15 @@ impl ActiveTiles {
         let mut stepped: Vec<(Key, u32, u32)> = Vec::with_capacity(stepped_tiles);
         pool.begin_chunk(stepped_tiles)?;
         let (words, halo_words) = (tiles.words, tiles.window_words(0, halo));
+        let strip = self.gpu_strip_words;
+        let band_words = GPU_BAND_STRIPS * strip;
         for (group, rows) in groups {
             if group.is_empty() {
                 continue;
             }
-            let packed = pack(group, words, halo_words, BAND_WORDS);
+            let packed = pack(group, words, halo_words, band_words);
             let window_h = tiles.window_height(gens, rows);
-            let per_batch = gpu_batch_bands(window_h);
+            let per_batch = gpu_batch_bands(window_h, band_words);
             for batch in packed.chunk_by(|a, b| a.1.0 / per_batch == b.1.0 / per_batch) {
                 let first_band = batch[0].1.0;
                 let mut layout = Layout::of(batch.iter().map(|(block, slot)| {
@@ -617,10 +626,10 @@ impl ActiveTiles {
                         slot.1 + tiles.window_words(block.len, halo),
                     )
                 }));
-                // Few shapes of simulator (making one takes 15-20 ms): full bands, and a power
-                // of two of them, at least GPU_BANDS (idle bands cost the GPU next to nothing).
-                layout.words = layout.words.max(BAND_WORDS);
-                layout.bands = layout.bands.next_power_of_two().max(GPU_BANDS);
+                // Few shapes of simulator (making one takes 5-10 ms): whole strips of the kernel,
+                // and bands in few counts.
+                layout.words = layout.words.max(band_words).next_multiple_of(strip);
+                layout.bands = gpu_bands(layout.bands);
                 let key = (layout, window_h);
                 let mut sim = match self.simulators.remove(&key) {
                     Some(sim) => sim,
@@ -870,10 +879,26 @@ fn batch_bands(window_h: u64) -> usize {
 /// Bands a batch of windows on the GPU holds at least.
 const GPU_BANDS: usize = 16;
 
+/// Bands of the torus of a batch of `bands` bands on the GPU: at least [`GPU_BANDS`], else the
+/// next multiple of an eighth of the next power of two (four shapes an octave, a quarter more rows at most). The stream
+/// kernel steps every row of its torus, idle bands too: rounded up to a power of two, a 16384^2
+/// soup's batches stepped 1.9x the rows they held (BENCHMARKS.md, thirteenth session).
+fn gpu_bands(bands: usize) -> usize {
+    if bands <= GPU_BANDS {
+        return GPU_BANDS;
+    }
+    bands.next_multiple_of(bands.next_power_of_two() / 8)
+}
+
+/// Strips of the GPU kernel a band of a batch spans: measured against one and four on soups of
+/// 4096^2 and 16384^2 in tiles of 128, 512 and 1024 (BENCHMARKS.md, thirteenth session), two
+/// was fastest or within noise of it everywhere (tiles of 128 on the 4096^2 soup: 1.5x).
+const GPU_BAND_STRIPS: usize = 2;
+
 /// The same on the GPU, whose batches are a launch and copies each: windows of up to 2^28 cells
-/// (32 MiB a bit-plane) a batch.
-fn gpu_batch_bands(window_h: u64) -> usize {
-    1 << ((1u64 << 28) / (BAND_WORDS as u64 * 64 * window_h))
+/// (32 MiB a bit-plane) a batch, in bands of `band_words`.
+fn gpu_batch_bands(window_h: u64, band_words: usize) -> usize {
+    1 << ((1u64 << 28) / (band_words as u64 * 64 * window_h))
         .max(1)
         .ilog2()
 }
@@ -1395,6 +1420,18 @@ mod tests {
             len,
             rows: 1,
         }
+    }
+
+    #[test]
+    fn gpu_batches_step_few_idle_bands_in_few_shapes() {
+        let shapes: std::collections::BTreeSet<usize> = (1..=4096).map(gpu_bands).collect();
+        for bands in 1..=4096 {
+            let rows = gpu_bands(bands);
+            assert!(rows >= bands.max(GPU_BANDS), "{bands}: {rows}");
+            assert!(rows <= GPU_BANDS.max(bands + bands / 4), "{bands}: {rows}");
+        }
+        // 16, then four an octave from 32 to 4096.
+        assert_eq!(shapes.len(), 1 + 4 * 8, "{shapes:?}");
     }
 
     #[test]

@@ -64,6 +64,9 @@ pub trait DeviceBand: Send {
     fn cell_rows(&self) -> CellRows;
     /// Enqueues `gens` generations on [`DeviceBand::stream`] and returns at once.
     fn enqueue(&mut self, gens: u64) -> Result<(), GpuError>;
+    /// 32-bit words of a row one strip of the kernel writes: a strip of a universe narrower
+    /// than that leaves lanes idle, so a universe as wide as a multiple of it wastes none.
+    fn strip_words(&self) -> u32;
 }
 
 /// Where a universe's cells lie on the GPU: the first cell of row 0, and 32-bit words from a

@@ -392,6 +392,9 @@ impl crate::gpu::exchange::DeviceBand for StreamGpuSimulator {
     fn enqueue(&mut self, gens: u64) -> Result<(), GpuError> {
         StreamGpuSimulator::enqueue(self, gens)
     }
+    fn strip_words(&self) -> u32 {
+        self.main.main.0.ptx.output_words
+    }
 }
 
 /// A pass's programs and their kernels' PTX: `program` on a torus or inside a bounded plane,
