@@ -13,10 +13,12 @@
 //! lifegen runs on little-endian machines only, where the words' bytes in memory are the file's.
 //!
 //! A file is written to a temporary file beside its path and renamed over it only once its rows
-//! and metadata are written and synced ([`Writer`]), so the path always holds a complete universe.
+//! and metadata are written and synced ([`Writer`]; by several processes at once,
+//! [`SharedWriter`]), so the path always holds a complete universe.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
@@ -546,31 +548,17 @@ impl Writer {
         if self.rows_in_block > 0 {
             self.close_block();
         }
-        let metadata = Metadata {
-            format: FORMAT.into(),
-            version: VERSION,
-            width: self.width,
-            height: self.height,
-            rule: rule.into(),
+        let tail = metadata_bytes(
+            (self.width, self.height),
+            rule,
             generation,
-            checksums: Checksums {
-                algorithm: "crc32".into(),
-                rows_per_block: self.rows_per_block,
-                blocks: std::mem::take(&mut self.blocks),
-            },
+            std::mem::take(&mut self.blocks),
             run,
-        };
-        let json = serde_json::to_vec(&metadata).expect("metadata serialises");
-        let mut trailer = Vec::with_capacity(TRAILER_BYTES as usize);
-        trailer.extend_from_slice(&crc32fast::hash(&json).to_le_bytes());
-        trailer.extend_from_slice(&[0; 4]);
-        trailer.extend_from_slice(&(json.len() as u64).to_le_bytes());
-        trailer.extend_from_slice(TRAILER_MAGIC);
+        );
         let partial = self.partial.clone();
         let mut sink = self.sink.take().expect("not finished");
         let written = (|| {
-            sink.write_all(&json)?;
-            sink.write_all(&trailer)?;
+            sink.write_all(&tail)?;
             let file = sink.into_inner().map_err(|e| e.into_error())?;
             file.sync_all()
         })();
@@ -578,15 +566,259 @@ impl Writer {
             let _ = fs::remove_file(&partial);
             return Err(io_error(&partial)(e));
         }
-        fs::rename(&partial, &self.path).map_err(io_error(&self.path))?;
-        let directory = match self.path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
+        rename_into_place(&partial, &self.path)
+    }
+}
+
+/// What follows a file's rows: its metadata's JSON, then the trailer.
+fn metadata_bytes(
+    (width, height): (u64, u64),
+    rule: &str,
+    generation: u64,
+    blocks: Vec<u32>,
+    run: Option<RunRecord>,
+) -> Vec<u8> {
+    let metadata = Metadata {
+        format: FORMAT.into(),
+        version: VERSION,
+        width,
+        height,
+        rule: rule.into(),
+        generation,
+        checksums: Checksums {
+            algorithm: "crc32".into(),
+            rows_per_block: rows_per_block(width),
+            blocks,
+        },
+        run,
+    };
+    let mut bytes = serde_json::to_vec(&metadata).expect("metadata serialises");
+    let json_crc = crc32fast::hash(&bytes);
+    let json_len = bytes.len() as u64;
+    bytes.extend_from_slice(&json_crc.to_le_bytes());
+    bytes.extend_from_slice(&[0; 4]);
+    bytes.extend_from_slice(&json_len.to_le_bytes());
+    bytes.extend_from_slice(TRAILER_MAGIC);
+    bytes
+}
+
+/// Renames a written and synced temporary file over `path`, then syncs the directory, so the
+/// rename itself survives a crash.
+fn rename_into_place(partial: &Path, path: &Path) -> Result<(), FileError> {
+    fs::rename(partial, path).map_err(io_error(path))?;
+    let directory = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(directory)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error(directory))
+}
+
+/// A band's part of a checksum block: the block, the CRC-32 of the band's bytes in it, and how
+/// many bytes those are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockPart {
+    pub block: u64,
+    pub crc: u32,
+    pub bytes: u64,
+}
+
+impl BlockPart {
+    /// Words a part takes in [`BlockPart::to_words`].
+    pub const WORDS: usize = 3;
+
+    pub fn to_words(self) -> [u64; 3] {
+        [self.block, u64::from(self.crc), self.bytes]
+    }
+
+    pub fn from_words(words: &[u64]) -> BlockPart {
+        BlockPart {
+            block: words[0],
+            crc: words[1] as u32,
+            bytes: words[2],
+        }
+    }
+
+    /// The most parts a band of `rows` rows of a `width`-cell universe has.
+    pub fn most(width: u64, rows: u64) -> usize {
+        rows.div_ceil(rows_per_block(width)) as usize + 1
+    }
+}
+
+/// A universe file written by several processes at once, each its own rows (the ranks of a
+/// run, [`crate::drive::ranked`]): one of them [`SharedWriter::create`]s the temporary file,
+/// whole; then every one [`SharedWriter::open`]s it and writes its rows at their place
+/// ([`SharedWriter::write_band`], positioned writes, synced), which gives the checksums of its
+/// parts of the blocks; the one that created it [`SharedWriter::seal`]s it with every process's
+/// parts and renames it over the path. Until then the path keeps what it held, whichever
+/// process dies.
+pub struct SharedWriter {
+    path: PathBuf,
+    partial: PathBuf,
+    file: File,
+    width: u64,
+    height: u64,
+    /// For the process that created the temporary file: removed by the interrupt watchdog
+    /// should it end the process, and on drop unless sealed.
+    created: Option<TemporaryFile>,
+}
+
+impl SharedWriter {
+    /// Creates the temporary file for a `width` x `height` universe at `path`, its rows zero
+    /// (removing one a killed run left).
+    pub fn create(path: &Path, width: u64, height: u64) -> Result<SharedWriter, FileError> {
+        Universe::check_size(width, height)?;
+        let partial = partial_path(path);
+        match fs::remove_file(&partial) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&partial)(e)),
+            _ => {}
+        }
+        let created = TemporaryFile::register(&partial);
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&partial)
+            .and_then(|file| {
+                file.write_all_at(&npy_header(width, height), 0)?;
+                file.set_len(DATA_OFFSET + data_bytes(width, height))?;
+                Ok(file)
+            })
+            .map_err(io_error(&partial))?;
+        Ok(SharedWriter {
+            path: path.to_path_buf(),
+            partial,
+            file,
+            width,
+            height,
+            created: Some(created),
+        })
+    }
+
+    /// The temporary file another process created for `path`.
+    pub fn open(path: &Path, width: u64, height: u64) -> Result<SharedWriter, FileError> {
+        let partial = partial_path(path);
+        let file = OpenOptions::new()
+            .write(true)
+            .open(&partial)
+            .map_err(io_error(&partial))?;
+        Ok(SharedWriter {
+            path: path.to_path_buf(),
+            partial,
+            file,
+            width,
+            height,
+            created: None,
+        })
+    }
+
+    /// Writes whole rows from row `first` on and syncs them; the checksums of their parts of
+    /// the blocks they lie in, block by block.
+    pub fn write_band(&self, first: u64, words: &[u64]) -> Result<Vec<BlockPart>, FileError> {
+        let row_words = words_per_row(self.width as usize);
+        assert!(
+            words.len().is_multiple_of(row_words),
+            "rows are written whole"
+        );
+        let rows = (words.len() / row_words) as u64;
+        assert!(first + rows <= self.height, "rows inside the universe");
+        let row_bytes = row_words as u64 * 8;
+        let bytes = as_bytes(words);
+        self.file
+            .write_all_at(bytes, DATA_OFFSET + first * row_bytes)
+            .and_then(|()| self.file.sync_data())
+            .map_err(io_error(&self.partial))?;
+        let per_block = rows_per_block(self.width);
+        let mut parts = Vec::new();
+        let mut row = first;
+        while row < first + rows {
+            let block = row / per_block;
+            let end = ((block + 1) * per_block).min(first + rows);
+            let at = ((row - first) * row_bytes) as usize;
+            let part = &bytes[at..at + ((end - row) * row_bytes) as usize];
+            parts.push(BlockPart {
+                block,
+                crc: crc32fast::hash(part),
+                bytes: part.len() as u64,
+            });
+            row = end;
+        }
+        Ok(parts)
+    }
+
+    /// Writes the metadata, from every process's parts (in the order of their rows), syncs
+    /// the file and renames it over the path. Only the process that created the file seals it,
+    /// once every process has written its rows.
+    pub fn seal(
+        mut self,
+        parts: &[BlockPart],
+        rule: &str,
+        generation: u64,
+        run: Option<RunRecord>,
+    ) -> Result<(), FileError> {
+        assert!(self.created.is_some(), "the creator seals the file");
+        let corrupt = |why: String| FileError::Corrupt {
+            path: self.partial.clone(),
+            why,
         };
-        File::open(directory)
-            .and_then(|d| d.sync_all())
-            .map_err(io_error(directory))?;
+        let row_bytes = words_per_row(self.width as usize) as u64 * 8;
+        let block_bytes = rows_per_block(self.width) * row_bytes;
+        let total = data_bytes(self.width, self.height);
+        let mut blocks: Vec<crc32fast::Hasher> = Vec::new();
+        for part in parts {
+            let block = part.block as usize;
+            if block > blocks.len() {
+                return Err(corrupt(format!(
+                    "no rows were written before block {block}"
+                )));
+            }
+            if block == blocks.len() {
+                blocks.push(crc32fast::Hasher::new());
+            }
+            blocks[block].combine(&crc32fast::Hasher::new_with_initial_len(
+                part.crc, part.bytes,
+            ));
+        }
+        let blocks: Vec<u32> = blocks
+            .into_iter()
+            .enumerate()
+            .map(|(i, hasher)| {
+                let expected = block_bytes.min(total - i as u64 * block_bytes);
+                match hasher.total_len() == expected {
+                    true => Ok(hasher.finalize()),
+                    false => Err(corrupt(format!(
+                        "block {i} has {} bytes of rows written, not {expected}",
+                        hasher.total_len()
+                    ))),
+                }
+            })
+            .collect::<Result<_, _>>()?;
+        if blocks.len() as u64 != total.div_ceil(block_bytes) {
+            return Err(corrupt(format!(
+                "{} blocks of rows were written, not {}",
+                blocks.len(),
+                total.div_ceil(block_bytes)
+            )));
+        }
+        let tail = metadata_bytes((self.width, self.height), rule, generation, blocks, run);
+        let end = DATA_OFFSET + total;
+        self.file
+            .write_all_at(&tail, end)
+            .and_then(|()| self.file.set_len(end + tail.len() as u64))
+            .and_then(|()| self.file.sync_all())
+            .map_err(io_error(&self.partial))?;
+        rename_into_place(&self.partial, &self.path)?;
+        self.created = None;
         Ok(())
+    }
+}
+
+impl Drop for SharedWriter {
+    fn drop(&mut self) {
+        if self.created.is_some() {
+            let _ = fs::remove_file(&self.partial);
+        }
     }
 }
 
@@ -604,6 +836,57 @@ mod tests {
 
     fn temp_dir() -> tempfile::TempDir {
         tempfile::tempdir().expect("a temporary directory")
+    }
+
+    /// Bands written by "processes" in any order, unaligned to the checksum blocks, make the
+    /// very bytes one writer makes; a band missing, or a writer gone before sealing, leaves the
+    /// path as it was.
+    #[test]
+    fn bands_written_apart_make_the_file_one_writer_makes() {
+        let dir = temp_dir();
+        // 128 KiB rows, 32 rows a checksum block: four blocks, the last short.
+        let (width, height) = (1u64 << 20, 100u64);
+        assert_eq!(rows_per_block(width), 32);
+        let universe = Universe::random(width, height, 0.5, 3).unwrap();
+        let run = Some(RunRecord {
+            source: "a soup".into(),
+            rule: "B3/S23".into(),
+            target_generation: 9,
+        });
+        let whole = dir.path().join("whole.npy");
+        write(&whole, &universe, "B3/S23", 7, run.clone()).unwrap();
+        let row = universe.words_per_row();
+        let bands = [(70u64, 30u64), (0, 37), (37, 33)];
+        let shared = dir.path().join("shared.npy");
+        fs::write(&shared, b"what was there").unwrap();
+        let write_bands = |bands: &[(u64, u64)]| {
+            let creator = SharedWriter::create(&shared, width, height).unwrap();
+            let mut parts: Vec<(u64, Vec<BlockPart>)> = bands
+                .iter()
+                .map(|&(first, rows)| {
+                    let words =
+                        &universe.words()[(first * row as u64) as usize..][..rows as usize * row];
+                    let writer = SharedWriter::open(&shared, width, height).unwrap();
+                    let parts = writer.write_band(first, words).unwrap();
+                    assert!(parts.len() <= BlockPart::most(width, rows));
+                    (first, parts)
+                })
+                .collect();
+            parts.sort_by_key(|p| p.0);
+            let parts: Vec<BlockPart> = parts.into_iter().flat_map(|p| p.1).collect();
+            creator.seal(&parts, "B3/S23", 7, run.clone())
+        };
+        // A band missing: refused, the path kept.
+        let err = write_bands(&bands[..2]).unwrap_err().to_string();
+        assert!(err.contains("block 1 has 655360 bytes"), "{err}");
+        assert_eq!(fs::read(&shared).unwrap(), b"what was there");
+        // A creator gone before sealing.
+        drop(SharedWriter::create(&shared, width, height).unwrap());
+        assert!(!partial_path(&shared).exists());
+        assert_eq!(fs::read(&shared).unwrap(), b"what was there");
+        write_bands(&bands).unwrap();
+        assert!(fs::read(&shared).unwrap() == fs::read(&whole).unwrap());
+        assert!(!partial_path(&shared).exists());
     }
 
     #[test]
