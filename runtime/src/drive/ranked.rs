@@ -7,12 +7,14 @@
 //! and receives its own halos from them ([`RankLink`]: NCCL between GPUs, [`NcclLink`]). The
 //! whole universe is assembled on every rank only when it is asked for (an all-gather).
 
+use std::path::Path;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, DevicePtr, sys};
 use lifegen_gen::Rule;
 
 use crate::drive::bands::{Rounds, band_of, check_bands, exchange_gens, radius};
+use crate::formats::universe_file::{BlockPart, RunRecord, SharedWriter};
 use crate::gpu::device::driver;
 use crate::gpu::exchange::DeviceBand;
 use crate::gpu::nccl::{Communicator, Transfer};
@@ -158,6 +160,91 @@ impl RankedSimulator {
             fresh: true,
             last_kernel_seconds: None,
         })
+    }
+}
+
+impl RankedSimulator {
+    /// Every rank's `mine` (as long on every rank), rank after rank, on every rank.
+    pub fn all_gather(&mut self, mine: &[u64]) -> Result<Vec<u64>, BackendError> {
+        self.link.all_gather(self.band.as_mut(), mine)
+    }
+
+    /// Writes the universe to the universe file `path`, every rank its own rows
+    /// ([`SharedWriter`]: rank 0 creates the file, every rank writes its band, rank 0 seals it
+    /// once all have): a rank that fails fails every rank, and the path keeps what it held.
+    /// Every rank calls it at the same generation; returns the universe's population.
+    pub fn write_file(
+        &mut self,
+        path: &Path,
+        rule: &str,
+        generation: u64,
+        run: Option<RunRecord>,
+    ) -> Result<u64, BackendError> {
+        let (width, height) = (
+            self.assembled.width() as u64,
+            self.assembled.height() as u64,
+        );
+        // This rank's own error, else which ranks failed.
+        let failed = |what: &str, ranks: &[usize], mine: Option<String>| {
+            let why = mine.unwrap_or_else(|| format!("it failed on rank {ranks:?}"));
+            BackendError::Bands(format!("cannot {what} {}: {why}", path.display()))
+        };
+        let creator = (self.rank == 0).then(|| SharedWriter::create(path, width, height));
+        let created = creator.as_ref().is_none_or(Result::is_ok);
+        if !self.all_ok(created)? {
+            let why = creator.and_then(Result::err).map(|e| e.to_string());
+            return Err(failed("create", &[0], why));
+        }
+        let (first, rows) = self.shape[self.rank];
+        let words = self.band.read_rows(self.halo, rows)?;
+        let population: u64 = words.iter().map(|w| u64::from(w.count_ones())).sum();
+        let written = SharedWriter::open(path, width, height)
+            .and_then(|writer| writer.write_band(first as u64, &words));
+        let most = BlockPart::most(
+            width,
+            self.shape.iter().map(|s| s.1).max().unwrap_or(0) as u64,
+        );
+        // Each rank: whether it wrote, its population, its parts (padded), how many.
+        let mut mine = vec![0u64; 3 + most * BlockPart::WORDS];
+        if let Ok(parts) = &written {
+            mine[..3].copy_from_slice(&[1, population, parts.len() as u64]);
+            for (slot, part) in mine[3..].chunks_mut(BlockPart::WORDS).zip(parts) {
+                slot.copy_from_slice(&part.to_words());
+            }
+        }
+        let all = self.all_gather(&mine)?;
+        let failures: Vec<usize> = (0..self.shape.len())
+            .filter(|&i| all[i * mine.len()] == 0)
+            .collect();
+        if !failures.is_empty() {
+            let why = written.err().map(|e| e.to_string());
+            return Err(failed("write", &failures, why));
+        }
+        let mut parts = Vec::new();
+        let mut total = 0;
+        for theirs in all.chunks(mine.len()) {
+            total += theirs[1];
+            parts.extend(
+                theirs[3..]
+                    .chunks(BlockPart::WORDS)
+                    .take(theirs[2] as usize)
+                    .map(BlockPart::from_words),
+            );
+        }
+        let sealed = creator.map(|c| {
+            c.expect("checked above")
+                .seal(&parts, rule, generation, run)
+        });
+        if !self.all_ok(sealed.as_ref().is_none_or(Result::is_ok))? {
+            let why = sealed.and_then(Result::err).map(|e| e.to_string());
+            return Err(failed("write", &[0], why));
+        }
+        Ok(total)
+    }
+
+    /// Whether every rank says `ok`.
+    fn all_ok(&mut self, ok: bool) -> Result<bool, BackendError> {
+        Ok(self.all_gather(&[u64::from(ok)])?.iter().all(|&o| o == 1))
     }
 }
 
@@ -495,6 +582,55 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Every rank writes its band of a universe file whose blocks its bands do not line up
+    /// with: the file one process writes of the same generation, byte for byte.
+    #[test]
+    fn ranks_write_the_universe_file_one_process_writes() {
+        let rule = Rule::CONWAY;
+        // Rows of 32 KiB, 128 a checksum block; bands of 100 rows.
+        let (width, height, size, gens) = (1u64 << 18, 300, 3, 6);
+        let start = Universe::random(width, height, 0.4, 5).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let (whole, shared) = (dir.path().join("whole.npy"), dir.path().join("shared.npy"));
+        let run = RunRecord {
+            source: "a soup".into(),
+            rule: rule.to_string(),
+            target_generation: gens,
+        };
+        // One process's run (the ranks' cells against the reference: the test above).
+        let mut one = create(BackendKind::Cpu, &rule, start.clone()).unwrap();
+        one.advance(gens).unwrap();
+        let expected = one.universe().unwrap().clone();
+        crate::formats::universe_file::write(&whole, &expected, "B3/S23", gens, Some(run.clone()))
+            .unwrap();
+        let links = thread_links(size);
+        let populations: Vec<u64> = std::thread::scope(|scope| {
+            let handles: Vec<_> = links
+                .into_iter()
+                .enumerate()
+                .map(|(rank, link)| {
+                    let (start, shared, run) = (start.clone(), &shared, run.clone());
+                    scope.spawn(move || {
+                        let mut sim = RankedSimulator::new(
+                            &rule,
+                            start,
+                            (rank, size),
+                            4,
+                            |band| create(BackendKind::Cpu, &rule, band),
+                            |_| Ok(Box::new(link)),
+                        )
+                        .unwrap();
+                        sim.advance(gens).unwrap();
+                        sim.write_file(shared, "B3/S23", gens, Some(run)).unwrap()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(populations, vec![expected.population(); size]);
+        assert!(std::fs::read(&shared).unwrap() == std::fs::read(&whole).unwrap());
     }
 
     #[test]
