@@ -292,12 +292,6 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let raised = raised_note(asked, (width, height), &rule_spec.rule);
     let topology = rule_spec.topology;
     if args.output.as_deref().is_some_and(is_universe_file) {
-        if ranks.is_some() {
-            bail!(
-                "runs into a universe file (.npy) go on in one process for now: launch it \
-                 without a launcher's ranks (its --gpus spreads it over this host's GPUs)"
-            );
-        }
         if topology != Topology::Torus {
             let (name, letter) = (topology.name(), topology.letter());
             bail!(
@@ -305,7 +299,13 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
                  run it in memory (--output FILE.rle) or drop the :{letter}"
             );
         }
-        return run_into_file(args, pattern, rule_spec.rule, (width, height), &raised);
+        return run_into_file(
+            args,
+            pattern,
+            rule_spec.rule,
+            (width, height),
+            (&raised, ranks),
+        );
     }
     let on_plane = crate::run_plane::wanted(&args, pattern.as_ref(), &rule_spec);
     for (flag, given) in [
@@ -536,7 +536,7 @@ fn run_into_file(
     pattern: Option<Pattern>,
     rule: Rule,
     (width, height): (u64, u64),
-    raised: &str,
+    (raised, ranks): (&str, Option<Ranks>),
 ) -> Result<()> {
     let output = args.output.clone().expect("called for a .npy output");
     if rule.states() > 2 {
@@ -596,9 +596,27 @@ fn run_into_file(
     let target_generation = start_generation
         .checked_add(args.gens)
         .context("--gens takes the generation past 2^64")?;
-    let simulators = lifegen_runtime::backend::simulators(args.backend, &rule, width, args.gpus)?;
+    let mut simulators =
+        lifegen_runtime::backend::simulators(args.backend, &rule, width, args.gpus)?;
     if args.gpu_memory.is_some() && !simulators.on_gpu {
         bail!("--gpu-memory is for runs on the GPU; this run is on the CPU");
+    }
+    let leader = ranks.as_ref().is_none_or(Ranks::is_first);
+    if let Some(ranks) = ranks {
+        if args.gpu_memory.is_some() || args.gens_per_pass.is_some() {
+            bail!(
+                "this is rank {} of {} ({}): ranks hold the universe whole on their GPUs, so \
+                 --gpu-memory and --gens-per-pass do not apply",
+                ranks.rank,
+                ranks.size,
+                ranks.launcher
+            );
+        }
+        let id_path = ranks.id_path(Some(&output));
+        simulators.ranked = Some(Box::new(move |universe| {
+            let mut tell = |line: &str| eprintln!("{line}");
+            lifegen_runtime::backend::create_ranked(&ranks, &rule, universe, &id_path, &mut tell)
+        }));
     }
     let bytes = |flag: &str, text: &Option<String>| {
         text.as_deref()
@@ -623,7 +641,7 @@ fn run_into_file(
         run,
         simulators,
         (width, height),
-        &format!("{raised}{origin}"),
+        (&format!("{raised}{origin}"), leader),
     )
 }
 

@@ -41,12 +41,13 @@ pub fn parse_bytes(text: &str) -> Result<u64> {
     Ok(bytes as u64)
 }
 
-struct Bar(ProgressBar);
+/// The progress bar, and whether this process speaks (among ranks, only the first does).
+struct Bar(ProgressBar, bool);
 
 impl Progress for Bar {
     fn start(&mut self, generations: u64) {
         self.0.set_length(generations);
-        if std::io::stderr().is_terminal() {
+        if self.1 && std::io::stderr().is_terminal() {
             self.0.set_draw_target(ProgressDrawTarget::stderr());
         }
     }
@@ -54,53 +55,63 @@ impl Progress for Bar {
         self.0.set_position(generations as u64);
     }
     fn note(&mut self, line: &str) {
-        self.0.suspend(|| println!("{line}"));
+        if self.1 {
+            self.0.suspend(|| println!("{line}"));
+        }
     }
 }
 
+/// Runs `run` and prints what it did; among ranks, only the `leader` prints.
 pub fn run(
     run: FileRun,
     simulators: Simulators,
     (width, height): (u64, u64),
-    origin: &str,
+    (origin, leader): (&str, bool),
 ) -> Result<()> {
+    macro_rules! say {
+        ($($text:tt)*) => {
+            if leader {
+                println!($($text)*);
+            }
+        };
+    }
     let (rule, output, target) = (run.rule, run.output.clone(), run.target_generation);
-    println!("rule: {rule}:T{width},{height}");
-    println!("universe: {width}x{height} torus, {origin}");
+    say!("rule: {rule}:T{width},{height}");
+    say!("universe: {width}x{height} torus, {origin}");
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {elapsed} (eta {eta})")
             .expect("the template is valid"),
     );
-    let mut progress = Bar(bar.clone());
+    let mut progress = Bar(bar.clone(), leader);
     let outcome = file_run::run(run, simulators, &mut progress)
         .with_context(|| format!("cannot run into {}", output.display()))?;
     let (gens, report) = match outcome {
         Outcome::AlreadyDone { population } => {
-            println!(
+            say!(
                 "{} already holds generation {target} of this run; nothing to do",
                 output.display()
             );
-            println!("population: {population}");
+            say!("population: {population}");
             return Ok(());
         }
         Outcome::Ran { gens, report } => (gens, report),
     };
     bar.finish_and_clear();
     let times = &report.times;
-    println!("backend: {}", report.backend);
-    println!("layout: {}, {} file writes", report.layout, report.passes);
-    println!(
+    say!("backend: {}", report.backend);
+    say!("layout: {}, {} file writes", report.layout, report.passes);
+    say!(
         "generations: {gens} in {:.3} s (to generation {target})",
         times.wall
     );
-    println!("population: {}", report.population);
+    say!("population: {}", report.population);
     let rate = if times.wall > 0.0 {
         (width * height) as f64 * gens as f64 / times.wall
     } else {
         0.0
     };
-    println!("cell updates/s: {rate:.3e}");
+    say!("cell updates/s: {rate:.3e}");
     let kernel = times.kernel.map_or(String::new(), |k| {
         format!(
             " (kernels {k:.3} s, copies to and from the device and launches {:.3} s)",
@@ -112,9 +123,11 @@ pub fn run(
     } else {
         ""
     };
-    println!(
+    say!(
         "time: reading {:.3} s, writing {:.3} s, simulating {:.3} s{kernel}{overlap}",
-        times.read, times.write, times.simulate
+        times.read,
+        times.write,
+        times.simulate
     );
     if let Some(traffic) = report.traffic {
         let stream = |what: &str, bytes: u64, seconds: f64| {
@@ -145,7 +158,7 @@ pub fn run(
         } else {
             0.0
         };
-        println!(
+        say!(
             "bound: {}; overlapped, at these rates, at best {bound:.1} s ({best:.3e} cell \
              updates/s); this run took {:.2}x that",
             streams.join(", "),

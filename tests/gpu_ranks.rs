@@ -128,3 +128,62 @@ fn ranks_write_the_file_one_process_writes() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+/// Ranks run into a universe file, every rank writing its own band at each checkpoint; one
+/// rank killed (SIGKILL) once a checkpoint is in, the others ended as a launcher ends them; the
+/// same launch again resumes from the checkpoint and ends with the file one process writes.
+#[test]
+fn ranks_killed_mid_run_resume_to_the_file_one_process_writes() {
+    let Some(gpus) = ranks_here() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let args = [
+        "--size",
+        "16384x16384",
+        "--gens",
+        "200000",
+        "--seed",
+        "3",
+        "--checkpoint-every",
+        "0",
+    ];
+    let want = dir.path().join("alone.npy");
+    alone(&args, &want);
+    let got = dir.path().join("ranks.npy");
+    let size = gpus.min(4);
+    let children: Vec<_> = (0..size)
+        .map(|rank| {
+            Command::new(LIFEGEN)
+                .arg("run")
+                .args(args)
+                .arg("--output")
+                .arg(&got)
+                .env("RANK", rank.to_string())
+                .env("WORLD_SIZE", size.to_string())
+                .env("LOCAL_RANK", rank.to_string())
+                .env("LIFEGEN_LAUNCH_ID", "killed")
+                .env("LIFEGEN_RANK_WAIT", "60")
+                .env("NCCL_NVLS_ENABLE", "0")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("lifegen starts")
+        })
+        .collect();
+    let since = std::time::Instant::now();
+    while !got.exists() && since.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(got.exists(), "no checkpoint within a minute");
+    for mut child in children.into_iter().rev() {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    let said = launch(size, &args, &got, "killed");
+    assert!(said.contains("resuming from generation"), "{said}");
+    assert!(
+        std::fs::read(&got).unwrap() == std::fs::read(&want).unwrap(),
+        "the resumed run differs from one process:\n{said}"
+    );
+}

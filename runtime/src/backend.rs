@@ -642,6 +642,7 @@ pub fn simulators(
         devices: if on_gpu { gpu_devices(gpus)? } else { vec![0] },
         host_copies: universe_copies(kind, rule),
         on_gpu,
+        ranked: None,
     })
 }
 

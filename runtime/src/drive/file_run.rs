@@ -85,7 +85,9 @@ pub fn run(
         }
         None => (run.source, run.start_generation),
     };
-    let budget = budget(run.memory, simulators.on_gpu, progress)?;
+    // Ranks hold the universe whole, each its band on its own GPU: no budget to plan by.
+    let on_gpu = simulators.on_gpu && simulators.ranked.is_none();
+    let budget = budget(run.memory, on_gpu, progress)?;
     let gens = target - from;
     progress.start(gens);
     let job = Job {

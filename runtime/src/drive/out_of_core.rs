@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use lifegen_gen::Rule;
 
 use crate::drive::bands::{self, BandedSimulator, radius};
+use crate::drive::ranked::RankedSimulator;
 use crate::drive::slices::Slices;
 use crate::formats::universe_file::{self, FileError, RunRecord, UniverseFile};
 use crate::gpu::device::{GpuError, open_device};
@@ -122,7 +123,14 @@ pub struct Simulators {
     pub host_copies: u64,
     /// Whether they run on GPUs, whose memory then bounds the bands too.
     pub on_gpu: bool,
+    /// In a run over ranks ([`crate::drive::ranked`]), this process's rank, made from the
+    /// universe: the universe is then held whole over the ranks, and each writes its band.
+    pub ranked: Option<MakeRanked>,
 }
+
+/// Makes this process's rank of a run over ranks from the whole universe.
+pub type MakeRanked =
+    Box<dyn FnOnce(Universe) -> Result<RankedSimulator, BackendError> + Send + Sync>;
 
 /// What a run does.
 pub struct Job {
@@ -356,6 +364,9 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let (width, height) = job.source.size();
     let (workers, per_gpu) = worker_shape(&job.simulators.devices);
     let copies = job.simulators.host_copies;
+    if job.simulators.ranked.is_some() {
+        return run_whole(job, progress, start);
+    }
     // Held whole: on one simulator, or spread over the GPUs with halos exchanged between them.
     let whole_rows = match workers {
         1 => height,
@@ -415,25 +426,29 @@ fn describe_budget(budget: &Budget) -> String {
     }
 }
 
-/// The universe held whole: one simulator for the run, the file written at checkpoints and at
-/// the end.
-fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Report, RunError> {
+/// The universe held whole: one simulator for the run (or this process's rank of it), the file
+/// written at checkpoints and at the end.
+fn run_whole(
+    mut job: Job,
+    progress: &mut dyn Progress,
+    start: Instant,
+) -> Result<Report, RunError> {
     let mut times = Times::default();
     let reading = Instant::now();
     let universe = job.source.into_universe()?;
     times.read = reading.elapsed().as_secs_f64();
     let creating = Instant::now();
-    let simulators = &job.simulators;
-    let mut sim: Box<dyn Simulator> = if simulators.devices.len() > 1 {
-        Box::new(BandedSimulator::new(
+    let simulators = &mut job.simulators;
+    let mut whole = match simulators.ranked.take() {
+        Some(make) => Whole::Ranked(make(universe)?),
+        None if simulators.devices.len() > 1 => Whole::Here(Box::new(BandedSimulator::new(
             &*simulators.make,
             &job.rule,
             universe,
             &simulators.devices,
             bands::MAX_EXCHANGE_GENS,
-        )?)
-    } else {
-        (simulators.make)(simulators.devices[0], universe)?
+        )?)),
+        None => Whole::Here((simulators.make)(simulators.devices[0], universe)?),
     };
     times.simulate += creating.elapsed().as_secs_f64();
     progress.note(&format!(
@@ -441,52 +456,50 @@ fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Re
         job.checkpoint_every.as_secs()
     ));
     let rule = job.rule.to_string();
-    // The universe copied back (timed as simulation), then written.
-    let write = |sim: &mut Box<dyn Simulator>, generation: u64, times: &mut Times| {
-        let downloading = Instant::now();
-        let universe = sim.universe()?;
-        times.simulate += downloading.elapsed().as_secs_f64();
-        let writing = Instant::now();
-        universe_file::write(
-            &job.output,
-            universe,
-            &rule,
-            generation,
-            Some(job.run.clone()),
-        )?;
-        times.write += writing.elapsed().as_secs_f64();
-        Ok::<_, RunError>(universe.population())
+    let write = |whole: &mut Whole, generation: u64, times: &mut Times| {
+        whole.write(&job.output, &rule, generation, job.run.clone(), times)
     };
     let mut passes = 0;
     let mut kernel = 0.0;
     let mut since_checkpoint = Instant::now();
-    let mut slices = Slices::new(job.gens, sim.preferred_step(), None);
-    while let Some(n) = slices.next() {
-        if let Err(stop) = interrupt::check(job.start_generation + slices.done()) {
+    let mut slices = Slices::new(job.gens, whole.sim().preferred_step(), None);
+    loop {
+        let done = slices.done();
+        let generation = job.start_generation + done;
+        let turn = whole.agree(Turn {
+            slice: slices.next().unwrap_or(0),
+            checkpoint: done < job.gens && since_checkpoint.elapsed() >= job.checkpoint_every,
+            signal: interrupt::check(generation).err().map(|stop| stop.signal),
+        })?;
+        if let Some(signal) = turn.signal {
             // The watchdog ends the process if the checkpoint cannot be written in time; the
             // last one stays then.
-            write(&mut sim, stop.generation, &mut times)?;
-            let written = Some(stop.generation);
+            write(&mut whole, generation, &mut times)?;
+            let stop = Interrupted { signal, generation };
+            let written = Some(generation);
             return Err(RunError::Interrupted { stop, written });
         }
-        let simulating = Instant::now();
-        sim.advance(n)?;
-        let took = simulating.elapsed();
-        times.simulate += took.as_secs_f64();
-        kernel += sim.kernel_seconds().unwrap_or(0.0);
-        slices.record(n, took);
-        let done = slices.done();
-        if done < job.gens && since_checkpoint.elapsed() >= job.checkpoint_every {
-            let generation = job.start_generation + done;
-            write(&mut sim, generation, &mut times)?;
+        if turn.checkpoint {
+            write(&mut whole, generation, &mut times)?;
             passes += 1;
             since_checkpoint = Instant::now();
             progress.note(&format!("checkpoint: generation {generation} written"));
         }
-        progress.update(done as f64);
+        if turn.slice == 0 {
+            break;
+        }
+        let sim = whole.sim();
+        let simulating = Instant::now();
+        sim.advance(turn.slice)?;
+        let took = simulating.elapsed();
+        times.simulate += took.as_secs_f64();
+        kernel += sim.kernel_seconds().unwrap_or(0.0);
+        slices.record(turn.slice, took);
+        progress.update(slices.done() as f64);
     }
-    let population = write(&mut sim, job.start_generation + job.gens, &mut times)?;
+    let population = write(&mut whole, job.start_generation + job.gens, &mut times)?;
     passes += 1;
+    let sim = whole.sim();
     times.kernel = sim.kernel_seconds().map(|_| kernel);
     times.wall = start.elapsed().as_secs_f64();
     Ok(Report {
@@ -497,6 +510,81 @@ fn run_whole(job: Job, progress: &mut dyn Progress, start: Instant) -> Result<Re
         population,
         times,
     })
+}
+
+/// The simulator of a universe held whole: in this process, or this process's rank of it.
+enum Whole {
+    Here(Box<dyn Simulator>),
+    Ranked(RankedSimulator),
+}
+
+/// What happens before the next slice: its generations (0: none, the run is over), whether a
+/// checkpoint is written first, and the signal that stops the run there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Turn {
+    slice: u64,
+    checkpoint: bool,
+    signal: Option<i32>,
+}
+
+impl Whole {
+    fn sim(&mut self) -> &mut dyn Simulator {
+        match self {
+            Whole::Here(sim) => sim.as_mut(),
+            Whole::Ranked(sim) => sim,
+        }
+    }
+
+    /// The turn every rank takes: rank 0's slice and checkpoint (its clock decides), and the
+    /// first signal any rank heard (the launcher may deliver it to each at another moment).
+    fn agree(&mut self, mine: Turn) -> Result<Turn, RunError> {
+        let Whole::Ranked(sim) = self else {
+            return Ok(mine);
+        };
+        let words = [
+            mine.slice,
+            u64::from(mine.checkpoint),
+            mine.signal.map_or(0, |s| s as u64),
+        ];
+        let all = sim.all_gather(&words)?;
+        Ok(Turn {
+            slice: all[0],
+            checkpoint: all[1] == 1,
+            signal: all
+                .chunks(words.len())
+                .find(|theirs| theirs[2] != 0)
+                .map(|theirs| theirs[2] as i32),
+        })
+    }
+
+    /// Writes the universe to `output` as at `generation`; its population. Copying it from the
+    /// device is timed as simulation.
+    fn write(
+        &mut self,
+        output: &std::path::Path,
+        rule: &str,
+        generation: u64,
+        run: RunRecord,
+        times: &mut Times,
+    ) -> Result<u64, RunError> {
+        match self {
+            Whole::Here(sim) => {
+                let downloading = Instant::now();
+                let universe = sim.universe()?;
+                times.simulate += downloading.elapsed().as_secs_f64();
+                let writing = Instant::now();
+                universe_file::write(output, universe, rule, generation, Some(run))?;
+                times.write += writing.elapsed().as_secs_f64();
+                Ok(universe.population())
+            }
+            Whole::Ranked(sim) => {
+                let writing = Instant::now();
+                let population = sim.write_file(output, rule, generation, Some(run))?;
+                times.write += writing.elapsed().as_secs_f64();
+                Ok(population)
+            }
+        }
+    }
 }
 
 /// A band on its way: its index and its rows.
@@ -972,6 +1060,7 @@ mod tests {
                 devices: vec![0; workers],
                 host_copies: universe_copies(BackendKind::Cpu, &rule),
                 on_gpu: false,
+                ranked: None,
             },
             gens,
             output: output.clone(),

@@ -633,6 +633,101 @@ mod tests {
         assert!(std::fs::read(&shared).unwrap() == std::fs::read(&whole).unwrap());
     }
 
+    /// A run into a universe file over three ranks (threads here), checkpointing at every
+    /// slice, resumed from a checkpoint of the same run that one process left at generation 7:
+    /// the file one process writes, and every rank says so.
+    #[test]
+    fn ranks_run_into_a_universe_file_and_resume_it() {
+        use crate::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
+        use crate::drive::out_of_core::{Progress, Simulators, Source};
+        struct Quiet;
+        impl Progress for Quiet {
+            fn start(&mut self, _: u64) {}
+            fn update(&mut self, _: f64) {}
+            fn note(&mut self, _: &str) {}
+        }
+        let rule = Rule::CONWAY;
+        let (width, height, size, gens) = (1u64 << 18, 300u64, 3, 20);
+        let dir = tempfile::tempdir().unwrap();
+        let source = || Source::Soup {
+            width,
+            height,
+            density: 0.4,
+            seed: 9,
+        };
+        let job = |output: &std::path::Path| FileRun {
+            source: source(),
+            start_generation: 0,
+            target_generation: gens,
+            rule,
+            output: output.to_path_buf(),
+            memory: MemoryLimits::default(),
+            checkpoint_every: std::time::Duration::ZERO,
+            gens_per_pass: None,
+        };
+        let local = |ranked| Simulators {
+            make: Box::new(move |_, universe| create(BackendKind::Cpu, &rule, universe)),
+            devices: vec![0],
+            host_copies: 1,
+            on_gpu: false,
+            ranked,
+        };
+        let one = dir.path().join("one.npy");
+        file_run::run(job(&one), local(None), &mut Quiet).unwrap();
+        let ranked = dir.path().join("ranked.npy");
+        // The checkpoint a killed run of the same command left.
+        let soup = Universe::random(width, height, 0.4, 9).unwrap();
+        let mut start = create(BackendKind::Cpu, &rule, soup).unwrap();
+        start.advance(7).unwrap();
+        let record = crate::formats::universe_file::read(&one).unwrap().1.run;
+        crate::formats::universe_file::write(
+            &ranked,
+            start.universe().unwrap(),
+            "B3/S23",
+            7,
+            record,
+        )
+        .unwrap();
+        let links = thread_links(size);
+        let outcomes: Vec<Result<u64, String>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = links
+                .into_iter()
+                .enumerate()
+                .map(|(rank, link)| {
+                    let job = job(&ranked);
+                    // A maker is shared between threads: the link's receivers are not.
+                    let link = std::sync::Mutex::new(link);
+                    let make: crate::drive::out_of_core::MakeRanked = Box::new(move |universe| {
+                        RankedSimulator::new(
+                            &rule,
+                            universe,
+                            (rank, size),
+                            4,
+                            |band| create(BackendKind::Cpu, &rule, band),
+                            |_| Ok(Box::new(link.into_inner().unwrap())),
+                        )
+                    });
+                    let simulators = local(Some(make));
+                    scope.spawn(move || match file_run::run(job, simulators, &mut Quiet) {
+                        Ok(Outcome::Ran { gens, report }) => {
+                            assert!(report.passes > 1, "a checkpoint a slice");
+                            assert_eq!(gens, 13, "resumed at 7");
+                            Ok(report.population)
+                        }
+                        Ok(Outcome::AlreadyDone { .. }) => Err("nothing ran".into()),
+                        Err(e) => Err(e.to_string()),
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let (expected, _) = crate::formats::universe_file::read(&one).unwrap();
+        for outcome in outcomes {
+            assert_eq!(outcome.unwrap(), expected.population());
+        }
+        assert!(std::fs::read(&ranked).unwrap() == std::fs::read(&one).unwrap());
+    }
+
     #[test]
     fn ranks_started_on_different_runs_say_which() {
         let rule = Rule::CONWAY;
