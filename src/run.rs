@@ -434,42 +434,38 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     }
 
     // A rank that writes no animation still gathers its frames with the others.
-    let frames = args.gif.is_some();
-    let elapsed = match &mut gif_out {
-        None if frames => {
-            let mut frame = |simulator: &mut (dyn Simulator + 'static)| -> Result<()> {
-                simulator.universe()?;
-                Ok(())
-            };
-            frame(simulator.as_mut())?;
-            advance_with_progress(
-                simulator.as_mut(),
-                args.gens,
-                Some((args.every, &mut frame)),
-                None,
-            )?
-        }
-        None => advance_with_progress(simulator.as_mut(), args.gens, None, None)?,
-        Some(out) => {
-            let cannot = |path: &Path| format!("cannot write {}", path.display());
-            let path = out.path().to_path_buf();
-            let mut gif =
+    let elapsed = if args.gif.is_some() {
+        let gif_name = gif_out
+            .as_ref()
+            .map_or(String::new(), |out| out.path().display().to_string());
+        let cannot = || format!("cannot write {gif_name}");
+        let mut gif = gif_out
+            .as_mut()
+            .map(|out| {
                 animation::GifWriter::new(out.sink(), (width, height), rule.states(), args.scale)
-                    .with_context(|| cannot(&path))?;
-            let mut frame = |simulator: &mut (dyn Simulator + 'static)| -> Result<()> {
-                gif.frame(simulator.universe()?)
-                    .with_context(|| cannot(&path))
-            };
-            frame(simulator.as_mut())?;
-            let elapsed = advance_with_progress(
-                simulator.as_mut(),
-                args.gens,
-                Some((args.every, &mut frame)),
-                None,
-            )?;
-            gif.finish().with_context(|| cannot(&path))?;
-            elapsed
+            })
+            .transpose()
+            .with_context(cannot)?;
+        let mut frame = |simulator: &mut (dyn Simulator + 'static)| -> Result<()> {
+            let universe = simulator.universe()?;
+            match &mut gif {
+                Some(gif) => gif.frame(universe).with_context(cannot),
+                None => Ok(()),
+            }
+        };
+        frame(simulator.as_mut())?;
+        let elapsed = advance_with_progress(
+            simulator.as_mut(),
+            args.gens,
+            Some((args.every, &mut frame)),
+            None,
+        )?;
+        if let Some(gif) = gif {
+            gif.finish().with_context(cannot)?;
         }
+        elapsed
+    } else {
+        advance_with_progress(simulator.as_mut(), args.gens, None, None)?
     };
     let universe = simulator.universe()?;
     let seconds = elapsed.as_secs_f64();
