@@ -33,9 +33,14 @@ pub const CUT_FIELDS: usize = 4;
 /// windows read a cell that changed.
 pub const ALIVE_FLAG: u32 = 1 << 9;
 
-/// The gather kernel: block `(w, k, p)` writes words `256k ..` of plane `p` of window `w`. The
-/// window's row `y`, word `x` is word `(x * 32 + side - halo) % side / 32` of row
-/// `(y + side - margin) % side` of the tile the table names there, complemented by `flip`.
+/// Words of a window one thread of the gather kernel writes, [`TILE_THREADS`] apart.
+pub const GATHER_WORDS: u32 = 4;
+
+/// The gather kernel: block `(w, k, p)` writes words `256 * GATHER_WORDS * k ..` of plane `p`
+/// of window `w`, a thread's words [`TILE_THREADS`] apart (its row and word, and the tile row
+/// and the row in it, divided out once and then stepped). The window's row `y`, word `x` is
+/// word `(x * 32 + side - halo) % side / 32` of row `(y + side - margin) % side` of the tile the
+/// table names there, complemented by `flip`.
 pub fn gather_ptx() -> String {
     let body = r#"
 .visible .entry lifegen_tiles_gather(
@@ -54,8 +59,8 @@ pub fn gather_ptx() -> String {
 	.param .u32 p_flip
 )
 {
-	.reg .pred %p<4>;
-	.reg .b32 %r<40>;
+	.reg .pred %p<8>;
+	.reg .b32 %r<48>;
 	.reg .b64 %rd<24>;
 	ld.param.u64 %rd1, [p_pool];
 	ld.param.u64 %rd2, [p_dest];
@@ -85,18 +90,31 @@ pub fn gather_ptx() -> String {
 	ld.global.nc.u32 %r25, [%rd6+16];
 	ld.global.nc.u32 %r26, [%rd6+20];
 	mov.u32 %r17, %ctaid.z;
-	// %r4: this thread's word of the window.
+	// %r4: this thread's first word of the window, %r5 the window's words.
 	mov.u32 %r1, %ctaid.y;
 	mov.u32 %r2, %ntid.x;
 	mov.u32 %r3, %tid.x;
-	mad.lo.u32 %r4, %r1, %r2, %r3;
+	mul.lo.u32 %r38, %r2, GATHER_WORDS;
+	mad.lo.u32 %r4, %r1, %r38, %r3;
 	mul.lo.u32 %r5, %r24, %r25;
 	setp.ge.u32 %p1, %r4, %r5;
 	@%p1 bra DONE;
-	// %r6, %r7: its row and word.
+	// %r6, %r7: its row and word; %r41 rows and %r42 words from one word to the thread's next.
 	div.u32 %r6, %r4, %r24;
 	mul.lo.u32 %r7, %r6, %r24;
 	sub.u32 %r7, %r4, %r7;
+	div.u32 %r41, %r2, %r24;
+	mul.lo.u32 %r42, %r41, %r24;
+	sub.u32 %r42, %r2, %r42;
+	// %r12: the tile down (from the one above the first), %r13 the row in it.
+	add.u32 %r11, %r6, %r31;
+	sub.u32 %r11, %r11, %r36;
+	div.u32 %r12, %r11, %r31;
+	mul.lo.u32 %r13, %r12, %r31;
+	sub.u32 %r13, %r11, %r13;
+	// %r39: the words left.
+	mov.u32 %r39, GATHER_WORDS;
+WORD:
 	// %r9: the tile across (from the one left of the first), %r10 the word in it.
 	shl.b32 %r8, %r7, 5;
 	add.u32 %r8, %r8, %r31;
@@ -105,12 +123,6 @@ pub fn gather_ptx() -> String {
 	mul.lo.u32 %r10, %r9, %r31;
 	sub.u32 %r10, %r8, %r10;
 	shr.u32 %r10, %r10, 5;
-	// %r12: the tile down (from the one above the first), %r13 the row in it.
-	add.u32 %r11, %r6, %r31;
-	sub.u32 %r11, %r11, %r36;
-	div.u32 %r12, %r11, %r31;
-	mul.lo.u32 %r13, %r12, %r31;
-	sub.u32 %r13, %r11, %r13;
 	// %r15: the tile's slot.
 	add.u32 %r14, %r23, 2;
 	mad.lo.u32 %r14, %r12, %r14, %r9;
@@ -143,19 +155,45 @@ STORE:
 	shl.b64 %rd10, %rd10, 2;
 	add.s64 %rd10, %rd2, %rd10;
 	st.global.u32 [%rd10], %r16;
+	// The thread's next word: the row and word on, the tile row and its row with them.
+	add.u32 %r4, %r4, %r2;
+	add.u32 %r7, %r7, %r42;
+	add.u32 %r6, %r6, %r41;
+	add.u32 %r13, %r13, %r41;
+	setp.ge.u32 %p3, %r7, %r24;
+	@%p3 sub.u32 %r7, %r7, %r24;
+	@%p3 add.u32 %r6, %r6, 1;
+	@%p3 add.u32 %r13, %r13, 1;
+DOWN:
+	setp.ge.u32 %p4, %r13, %r31;
+	@%p4 sub.u32 %r13, %r13, %r31;
+	@%p4 add.u32 %r12, %r12, 1;
+	@%p4 bra DOWN;
+	sub.u32 %r39, %r39, 1;
+	setp.ne.u32 %p5, %r39, 0;
+	setp.lt.and.u32 %p5, %r4, %r5, %p5;
+	@%p5 bra WORD;
 DONE:
 	ret;
 }
 "#;
-    module("windows gathered from the tiles", body)
+    module(
+        "windows gathered from the tiles",
+        &body.replace("GATHER_WORDS", &GATHER_WORDS.to_string()),
+    )
 }
 
-/// The cut-out kernel: block `(t, k)` cuts words `256k ..` (across every plane) of stepped tile
-/// `t` out of the stepped rows, complemented by `flip`, into its new slot, and ORs into its
-/// flags [`ALIVE_FLAG`] and the tiles around it whose windows see a change against its old
-/// slot: a change in the `reach` rows at its top or bottom or the `halo` columns at its left or
-/// right edge is seen by the tiles on those sides. A tile's words are a multiple of 32, so a
-/// warp's words are one tile's.
+/// Words of a stepped tile one thread of the cut-out kernel cuts, [`TILE_THREADS`] apart.
+pub const CUT_WORDS: u32 = 4;
+
+/// The cut-out kernel: block `(t, k)` cuts words `256 * CUT_WORDS * k ..` (across every
+/// plane) of stepped tile `t` out of the stepped rows, complemented by `flip`, into its new
+/// slot, and ORs into its flags [`ALIVE_FLAG`] and the tiles around it whose windows see a
+/// change against its old slot: a change in the `reach` rows at its top or bottom or the `halo`
+/// columns at its left or right edge is seen by the tiles on those sides. A thread's words lie
+/// [`TILE_THREADS`] apart: its plane, row and word are divided out once and then stepped, and
+/// its flags are ORed over its words before the warp's. A tile's words are a multiple of 32,
+/// so a warp's words are one tile's.
 pub fn cut_ptx() -> String {
     let body = r#"
 .visible .entry lifegen_tiles_cut(
@@ -175,7 +213,7 @@ pub fn cut_ptx() -> String {
 )
 {
 	.reg .pred %p<12>;
-	.reg .b32 %r<48>;
+	.reg .b32 %r<52>;
 	.reg .b64 %rd<24>;
 	ld.param.u64 %rd1, [p_pool];
 	ld.param.u64 %rd2, [p_src];
@@ -194,11 +232,12 @@ pub fn cut_ptx() -> String {
 	cvta.to.global.u64 %rd2, %rd2;
 	cvta.to.global.u64 %rd4, %rd4;
 	cvta.to.global.u64 %rd5, %rd5;
-	// %r4: this thread's word of the tile; whole warps leave together.
+	// %r4: this thread's first word of the tile; whole warps leave together.
 	mov.u32 %r1, %ctaid.y;
 	mov.u32 %r2, %ntid.x;
 	mov.u32 %r3, %tid.x;
-	mad.lo.u32 %r4, %r1, %r2, %r3;
+	mul.lo.u32 %r38, %r2, CUT_WORDS;
+	mad.lo.u32 %r4, %r1, %r38, %r3;
 	setp.ge.u32 %p1, %r4, %r33;
 	@%p1 bra DONE;
 	// The stepped tile's description.
@@ -209,13 +248,20 @@ pub fn cut_ptx() -> String {
 	ld.global.nc.u32 %r22, [%rd6+4];
 	ld.global.nc.u32 %r23, [%rd6+8];
 	ld.global.nc.u32 %r24, [%rd6+12];
-	// %r5 plane, %r7 row, %r8 word.
+	// %r5 plane, %r7 row, %r8 word; %r41 rows and %r42 words from one word to the thread's next.
 	div.u32 %r5, %r4, %r34;
 	mul.lo.u32 %r6, %r5, %r34;
 	sub.u32 %r6, %r4, %r6;
 	div.u32 %r7, %r6, %r32;
 	mul.lo.u32 %r8, %r7, %r32;
 	sub.u32 %r8, %r6, %r8;
+	div.u32 %r41, %r2, %r32;
+	mul.lo.u32 %r42, %r41, %r32;
+	sub.u32 %r42, %r2, %r42;
+	// %r40: the flags of the thread's words; %r39 the words left.
+	mov.u32 %r40, 0;
+	mov.u32 %r39, CUT_WORDS;
+WORD:
 	// %r10: the cells, from the stepped rows.
 	add.u32 %r9, %r21, %r7;
 	mul.wide.u32 %rd7, %r9, %r30;
@@ -273,17 +319,34 @@ WRITE:
 	setp.ne.u32 %p8, %r10, 0;
 	selp.b32 %r27, 512, 0, %p8;
 	or.b32 %r18, %r18, %r27;
+	or.b32 %r40, %r40, %r18;
+	// The thread's next word: a block's threads further on, in the same tile (warp-wide).
+	add.u32 %r4, %r4, %r2;
+	add.u32 %r8, %r8, %r42;
+	add.u32 %r7, %r7, %r41;
+	setp.ge.u32 %p10, %r8, %r32;
+	@%p10 sub.u32 %r8, %r8, %r32;
+	@%p10 add.u32 %r7, %r7, 1;
+PLANE:
+	setp.ge.u32 %p11, %r7, %r31;
+	@%p11 sub.u32 %r7, %r7, %r31;
+	@%p11 add.u32 %r5, %r5, 1;
+	@%p11 bra PLANE;
+	sub.u32 %r39, %r39, 1;
+	setp.ne.u32 %p10, %r39, 0;
+	setp.lt.and.u32 %p10, %r4, %r33, %p10;
+	@%p10 bra WORD;
 	// The warp's OR (a butterfly of shuffles: the kernels target sm_70, before `redux`).
-	shfl.sync.bfly.b32 %r28, %r18, 16, 31, 0xffffffff;
-	or.b32 %r18, %r18, %r28;
-	shfl.sync.bfly.b32 %r28, %r18, 8, 31, 0xffffffff;
-	or.b32 %r18, %r18, %r28;
-	shfl.sync.bfly.b32 %r28, %r18, 4, 31, 0xffffffff;
-	or.b32 %r18, %r18, %r28;
-	shfl.sync.bfly.b32 %r28, %r18, 2, 31, 0xffffffff;
-	or.b32 %r18, %r18, %r28;
-	shfl.sync.bfly.b32 %r28, %r18, 1, 31, 0xffffffff;
-	or.b32 %r28, %r18, %r28;
+	shfl.sync.bfly.b32 %r28, %r40, 16, 31, 0xffffffff;
+	or.b32 %r40, %r40, %r28;
+	shfl.sync.bfly.b32 %r28, %r40, 8, 31, 0xffffffff;
+	or.b32 %r40, %r40, %r28;
+	shfl.sync.bfly.b32 %r28, %r40, 4, 31, 0xffffffff;
+	or.b32 %r40, %r40, %r28;
+	shfl.sync.bfly.b32 %r28, %r40, 2, 31, 0xffffffff;
+	or.b32 %r40, %r40, %r28;
+	shfl.sync.bfly.b32 %r28, %r40, 1, 31, 0xffffffff;
+	or.b32 %r28, %r40, %r28;
 	and.b32 %r29, %r3, 31;
 	setp.ne.u32 %p9, %r29, 0;
 	setp.eq.or.u32 %p9, %r28, 0, %p9;
@@ -295,7 +358,10 @@ DONE:
 	ret;
 }
 "#;
-    module("tiles cut out of their windows", body)
+    module(
+        "tiles cut out of their windows",
+        &body.replace("CUT_WORDS", &CUT_WORDS.to_string()),
+    )
 }
 
 /// A PTX module of one kernel of this file.

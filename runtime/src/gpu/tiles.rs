@@ -11,7 +11,8 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use lifegen_gen::emit::ptx_tiles::{
-    CUT_ENTRY, CUT_FIELDS, GATHER_ENTRY, TILE_THREADS, WINDOW_FIELDS, cut_ptx, gather_ptx,
+    CUT_ENTRY, CUT_FIELDS, CUT_WORDS, GATHER_ENTRY, GATHER_WORDS, TILE_THREADS, WINDOW_FIELDS,
+    cut_ptx, gather_ptx,
 };
 
 use crate::gpu::device::{GpuError, driver, load_kernel};
@@ -158,7 +159,11 @@ impl TilePool {
         } = band.cell_rows();
         let w = self.words;
         let config = LaunchConfig {
-            grid_dim: (count as u32, most.div_ceil(TILE_THREADS), w.planes),
+            grid_dim: (
+                count as u32,
+                most.div_ceil(TILE_THREADS * GATHER_WORDS),
+                w.planes,
+            ),
             block_dim: (TILE_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
@@ -230,7 +235,7 @@ impl TilePool {
         let w = self.words;
         let (row, tile, plane_tile) = (w.row(), w.tile() as u32, w.plane());
         let config = LaunchConfig {
-            grid_dim: (count as u32, tile.div_ceil(TILE_THREADS), 1),
+            grid_dim: (count as u32, tile.div_ceil(TILE_THREADS * CUT_WORDS), 1),
             block_dim: (TILE_THREADS, 1, 1),
             shared_mem_bytes: 0,
         };
