@@ -448,16 +448,22 @@ pub fn write_seconds(path: &Path, sample: &[u64]) -> Result<f64, FileError> {
     Ok(took)
 }
 
+/// The temporary file for a `width` x `height` universe at `path`, the one a killed run left
+/// removed.
+fn stale_partial_removed(path: &Path, width: u64, height: u64) -> Result<PathBuf, FileError> {
+    Universe::check_size(width, height)?;
+    let partial = partial_path(path);
+    match fs::remove_file(&partial) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error(&partial)(e)),
+        _ => Ok(partial),
+    }
+}
+
 impl Writer {
     /// Starts the temporary file for a `width` x `height` universe at `path`, removing one a
     /// killed run left.
     pub fn create(path: &Path, width: u64, height: u64) -> Result<Writer, FileError> {
-        Universe::check_size(width, height)?;
-        let partial = partial_path(path);
-        match fs::remove_file(&partial) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&partial)(e)),
-            _ => {}
-        }
+        let partial = stale_partial_removed(path, width, height)?;
         let file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -668,12 +674,7 @@ impl SharedWriter {
     /// Creates the temporary file for a `width` x `height` universe at `path`, its rows zero
     /// (removing one a killed run left).
     pub fn create(path: &Path, width: u64, height: u64) -> Result<SharedWriter, FileError> {
-        Universe::check_size(width, height)?;
-        let partial = partial_path(path);
-        match fs::remove_file(&partial) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(io_error(&partial)(e)),
-            _ => {}
-        }
+        let partial = stale_partial_removed(path, width, height)?;
         let created = TemporaryFile::register(&partial);
         let file = OpenOptions::new()
             .read(true)
