@@ -42,9 +42,17 @@ fn finished(what: &str, output: Output) -> String {
     text
 }
 
-/// `args` run by `size` ranks at once, the output into `out`; the first rank's words.
-fn launch(size: usize, args: &[&str], out: &Path, launch_id: &str) -> String {
-    let children: Vec<_> = (0..size)
+/// `args` started as `size` ranks of launch `launch_id`, the output into `out`, their words
+/// kept when `kept`.
+fn start_ranks(
+    size: usize,
+    args: &[&str],
+    out: &Path,
+    launch_id: &str,
+    kept: bool,
+) -> Vec<std::process::Child> {
+    let words = || if kept { Stdio::piped() } else { Stdio::null() };
+    (0..size)
         .map(|rank| {
             Command::new(LIFEGEN)
                 .arg("run")
@@ -57,12 +65,17 @@ fn launch(size: usize, args: &[&str], out: &Path, launch_id: &str) -> String {
                 .env("LIFEGEN_LAUNCH_ID", launch_id)
                 .env("LIFEGEN_RANK_WAIT", "60")
                 .env("NCCL_NVLS_ENABLE", "0")
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
+                .stdout(words())
+                .stderr(words())
                 .spawn()
                 .expect("lifegen starts")
         })
-        .collect();
+        .collect()
+}
+
+/// `args` run by `size` ranks at once, the output into `out`; the first rank's words.
+fn launch(size: usize, args: &[&str], out: &Path, launch_id: &str) -> String {
+    let children = start_ranks(size, args, out, launch_id, true);
     let mut first = String::new();
     for (rank, child) in children.into_iter().enumerate() {
         let output = child.wait_with_output().expect("lifegen ends");
@@ -152,25 +165,7 @@ fn ranks_killed_mid_run_resume_to_the_file_one_process_writes() {
     alone(&args, &want);
     let got = dir.path().join("ranks.npy");
     let size = gpus.min(4);
-    let children: Vec<_> = (0..size)
-        .map(|rank| {
-            Command::new(LIFEGEN)
-                .arg("run")
-                .args(args)
-                .arg("--output")
-                .arg(&got)
-                .env("RANK", rank.to_string())
-                .env("WORLD_SIZE", size.to_string())
-                .env("LOCAL_RANK", rank.to_string())
-                .env("LIFEGEN_LAUNCH_ID", "killed")
-                .env("LIFEGEN_RANK_WAIT", "60")
-                .env("NCCL_NVLS_ENABLE", "0")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("lifegen starts")
-        })
-        .collect();
+    let children = start_ranks(size, &args, &got, "killed", false);
     let since = std::time::Instant::now();
     while !got.exists() && since.elapsed().as_secs() < 60 {
         std::thread::sleep(std::time::Duration::from_millis(5));
