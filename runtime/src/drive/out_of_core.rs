@@ -468,7 +468,9 @@ fn run_whole(
         let generation = job.start_generation + done;
         let turn = whole.agree(Turn {
             slice: slices.next().unwrap_or(0),
-            checkpoint: done < job.gens && since_checkpoint.elapsed() >= job.checkpoint_every,
+            checkpoint: done > 0
+                && done < job.gens
+                && since_checkpoint.elapsed() >= job.checkpoint_every,
             signal: interrupt::check(generation).err().map(|stop| stop.signal),
         })?;
         if let Some(signal) = turn.signal {
