@@ -473,7 +473,8 @@ fn run_whole(
                 && since_checkpoint.elapsed() >= job.checkpoint_every,
             signal: interrupt::check(generation).err().map(|stop| stop.signal),
         })?;
-        if let Some(signal) = turn.signal {
+        // A signal during the last slice: the run has reached its end, written below.
+        if let Some(signal) = turn.signal.filter(|_| turn.slice > 0) {
             // The watchdog ends the process if the checkpoint cannot be written in time; the
             // last one stays then.
             write(&mut whole, generation, &mut times)?;

@@ -677,7 +677,6 @@ impl SharedWriter {
         let partial = stale_partial_removed(path, width, height)?;
         let created = TemporaryFile::register(&partial);
         let file = OpenOptions::new()
-            .read(true)
             .write(true)
             .create_new(true)
             .open(&partial)
