@@ -292,17 +292,10 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let raised = raised_note(asked, (width, height), &rule_spec.rule);
     let topology = rule_spec.topology;
     if args.output.as_deref().is_some_and(is_universe_file) {
-        if topology != Topology::Torus {
-            let (name, letter) = (topology.name(), topology.letter());
-            bail!(
-                "a run into a universe file runs on a torus; {rule_spec} is a {name} (:{letter}): \
-                 run it in memory (--output FILE.rle) or drop the :{letter}"
-            );
-        }
         return run_into_file(
             args,
             pattern,
-            rule_spec.rule,
+            (rule_spec.rule, topology),
             (width, height),
             (&raised, ranks),
         );
@@ -530,7 +523,7 @@ fn check_ranked(args: &RunArgs, ranks: &Ranks) -> Result<()> {
 fn run_into_file(
     args: RunArgs,
     pattern: Option<Pattern>,
-    rule: Rule,
+    (rule, topology): (Rule, Topology),
     (width, height): (u64, u64),
     (raised, ranks): (&str, Option<Ranks>),
 ) -> Result<()> {
@@ -625,6 +618,7 @@ fn run_into_file(
         start_generation,
         target_generation,
         rule,
+        topology,
         output,
         memory: MemoryLimits {
             host: bytes("--host-memory", &args.host_memory)?,

@@ -76,8 +76,9 @@ pub fn run(
         };
     }
     let (rule, output, target) = (run.rule, run.output.clone(), run.target_generation);
-    say!("rule: {rule}:T{width},{height}");
-    say!("universe: {width}x{height} torus, {origin}");
+    let topology = run.topology;
+    say!("rule: {rule}{}", topology.suffix(Some((width, height))));
+    say!("universe: {width}x{height} {}, {origin}", topology.name());
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} generations, {elapsed} (eta {eta})")

@@ -1,6 +1,7 @@
 //! `lifegen run --output FILE.npy`: universe files, runs in bands under a memory budget,
 //! checkpoints, resuming after `kill -9`, and damaged or unwritable files.
 
+mod checks;
 mod shell;
 
 use std::path::Path;
@@ -81,6 +82,104 @@ fn runs_in_bands_match_the_reference_for_life_like_rules() {
     // 130 cells wide (not a multiple of 64), bands of a few rows each.
     banded_matches_whole_and_reference("B3/S23", "130x97", "23", "2KiB");
     banded_matches_whole_and_reference("B36/S23", "256x200", "40", "8KiB");
+}
+
+#[test]
+fn runs_in_bands_match_the_reference_on_the_surfaces_bands_can_cut() {
+    // Bounded planes (bands are bounded planes inside the universe), Klein bottles twisted
+    // across their top and bottom, tori shifted along them (halos read across the seam).
+    banded_matches_whole_and_reference("B3/S23:P130,97", "130x97", "23", "2KiB");
+    banded_matches_whole_and_reference("R2,C0,M1,S4..8,B5..7,NM:P100,90", "100x90", "7", "3KiB");
+    banded_matches_whole_and_reference("B36/S23:K130*,97", "130x97", "23", "2KiB");
+    banded_matches_whole_and_reference("B36/S23:K128*+1,60", "128x60", "19", "2KiB");
+    banded_matches_whole_and_reference("B3/S23:T130-9,97", "130x97", "23", "2KiB");
+}
+
+#[test]
+fn gpu_bands_on_the_surfaces_bands_can_cut_write_the_cpus_file() {
+    if !checks::gpu_here() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (rule, size, gens, budget) in [
+        ("B3/S23:P300,200", "300x200", "40", "12KiB"),
+        ("R2,C0,M1,S4..8,B5..7,NM:P200,150", "200x150", "9", "8KiB"),
+        ("B36/S23:K256*,100", "256x100", "33", "8KiB"),
+        ("B3/S23:T200+7,120", "200x120", "21", "8KiB"),
+    ] {
+        let file = |backend: &str| {
+            let out = path(dir.path(), &format!("{backend}.npy"));
+            let common = ["run", "--rule", rule, "--size", size, "--gens", gens];
+            let log = run_ok(
+                &[
+                    &common[..],
+                    &[
+                        "--backend",
+                        backend,
+                        "--output",
+                        &out,
+                        "--host-memory",
+                        budget,
+                    ],
+                ]
+                .concat(),
+            );
+            assert!(log.contains(" bands of "), "{log}");
+            std::fs::read(out).unwrap()
+        };
+        assert!(file("gpu") == file("cpu"), "{rule}: the GPU's file differs");
+    }
+}
+
+#[test]
+fn surfaces_bands_cannot_cut_run_held_whole_or_say_what_to_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = path(dir.path(), "cross.npy");
+    let reference = path(dir.path(), "reference.rle");
+    let back = path(dir.path(), "back.rle");
+    let common = ["run", "--rule", "B3/S23:C90,70", "--gens", "15"];
+    run_ok(&[&common[..], &["--backend", "cpu", "--output", &output]].concat());
+    run_ok(
+        &[
+            &common[..],
+            &["--backend", "reference", "--output", &reference],
+        ]
+        .concat(),
+    );
+    run_ok(&["run", "--input", &output, "--gens", "0", "--output", &back]);
+    assert_same_text(&back, &reference);
+    let banded = path(dir.path(), "banded.npy");
+    let refused = lifegen(&[&common[..], &["--output", &banded, "--host-memory", "1KiB"]].concat());
+    assert_one_line_error(
+        &refused,
+        &[
+            "a cross-surface joins the ends of its rows to other rows",
+            "give the run memory enough to hold the universe whole",
+        ],
+    );
+}
+
+#[test]
+fn a_universe_file_runs_on_the_surface_the_rule_names() {
+    // The file holds cells; `--rule ...:P` makes the run a bounded plane, as from RLE.
+    let dir = tempfile::tempdir().unwrap();
+    let (npy, rle) = (path(dir.path(), "soup.npy"), path(dir.path(), "soup.rle"));
+    run_ok(&["run", "--size", "80x70", "--gens", "0", "--output", &npy]);
+    run_ok(&["run", "--input", &npy, "--gens", "0", "--output", &rle]);
+    let from = |input: &str, out: &str| {
+        let out = path(dir.path(), out);
+        run_ok(&[
+            "run", "--input", input, "--rule", "B3/S23:P", "--gens", "30", "--output", &out,
+        ]);
+        out
+    };
+    let (a, b) = (from(&npy, "a.rle"), from(&rle, "b.rle"));
+    assert!(
+        std::fs::read_to_string(&a)
+            .unwrap()
+            .contains("rule = B3/S23:P80,70")
+    );
+    assert_same_text(&a, &b);
 }
 
 #[test]

@@ -856,13 +856,6 @@ fn run_file<'py>(
     let target_generation = start_generation
         .checked_add(gens)
         .ok_or_else(|| PyValueError::new_err("gens takes the generation past 2^64"))?;
-    if spec.topology != Topology::Torus {
-        let (name, letter) = (spec.topology.name(), spec.topology.letter());
-        return Err(PyValueError::new_err(format!(
-            "a run into a universe file runs on a torus; {spec} is a {name} (:{letter}): run it \
-             in memory (lifegen.run) or drop the :{letter}"
-        )));
-    }
     let pool = worker_pool(threads)?;
     let width = source.size().0;
     let simulators = lifegen_runtime::backend::simulators(kind, &spec.rule, width, gpus)
@@ -872,6 +865,7 @@ fn run_file<'py>(
         start_generation,
         target_generation,
         rule: spec.rule,
+        topology: spec.topology,
         output,
         memory: MemoryLimits {
             host: host_memory,

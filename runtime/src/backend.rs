@@ -311,9 +311,11 @@ pub fn create(
 
 /// Refuses what Golly refuses: a Klein bottle, cross-surface or sphere under a Larger-than-Life
 /// rule (`ltlalgo::setrule` reads `:T` and `:P` only), and a sphere that is not square.
-fn check_topology(rule: &Rule, universe: &Universe) -> Result<(), BackendError> {
-    let topology = universe.topology();
-    let (w, h) = (universe.width(), universe.height());
+pub fn check_topology(
+    rule: &Rule,
+    topology: Topology,
+    (w, h): (u64, u64),
+) -> Result<(), BackendError> {
     let ltl = rule.larger_than_life().is_some();
     if ltl && !matches!(topology, Topology::Torus | Topology::Plane) {
         return Err(BackendError::Topology(format!(
@@ -680,7 +682,11 @@ pub fn create_with_plan(
     {
         return create_with_plan(kind, &Rule::LifeLike(life), universe, plan);
     }
-    check_topology(rule, &universe)?;
+    check_topology(
+        rule,
+        universe.topology(),
+        (universe.width() as u64, universe.height() as u64),
+    )?;
     let universe = if universe.states() == rule.states() {
         universe
     } else {

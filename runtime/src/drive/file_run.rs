@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use lifegen_gen::Rule;
+use lifegen_gen::{Rule, Topology};
 
 use crate::drive::out_of_core::{
     self, Budget, Job, Progress, Report, RunError, Simulators, Source, gpu_free_bytes,
@@ -37,6 +37,8 @@ pub struct FileRun {
     /// The generation the output ends at.
     pub target_generation: u64,
     pub rule: Rule,
+    /// The surface the universe is (its rule's suffix).
+    pub topology: Topology,
     pub output: PathBuf,
     pub memory: MemoryLimits,
     /// A universe held whole is written to the output once this long has passed since the last
@@ -64,7 +66,7 @@ pub fn run(
 ) -> Result<Outcome, RunError> {
     let record = RunRecord {
         source: source_identity(&run.source, run.start_generation),
-        rule: run.rule.to_string(),
+        rule: out_of_core::recorded_rule(&run.rule, run.topology, run.source.size()),
         target_generation: run.target_generation,
     };
     let target = run.target_generation;
@@ -94,6 +96,7 @@ pub fn run(
         source,
         start_generation: from,
         rule: run.rule,
+        topology: run.topology,
         simulators,
         gens,
         output: run.output,

@@ -3,6 +3,7 @@
 //! HashLife), the worker threads.
 
 pub mod active_tiles;
+pub mod band_seams;
 pub mod bands;
 pub mod file_run;
 pub mod hashlife;

@@ -5,7 +5,9 @@
 //! T generations cuts it into bands of full rows, each extended above and below by a halo of
 //! T x r rows (r the rule's radius) and run as a torus of its own: what wraps round a band's
 //! seam travels at most r rows a generation, so after T generations the band's interior is
-//! exact, and only the interior is written to the next generation's file. A reader thread reads
+//! exact, and only the interior is written to the next generation's file. Other surfaces than
+//! the torus run in bands as [`BandSeams`] says (a bounded plane's bands are bounded planes
+//! inside it), or held whole. A reader thread reads
 //! band k + 1 and a writer thread writes band k - 1 while band k runs.
 //!
 //! Every pass ends with a complete file renamed over the output ([`universe_file::Writer`]), so
@@ -15,8 +17,10 @@
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use lifegen_gen::Rule;
+use lifegen_gen::{Rule, Topology};
 
+use crate::backend::check_topology;
+use crate::drive::band_seams::{BandSeams, RowMap};
 use crate::drive::bands::{self, BandedSimulator, radius};
 use crate::drive::ranked::RankedSimulator;
 use crate::drive::slices::Slices;
@@ -73,18 +77,30 @@ impl Source {
         }
     }
 
-    /// Reads `dst.len() / words a row` rows from row `first` on, wrapping round the torus (a
-    /// band may be taller than the universe: it is then a window of the periodic plane).
-    fn read_wrapped(&self, first: i64, dst: &mut [u64]) -> Result<(), FileError> {
+    /// Reads `dst.len() / words a row` rows from row `first` on, those past the top and bottom
+    /// edges as `seams` says (a wrapped band may be taller than the universe: it is then a
+    /// window of the periodic plane).
+    fn read_window(&self, first: i64, dst: &mut [u64], seams: BandSeams) -> Result<(), FileError> {
         let (width, height) = self.size();
         let row = words_per_row(width as usize);
-        let mut y = first.rem_euclid(height as i64) as u64;
         let mut at = 0;
+        let mut y = first;
+        let mut mapped = Vec::new();
         while at < dst.len() {
-            let rows = (height - y).min(((dst.len() - at) / row) as u64) as usize;
-            self.read_rows(y, &mut dst[at..at + rows * row])?;
-            at += rows * row;
-            y = 0;
+            let (source, map) = seams.row_source(y, (width, height));
+            if map != RowMap::SAME {
+                mapped.resize(row, 0);
+                self.read_rows(source, &mut mapped)?;
+                map.apply(&mapped, &mut dst[at..at + row], width);
+                at += row;
+                y += 1;
+                continue;
+            }
+            // A run of rows as they are, up to the universe's bottom edge.
+            let rows = (height - source).min(((dst.len() - at) / row) as u64);
+            self.read_rows(source, &mut dst[at..at + rows as usize * row])?;
+            at += rows as usize * row;
+            y += rows as i64;
         }
         Ok(())
     }
@@ -138,6 +154,8 @@ pub struct Job {
     /// The generation the source is at.
     pub start_generation: u64,
     pub rule: Rule,
+    /// The surface the universe is, as its rule's suffix says.
+    pub topology: Topology,
     pub simulators: Simulators,
     pub gens: u64,
     pub output: std::path::PathBuf,
@@ -148,6 +166,21 @@ pub struct Job {
     pub checkpoint_every: Duration,
     /// Generations per pass for a banded run instead of the planner's choice.
     pub gens_per_pass: Option<u64>,
+}
+
+impl Job {
+    fn rule_name(&self) -> String {
+        recorded_rule(&self.rule, self.topology, self.source.size())
+    }
+}
+
+/// The rule as a universe file records it: with its surface's suffix (as Golly writes it) but
+/// for a torus, so that the file read back runs on the same surface.
+pub fn recorded_rule(rule: &Rule, topology: Topology, size: (u64, u64)) -> String {
+    match topology {
+        Topology::Torus => rule.to_string(),
+        surface => format!("{rule}{}", surface.suffix(Some(size))),
+    }
 }
 
 /// Where a run's time went, in seconds.
@@ -233,6 +266,11 @@ pub enum RunError {
          read from the file does not know; give the run memory enough to hold the universe whole"
     )]
     ParityInBands(String),
+    #[error(
+        "{0}: give the run memory enough to hold the universe whole (--host-memory, and \
+         --gpu-memory on a GPU)"
+    )]
+    SurfaceInBands(String),
     #[error("a GPU memory limit was given, but this run is on the CPU")]
     GpuLimitOnCpu,
     #[error(
@@ -296,11 +334,14 @@ struct Bands {
     /// Interior rows of every band but perhaps the last, which has no more.
     interior: u64,
     count: u64,
+    height: u64,
+    seams: BandSeams,
 }
 
 impl Bands {
-    /// The bands for passes of `gens` generations in bands of at most `max_rows` rows.
-    fn new(height: u64, radius: u64, gens: u64, max_rows: u64) -> Option<Bands> {
+    /// The bands for passes of `gens` generations in bands of at most `max_rows` rows of a
+    /// universe of `height` rows whose top and bottom are as `seams` says.
+    fn new(height: u64, radius: u64, gens: u64, max_rows: u64, seams: BandSeams) -> Option<Bands> {
         let halo = gens * radius;
         let most = max_rows.checked_sub(2 * halo).filter(|&i| i > 0)?;
         let count = height.div_ceil(most);
@@ -309,14 +350,31 @@ impl Bands {
             halo,
             interior: height.div_ceil(count),
             count,
+            height,
+            seams,
         })
     }
+    /// Rows of a band's universe.
     fn rows(&self) -> u64 {
-        self.interior + 2 * self.halo
+        self.seams
+            .window_rows(self.interior, self.halo, self.height)
+    }
+    /// The universe's row band `k`'s window starts at (negative: above the top, round it), and
+    /// the band's own row its interior starts at.
+    fn window(&self, k: u64) -> (i64, usize) {
+        let first = k * self.interior;
+        let start = self
+            .seams
+            .window_start(first, self.halo, self.rows(), self.height);
+        (start, (first as i64 - start) as usize)
+    }
+    /// A blank universe of a band's size and surface.
+    fn blank(&self, width: u64) -> Result<Universe, crate::universe::UniverseError> {
+        Ok(Universe::new(width, self.rows())?.with_topology(self.seams.band_topology()))
     }
     /// Rows computed for every row written.
-    fn overhead(&self, height: u64) -> f64 {
-        (self.count * self.rows()) as f64 / height as f64
+    fn overhead(&self) -> f64 {
+        (self.count * self.rows()) as f64 / self.height as f64
     }
 }
 
@@ -337,9 +395,16 @@ struct Rates {
 /// longer passes spend more of the simulation on halos, and the passes are of equal length
 /// (so no short pass is left at the end); made a multiple of `step` (the simulator's
 /// generations a launch) where that fits.
-fn plan_gens(height: u64, radius: u64, max_rows: u64, left: u64, rates: Rates, step: u64) -> u64 {
+fn plan_gens(
+    (height, seams): (u64, BandSeams),
+    radius: u64,
+    max_rows: u64,
+    left: u64,
+    rates: Rates,
+    step: u64,
+) -> u64 {
     let pass = |gens: u64| -> Option<f64> {
-        let bands = Bands::new(height, radius, gens, max_rows)?;
+        let bands = Bands::new(height, radius, gens, max_rows, seams)?;
         let simulate = bands.count as f64
             * (rates.per_band + bands.rows() as f64 * gens as f64 * rates.per_row_gen);
         Some(simulate.max(rates.io))
@@ -351,7 +416,7 @@ fn plan_gens(height: u64, radius: u64, max_rows: u64, left: u64, rates: Rates, s
         .map_or(left, |(p, _)| p);
     let even = left.div_ceil(passes);
     let rounded = even.div_ceil(step) * step;
-    if rounded <= left && Bands::new(height, radius, rounded, max_rows).is_some() {
+    if rounded <= left && Bands::new(height, radius, rounded, max_rows, seams).is_some() {
         rounded
     } else {
         even
@@ -364,12 +429,15 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let (width, height) = job.source.size();
     let (workers, per_gpu) = worker_shape(&job.simulators.devices);
     let copies = job.simulators.host_copies;
+    // Bands run on tori of their own: refuse here what the surface itself refuses.
+    check_topology(&job.rule, job.topology, (width, height))?;
     if job.simulators.ranked.is_some() {
         return run_whole(job, progress, start);
     }
-    // Held whole: on one simulator, or spread over the GPUs with halos exchanged between them.
+    // Held whole: on one simulator, or a torus spread over the GPUs with halos exchanged
+    // between them.
     let whole_rows = match workers {
-        1 => height,
+        n if n == 1 || job.topology != Topology::Torus => height,
         n => {
             let r = radius(&job.rule);
             let gens = bands::exchange_gens(
@@ -388,9 +456,14 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     if job.rule.depends_on_parity() && job.gens > 0 {
         return Err(RunError::ParityInBands(job.rule.to_string()));
     }
+    // A copy runs no generation: its bands read no seam.
+    let seams = match job.gens {
+        0 => BandSeams::Wrapped(Topology::Torus),
+        _ => BandSeams::new(job.topology, &job.rule).map_err(RunError::SurfaceInBands)?,
+    };
     let max_rows = max_band_rows(&job.budget, copies, width, (workers, per_gpu));
     let r = radius(&job.rule);
-    if Bands::new(height, r, job.gens.min(1), max_rows).is_none() {
+    if Bands::new(height, r, job.gens.min(1), max_rows, seams).is_none() {
         return Err(RunError::BudgetTooSmall {
             budget: describe_budget(&job.budget),
             width,
@@ -406,7 +479,7 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     } else {
         max_rows
     };
-    run_banded(job, max_rows, progress, start)
+    run_banded(job, (max_rows, seams), progress, start)
 }
 
 /// The most words of a band [`calibrate`] writes to time the disk by.
@@ -434,20 +507,23 @@ fn run_whole(
     start: Instant,
 ) -> Result<Report, RunError> {
     let mut times = Times::default();
+    let rule = job.rule_name();
     let reading = Instant::now();
-    let universe = job.source.into_universe()?;
+    let universe = job.source.into_universe()?.with_topology(job.topology);
     times.read = reading.elapsed().as_secs_f64();
     let creating = Instant::now();
     let simulators = &mut job.simulators;
     let mut whole = match simulators.ranked.take() {
         Some(make) => Whole::Ranked(make(universe)?),
-        None if simulators.devices.len() > 1 => Whole::Here(Box::new(BandedSimulator::new(
-            &*simulators.make,
-            &job.rule,
-            universe,
-            &simulators.devices,
-            bands::MAX_EXCHANGE_GENS,
-        )?)),
+        None if simulators.devices.len() > 1 && job.topology == Topology::Torus => {
+            Whole::Here(Box::new(BandedSimulator::new(
+                &*simulators.make,
+                &job.rule,
+                universe,
+                &simulators.devices,
+                bands::MAX_EXCHANGE_GENS,
+            )?))
+        }
         None => Whole::Here((simulators.make)(simulators.devices[0], universe)?),
     };
     times.simulate += creating.elapsed().as_secs_f64();
@@ -455,7 +531,6 @@ fn run_whole(
         "the universe is held whole; the output is written every {} s of simulation and at the end",
         job.checkpoint_every.as_secs()
     ));
-    let rule = job.rule.to_string();
     let write = |whole: &mut Whole, generation: u64, times: &mut Times| {
         whole.write(&job.output, &rule, generation, job.run.clone(), times)
     };
@@ -602,7 +677,7 @@ struct Held {
 /// The universe in bands, one pass of T generations at a time.
 fn run_banded(
     mut job: Job,
-    max_rows: u64,
+    (max_rows, seams): (u64, BandSeams),
     progress: &mut dyn Progress,
     start: Instant,
 ) -> Result<Report, RunError> {
@@ -618,8 +693,8 @@ fn run_banded(
         Some(gens) => gens,
         None if job.gens == 0 => 0,
         None => {
-            let (rates, step) = calibrate(&job, max_rows, &mut held[0], &mut times)?;
-            let gens = plan_gens(height, r, max_rows, job.gens, rates, step);
+            let (rates, step) = calibrate(&job, (max_rows, seams), &mut held[0], &mut times)?;
+            let gens = plan_gens((height, seams), r, max_rows, job.gens, rates, step);
             progress.note(&format!(
                 "measured a band of {max_rows} rows: {:.2} s of file traffic a pass (guessed \
                  from reading it), {:.2} s to swap a band, {:.3} ns a row a generation; \
@@ -651,7 +726,8 @@ fn run_banded(
             return Err(RunError::Interrupted { stop, written });
         }
         gens = gens.min(job.gens - done);
-        let bands = Bands::new(height, r, gens, max_rows).expect("the pass length fits the budget");
+        let bands =
+            Bands::new(height, r, gens, max_rows, seams).expect("the pass length fits the budget");
         layout = format!(
             "{} band{} of {} row{} + {} halo row{} on each side ({} each), {} generation{} a \
              pass, {:.1}% of the work on halos",
@@ -664,7 +740,7 @@ fn run_banded(
             human_bytes(bands.rows() * row_bytes),
             gens,
             if gens == 1 { "" } else { "s" },
-            (bands.overhead(height) - 1.0) * 100.0
+            (bands.overhead() - 1.0) * 100.0
         );
         progress.note(&format!("pass {}: {layout}", passes + 1));
         for slot in &mut held {
@@ -720,7 +796,7 @@ fn run_banded(
                 .flatten()
                 .next()
                 .map_or(1, |h| h.sim.preferred_step());
-            gens = plan_gens(height, r, max_rows, job.gens - done, rates, step);
+            gens = plan_gens((height, seams), r, max_rows, job.gens - done, rates, step);
             progress.note(&format!(
                 "measured a pass: {io:.2} s of file traffic, {:.2} s simulating; {gens} \
                  generations a pass from now on",
@@ -751,7 +827,7 @@ fn run_banded(
 /// simulator's generations a launch.
 fn calibrate(
     job: &Job,
-    max_rows: u64,
+    (max_rows, seams): (u64, BandSeams),
     slot: &mut Option<Held>,
     times: &mut Times,
 ) -> Result<(Rates, u64), RunError> {
@@ -759,8 +835,10 @@ fn calibrate(
     let rows = max_rows.min(height);
     let workers = job.simulators.devices.len().max(1) as f64;
     let reading = Instant::now();
-    let mut band = Universe::new(width, rows)?;
-    job.source.read_wrapped(0, band.words_mut())?;
+    let blank =
+        || Ok::<_, RunError>(Universe::new(width, rows)?.with_topology(seams.band_topology()));
+    let mut band = blank()?;
+    job.source.read_window(0, band.words_mut(), seams)?;
     let read = reading.elapsed().as_secs_f64();
     times.read += read;
     let simulating = Instant::now();
@@ -772,7 +850,7 @@ fn calibrate(
     sim.advance(step)?;
     let advance = advancing.elapsed().as_secs_f64();
     let swapping = Instant::now();
-    let band = sim.replace(Universe::new(width, rows)?)?;
+    let band = sim.replace(blank()?)?;
     let swap = swapping.elapsed().as_secs_f64();
     times.simulate += simulating.elapsed().as_secs_f64();
     *slot = Some(Held { sim, rows });
@@ -817,9 +895,8 @@ fn run_pass(
     on_band: &mut dyn FnMut(u64),
 ) -> Result<PassReport, RunError> {
     let (width, height) = job.source.size();
-    let rows = bands.rows();
     let mut writer = universe_file::Writer::create(&job.output, width, height)?;
-    let rule_name = job.rule.to_string();
+    let rule_name = job.rule_name();
     // Buffers go round: reader -> workers -> writer -> reader.
     let (to_workers, from_reader) = mpsc::sync_channel::<Band>(1);
     let from_reader = std::sync::Mutex::new(from_reader);
@@ -839,11 +916,10 @@ fn run_pass(
                 }
                 let mut band = match spare.try_recv() {
                     Ok(u) => u,
-                    Err(_) => Universe::new(width, rows)?,
+                    Err(_) => bands.blank(width)?,
                 };
                 let reading = Instant::now();
-                let first = (k * bands.interior) as i64 - bands.halo as i64;
-                source.read_wrapped(first, band.words_mut())?;
+                source.read_window(bands.window(k).0, band.words_mut(), bands.seams)?;
                 busy += reading.elapsed().as_secs_f64();
                 if to_workers.send((k, band)).is_err() {
                     break;
@@ -864,8 +940,8 @@ fn run_pass(
                         let writing = Instant::now();
                         let first = next * bands.interior;
                         let own = bands.interior.min(height - first) as usize;
-                        let halo = bands.halo as usize;
-                        let interior = &band.words()[halo * row..(halo + own) * row];
+                        let at = bands.window(next).1;
+                        let interior = &band.words()[at * row..(at + own) * row];
                         population += interior
                             .iter()
                             .map(|w| u64::from(w.count_ones()))
@@ -1022,7 +1098,7 @@ fn work(
     }
     if let (Some(k), Some(h)) = (running, held.as_mut()) {
         let swapping = Instant::now();
-        let result = h.sim.replace(Universe::new(width, rows)?)?;
+        let result = h.sim.replace(bands.blank(width)?)?;
         let took = swapping.elapsed().as_secs_f64();
         t.simulate += took;
         t.swap += took;
@@ -1037,6 +1113,8 @@ mod tests {
     use super::*;
     use crate::backend::{BackendKind, create, universe_copies};
 
+    const WRAPPED: BandSeams = BandSeams::Wrapped(Topology::Torus);
+
     struct Quiet;
     impl Progress for Quiet {
         fn start(&mut self, _: u64) {}
@@ -1046,18 +1124,37 @@ mod tests {
 
     /// A run in bands by `workers` simulators at once (as on that many GPUs), its file read back.
     fn banded_run(rule: &str, workers: usize, budget: u64, gens: u64) -> (Universe, Report) {
+        let (universe, _, report) =
+            surface_run(rule, Topology::Torus, workers, budget, gens).unwrap();
+        (universe, report)
+    }
+
+    /// The same on `topology`, with the rule the file records.
+    fn surface_run(
+        rule: &str,
+        topology: Topology,
+        workers: usize,
+        budget: u64,
+        gens: u64,
+    ) -> Result<(Universe, String, Report), RunError> {
         let dir = tempfile::tempdir().unwrap();
         let output = dir.path().join("out.npy");
         let rule = lifegen_gen::rule::parse(rule).unwrap().rule;
         let job = Job {
             source: Source::Soup {
                 width: 192,
-                height: 300,
+                // A sphere is square.
+                height: if topology == Topology::Sphere {
+                    192
+                } else {
+                    300
+                },
                 density: 0.4,
                 seed: 5,
             },
             start_generation: 0,
             rule,
+            topology,
             simulators: Simulators {
                 make: Box::new(move |_, band| create(BackendKind::Cpu, &rule, band)),
                 devices: vec![0; workers],
@@ -1079,8 +1176,90 @@ mod tests {
             checkpoint_every: Duration::from_secs(600),
             gens_per_pass: Some(5),
         };
-        let report = run(job, &mut Quiet).unwrap();
-        (universe_file::read(&output).unwrap().0, report)
+        let report = run(job, &mut Quiet)?;
+        let (universe, metadata) = universe_file::read(&output).unwrap();
+        Ok((universe, metadata.rule, report))
+    }
+
+    #[test]
+    fn surfaces_whose_seams_join_whole_rows_run_in_bands_as_held_whole() {
+        use lifegen_gen::{Shift, Twisted};
+        let klein = |shifted| Topology::Klein {
+            twisted: Twisted::TopBottom,
+            shifted,
+        };
+        let cases = [
+            ("B3/S23", Topology::Plane),
+            ("R2,C0,M1,S4..8,B5..7,NM", Topology::Plane),
+            ("B3/S23", Topology::ShiftedTorus(Shift::Horizontal(5))),
+            ("B2ce3/S23", Topology::ShiftedTorus(Shift::Horizontal(-3))),
+            ("B3/S23", klein(false)),
+            ("B36/S23", klein(true)),
+        ];
+        for (rule, topology) in cases {
+            let start = Universe::random(192, 300, 0.4, 5)
+                .unwrap()
+                .with_topology(topology);
+            let parsed = lifegen_gen::rule::parse(rule).unwrap().rule;
+            let expected = crate::reference::run(&start, &parsed, 17);
+            for workers in [1, 3] {
+                let (got, recorded, report) =
+                    surface_run(rule, topology, workers, 12_000, 17).unwrap();
+                assert!(report.layout.contains("bands"), "{}", report.layout);
+                assert!(
+                    got.words() == expected.words(),
+                    "{rule} on a {topology:?} in bands, {workers} workers"
+                );
+                assert_eq!(report.population, expected.population());
+                assert_eq!(
+                    recorded,
+                    format!("{parsed}{}", topology.suffix(Some((192, 300))))
+                );
+            }
+            // Held whole, the same.
+            let (got, _, report) = surface_run(rule, topology, 1, 1 << 30, 17).unwrap();
+            assert_eq!(report.layout, "held whole");
+            assert!(
+                got.words() == expected.words(),
+                "{rule} on a {topology:?} held whole"
+            );
+        }
+    }
+
+    #[test]
+    fn surfaces_that_bands_cannot_cut_run_held_whole_or_say_why_not() {
+        for topology in [Topology::Sphere, Topology::Cross] {
+            let (width, height) = (
+                192,
+                if topology == Topology::Sphere {
+                    192
+                } else {
+                    300
+                },
+            );
+            let start = Universe::random(width, height, 0.4, 5)
+                .unwrap()
+                .with_topology(topology);
+            let expected = crate::reference::run(&start, &Rule::CONWAY, 9);
+            let (got, _, report) = surface_run("B3/S23", topology, 1, 1 << 30, 9).unwrap();
+            assert_eq!(report.layout, "held whole");
+            assert!(got.words() == expected.words(), "{topology:?}");
+            let Err(why) = surface_run("B3/S23", topology, 1, 12_000, 9) else {
+                panic!("{topology:?} ran in bands");
+            };
+            assert!(why.to_string().contains("hold the universe whole"), "{why}");
+        }
+        // Golly runs Larger than Life on tori and bounded planes only; a band is a torus of its
+        // own, but the run is refused as held whole is.
+        let shifted = Topology::ShiftedTorus(lifegen_gen::Shift::Horizontal(3));
+        let Err(why) = surface_run("R2,C0,M1,S4..8,B5..7,NM", shifted, 1, 12_000, 9) else {
+            panic!("Larger than Life ran on a shifted torus");
+        };
+        assert!(
+            why.to_string()
+                .contains("Golly runs on a torus or a bounded plane"),
+            "{why}"
+        );
     }
 
     #[test]
@@ -1101,13 +1280,13 @@ mod tests {
 
     #[test]
     fn bands_cover_the_universe_with_their_halos_inside_the_budget() {
-        let bands = Bands::new(1000, 2, 10, 300).unwrap();
+        let bands = Bands::new(1000, 2, 10, 300, WRAPPED).unwrap();
         assert_eq!(bands.halo, 20);
         assert!(bands.rows() <= 300);
         assert!(bands.count * bands.interior >= 1000);
         assert!((bands.count - 1) * bands.interior < 1000);
-        assert_eq!(Bands::new(1000, 2, 10, 40), None);
-        assert_eq!(Bands::new(1000, 1, 1, 3).unwrap().interior, 1);
+        assert_eq!(Bands::new(1000, 2, 10, 40, WRAPPED), None);
+        assert_eq!(Bands::new(1000, 1, 1, 3, WRAPPED).unwrap().interior, 1);
     }
 
     #[test]
@@ -1120,7 +1299,10 @@ mod tests {
             per_band: 0.29,
             per_row_gen: 8.986e-9,
         };
-        assert_eq!(plan_gens(393_216, 1, 38_229, 4096, rates, 10), 4096);
+        assert_eq!(
+            plan_gens((393_216, WRAPPED), 1, 38_229, 4096, rates, 10),
+            4096
+        );
     }
 
     #[test]
@@ -1132,17 +1314,32 @@ mod tests {
         };
         // 1000 rows in bands of at most 100: simulating a pass of g generations takes about
         // 0.01 s x g (more as halos grow); with 0.035 s of file traffic a pass, about 4.
-        let g = plan_gens(1000, 1, 100, 1000, rates(0.035, 0.0), 1);
+        let g = plan_gens((1000, WRAPPED), 1, 100, 1000, rates(0.035, 0.0), 1);
         assert!((3..=5).contains(&g), "{g}");
         // Free file traffic and bands: one generation a pass, no halo to waste.
-        assert_eq!(plan_gens(1000, 1, 100, 1000, rates(0.0, 0.0), 1), 1);
+        assert_eq!(
+            plan_gens((1000, WRAPPED), 1, 100, 1000, rates(0.0, 0.0), 1),
+            1
+        );
         // A cost a band (copies to a GPU) makes passes longer.
-        assert!(plan_gens(1000, 1, 100, 1000, rates(0.0, 0.01), 1) > 4);
+        assert!(plan_gens((1000, WRAPPED), 1, 100, 1000, rates(0.0, 0.01), 1) > 4);
         // Never more than is left, and no short pass left over: 512 left, at most 500 a pass
         // (the budget), in two passes of 256, not 500 and 12; a multiple of the step when it fits.
-        assert_eq!(plan_gens(1000, 1, 1100, 2, rates(1e9, 0.0), 1), 2);
-        assert_eq!(plan_gens(100_000, 1, 1001, 512, rates(1e9, 0.0), 1), 256);
-        assert_eq!(plan_gens(100_000, 1, 1001, 512, rates(1e9, 0.0), 10), 260);
-        assert_eq!(plan_gens(100_000, 1, 1001, 10, rates(1e9, 0.0), 4), 10);
+        assert_eq!(
+            plan_gens((1000, WRAPPED), 1, 1100, 2, rates(1e9, 0.0), 1),
+            2
+        );
+        assert_eq!(
+            plan_gens((100_000, WRAPPED), 1, 1001, 512, rates(1e9, 0.0), 1),
+            256
+        );
+        assert_eq!(
+            plan_gens((100_000, WRAPPED), 1, 1001, 512, rates(1e9, 0.0), 10),
+            260
+        );
+        assert_eq!(
+            plan_gens((100_000, WRAPPED), 1, 1001, 10, rates(1e9, 0.0), 4),
+            10
+        );
     }
 }

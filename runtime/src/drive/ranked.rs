@@ -660,6 +660,7 @@ mod tests {
             start_generation: 0,
             target_generation: gens,
             rule,
+            topology: lifegen_gen::Topology::Torus,
             output: output.to_path_buf(),
             memory: MemoryLimits::default(),
             checkpoint_every: std::time::Duration::ZERO,

@@ -427,7 +427,9 @@ impl Pattern {
                     }
                     .into());
                 }
-                *universe = file.read_verified()?;
+                // The file holds cells; the surface is the run's.
+                let topology = universe.topology();
+                *universe = file.read_verified()?.with_topology(topology);
                 Ok(())
             }
             Contents::Array(array) => Ok(array.read_into(universe)?),
