@@ -369,7 +369,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             args.backend,
             &rule,
             (width, height),
-            topology == Topology::Torus,
+            lifegen_runtime::drive::bands::cuts(topology),
             args.gens,
             args.gpus,
         )?,

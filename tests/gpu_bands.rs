@@ -26,8 +26,11 @@ fn check(
     devices: &[usize],
     mode: ExchangeMode,
 ) {
-    let rule = lifegen_gen::rule::parse(rule).unwrap().rule;
-    let start = Universe::random(width, height, 0.35, 11).unwrap();
+    let spec = lifegen_gen::rule::parse(rule).unwrap();
+    let rule = spec.rule;
+    let start = Universe::random(width, height, 0.35, 11)
+        .unwrap()
+        .with_topology(spec.topology);
     let want = on_cpu(&rule, &start, gens);
     let make = maker(BackendKind::Gpu, rule);
     let mut sim =
@@ -94,6 +97,24 @@ fn life_like_bands_on_one_gpu_match_the_cpu() {
         &[0, 0, 0],
         ExchangeMode::Device,
     );
+}
+
+#[test]
+fn a_bounded_planes_bands_match_the_cpu() {
+    if !checks::gpu_here() {
+        return;
+    }
+    // Bands of a plane are planes, the first and last without a halo past its edges.
+    for mode in MODES {
+        check("B3/S23:P", (4096, 3000), 300, &[0, 0, 0], mode);
+        check(
+            "R5,C0,M1,S34..58,B34..45,NM:P",
+            (1001, 900),
+            41,
+            &[0, 0],
+            mode,
+        );
+    }
 }
 
 #[test]

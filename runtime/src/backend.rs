@@ -408,11 +408,12 @@ fn one_gpu_seconds(rule: &Rule, (width, height): (u64, u64), gens: u64) -> f64 {
 /// The GPUs for `gens` generations of a `width` x `height` universe of `rule` when `present` GPUs
 /// are there, each with about `free` bytes free: the fewest that hold the universe (two copies of
 /// each band), then more while the time they save (from [`gpu_rate_floor`]) passes what starting
-/// them costs ([`SECONDS_A_GPU`]). `asked` (`--gpus`) decides when given. Only tori are spread.
+/// them costs ([`SECONDS_A_GPU`]). `asked` (`--gpus`) decides when given. Only the surfaces
+/// bands cut (`cut`: [`crate::drive::bands::cuts`]) are spread.
 pub fn choose_gpus(
     rule: &Rule,
     (width, height): (u64, u64),
-    torus: bool,
+    cut: bool,
     gens: u64,
     present: usize,
     free: u64,
@@ -430,10 +431,12 @@ pub fn choose_gpus(
             why: "the one GPU the driver sees".into(),
         };
     }
-    if !torus {
+    if !cut {
         return GpuChoice {
             count: 1,
-            why: format!("{present} GPUs here; bands over several GPUs run tori only"),
+            why: format!(
+                "{present} GPUs here; bands over several GPUs run tori and bounded planes only"
+            ),
         };
     }
     if rule.states() > 2 {
@@ -477,7 +480,7 @@ pub fn plan_gpus(
     kind: BackendKind,
     rule: &Rule,
     size: (u64, u64),
-    torus: bool,
+    cut: bool,
     gens: u64,
     asked: Option<usize>,
 ) -> Result<Option<GpuChoice>, BackendError> {
@@ -515,7 +518,7 @@ pub fn plan_gpus(
     Ok(Some(choose_gpus(
         rule,
         size,
-        torus,
+        cut,
         gens,
         present,
         free as u64,
@@ -541,8 +544,8 @@ pub fn create_on_gpus(
         return create(kind, rule, universe);
     }
     let devices = gpu_devices(gpus)?;
-    // Bands run tori: another topology not spread over GPUs on purpose runs on one.
-    if devices.len() == 1 || !universe.is_torus() && gpus.is_none() {
+    // A surface bands do not cut, not spread over GPUs on purpose, runs on one.
+    if devices.len() == 1 || !crate::drive::bands::cuts(universe.topology()) && gpus.is_none() {
         return create(BackendKind::Gpu, rule, universe);
     }
     Ok(Box::new(BandedSimulator::new(
@@ -1180,7 +1183,7 @@ mod tests {
     fn asked_counts_and_other_topologies_decide_alone() {
         let choice = choose_gpus(&Rule::CONWAY, (4096, 4096), true, 10, 4, GIB, Some(3));
         assert_eq!(choice.count, 3);
-        let plane = choose_gpus(
+        let sphere = choose_gpus(
             &Rule::CONWAY,
             (131072, 131072),
             false,
@@ -1189,7 +1192,11 @@ mod tests {
             80 * GIB,
             None,
         );
-        assert_eq!(plane.count, 1);
-        assert!(plane.why.contains("tori only"), "{}", plane.why);
+        assert_eq!(sphere.count, 1);
+        assert!(
+            sphere.why.contains("tori and bounded planes only"),
+            "{}",
+            sphere.why
+        );
     }
 }

@@ -6,7 +6,9 @@
 //! at most r rows a generation, so the interiors stay exact. Then the halos are refreshed from
 //! the neighbours' interiors (worker i's top halo is worker i - 1's last h interior rows, its
 //! bottom halo worker i + 1's first h, round the torus): 2h rows into each band every T
-//! generations, small beside the T generations of its band.
+//! generations, small beside the T generations of its band. A bounded plane's bands are
+//! bounded planes of their own, the first without a halo above and the last without one below:
+//! their true edges are the plane's, and only their cut edges spoil.
 //!
 //! On GPUs the rows stay on the devices ([`crate::gpu::exchange`]): device copies on one GPU,
 //! peer copies or page-locked staging between GPUs, every band on its own stream and the rounds
@@ -14,7 +16,7 @@
 //! Simulators held on the host exchange through [`Simulator::read_rows`] and
 //! [`Simulator::write_rows`].
 
-use lifegen_gen::Rule;
+use lifegen_gen::{Rule, Topology};
 
 use crate::gpu::exchange::{DeviceBand, DeviceExchange, ExchangeMode, RowCopy};
 use crate::simulator::{BackendError, MakeSimulator, Simulator};
@@ -27,6 +29,11 @@ pub fn radius(rule: &Rule) -> u64 {
         Rule::LargerThanLife(ltl) => u64::from(ltl.radius),
         Rule::Generations(rule) => radius(&rule.alive.rule()),
     }
+}
+
+/// Whether bands of rows cut `topology` (a torus, a bounded plane).
+pub fn cuts(topology: Topology) -> bool {
+    matches!(topology, Topology::Torus | Topology::Plane)
 }
 
 /// Generations between halo exchanges, at most.
@@ -97,6 +104,16 @@ struct Worker {
     /// The band's first row in the universe, and its rows, halos apart.
     first: usize,
     rows: usize,
+    /// Halo rows above and below the band's own.
+    halos: (usize, usize),
+}
+
+/// Halo rows above and below band `i` of `count`: `halo` each side of a torus's bands, none
+/// past a bounded plane's top and bottom edges.
+fn halos(i: usize, count: usize, halo: usize, wrapped: bool) -> (usize, usize) {
+    let above = if wrapped || i > 0 { halo } else { 0 };
+    let below = if wrapped || i + 1 < count { halo } else { 0 };
+    (above, below)
 }
 
 pub struct BandedSimulator {
@@ -141,7 +158,8 @@ impl BandedSimulator {
         most_gens: u64,
         mode: ExchangeMode,
     ) -> Result<BandedSimulator, BackendError> {
-        check_bands(rule, &universe)?;
+        check_bands(rule, &universe, true)?;
+        let wrapped = universe.is_torus();
         let height = universe.height();
         let count = devices.len().clamp(1, height);
         let r = radius(rule) as usize;
@@ -159,7 +177,8 @@ impl BandedSimulator {
                 .map(|i| {
                     let first = height * i / count;
                     let rows = height * (i + 1) / count - first;
-                    let band = band_of(&universe, first, rows, halo);
+                    let halos = halos(i, count, halo, wrapped);
+                    let band = band_of(&universe, first, rows, halos);
                     let device = devices[i];
                     scope.spawn(move || {
                         let sim = make(device, band)?;
@@ -168,6 +187,7 @@ impl BandedSimulator {
                             device,
                             first,
                             rows,
+                            halos,
                         })
                     })
                 })
@@ -180,7 +200,7 @@ impl BandedSimulator {
         let workers = made.into_iter().collect::<Result<Vec<_>, _>>()?;
         let rounds = Rounds::new(exchange_gens, workers[0].sim.preferred_step());
         let shape: Vec<(usize, usize)> = workers.iter().map(|w| (w.first, w.rows)).collect();
-        let copies = halo_copies(&shape, halo);
+        let copies = halo_copies(&shape, halo, wrapped);
         let mut workers = workers;
         let bands: Option<Vec<&mut dyn DeviceBand>> =
             workers.iter_mut().map(|w| w.sim.device_band()).collect();
@@ -235,35 +255,42 @@ impl BandedSimulator {
     }
 }
 
-/// The halo refreshes of bands `(first row, rows)` with `halo` rows above and below each:
-/// band i's top halo from the last `halo` interior rows of the band above, its bottom halo from
-/// the first of the band below, round the torus (one band: from itself).
-pub fn halo_copies(bands: &[(usize, usize)], halo: usize) -> Vec<RowCopy> {
+/// The halo refreshes of bands `(first row, rows)` with `halo` rows above and below each
+/// (as [`halos`] says): band i's top halo from the last `halo` interior rows of the band above,
+/// its bottom halo from the first of the band below, round the torus where `wrapped` (one band:
+/// from itself), else none past the first and last bands.
+fn halo_copies(bands: &[(usize, usize)], halo: usize, wrapped: bool) -> Vec<RowCopy> {
     let n = bands.len();
+    let above = |i: usize| halos(i, n, halo, wrapped).0;
     let mut copies = Vec::with_capacity(2 * n);
     for (i, &(_, rows)) in bands.iter().enumerate() {
-        let above = (i + n - 1) % n;
-        copies.push(RowCopy {
-            src: above,
-            src_row: bands[above].1,
-            dst: i,
-            dst_row: 0,
-            rows: halo,
-        });
-        copies.push(RowCopy {
-            src: (i + 1) % n,
-            src_row: halo,
-            dst: i,
-            dst_row: halo + rows,
-            rows: halo,
-        });
+        if wrapped || i > 0 {
+            let src = (i + n - 1) % n;
+            copies.push(RowCopy {
+                src,
+                src_row: above(src) + bands[src].1 - halo,
+                dst: i,
+                dst_row: 0,
+                rows: halo,
+            });
+        }
+        if wrapped || i + 1 < n {
+            let src = (i + 1) % n;
+            copies.push(RowCopy {
+                src,
+                src_row: above(src),
+                dst: i,
+                dst_row: above(i) + rows,
+                rows: halo,
+            });
+        }
     }
     copies
 }
 
 /// Why `rule` on `universe` cannot be cut into bands of rows (several GPUs, several ranks,
-/// `LIFEGEN_BANDS_PER_GPU`), if it cannot.
-pub fn check_bands(rule: &Rule, universe: &Universe) -> Result<(), BackendError> {
+/// `LIFEGEN_BANDS_PER_GPU`), if it cannot: bands run tori, and bounded planes where `planes`.
+pub fn check_bands(rule: &Rule, universe: &Universe, planes: bool) -> Result<(), BackendError> {
     if rule.states() > 2 {
         return Err(BackendError::Bands(format!(
             "{rule} has {} states; bands (several GPUs or ranks, LIFEGEN_BANDS_PER_GPU) carry two-state cells only: run it on one GPU in one process",
@@ -277,10 +304,17 @@ pub fn check_bands(rule: &Rule, universe: &Universe) -> Result<(), BackendError>
              run it on one GPU in one process"
         )));
     }
-    if !universe.is_torus() {
+    if !cuts(universe.topology()) || universe.topology() == Topology::Plane && !planes {
+        let (what, run) = if planes {
+            (
+                "bands (several GPUs, LIFEGEN_BANDS_PER_GPU) run tori and bounded planes",
+                "",
+            )
+        } else {
+            ("ranks run tori", " in one process")
+        };
         return Err(BackendError::Bands(format!(
-            "bands (several GPUs or ranks, LIFEGEN_BANDS_PER_GPU) run tori; this {}x{} universe is a \
-             {} (:{}): run it on one GPU in one process",
+            "{what}; this {}x{} universe is a {} (:{}): run it on one GPU{run}",
             universe.width(),
             universe.height(),
             universe.topology().name(),
@@ -290,14 +324,21 @@ pub fn check_bands(rule: &Rule, universe: &Universe) -> Result<(), BackendError>
     Ok(())
 }
 
-/// Rows `first - halo .. first + rows + halo` of `universe`, round the torus, as a universe.
-pub(crate) fn band_of(universe: &Universe, first: usize, rows: usize, halo: usize) -> Universe {
+/// Rows `first - above .. first + rows + below` of `universe`, round the torus, as a universe
+/// of the same surface (a torus's band a torus, a bounded plane's a bounded plane).
+pub(crate) fn band_of(
+    universe: &Universe,
+    first: usize,
+    rows: usize,
+    (above, below): (usize, usize),
+) -> Universe {
     let height = universe.height();
     let row = universe.words_per_row();
-    let mut band = Universe::new(universe.width() as u64, (rows + 2 * halo) as u64)
-        .expect("a band is smaller than its universe");
+    let mut band = Universe::new(universe.width() as u64, (above + rows + below) as u64)
+        .expect("a band is smaller than its universe")
+        .with_topology(universe.topology());
     for (i, dst) in band.words_mut().chunks_mut(row).enumerate() {
-        let y = (first + height * 2 + i - halo) % height;
+        let y = (first + height * 2 + i - above) % height;
         dst.copy_from_slice(universe.row(y));
     }
     band
@@ -369,7 +410,7 @@ impl Simulator for BandedSimulator {
         if !self.fresh {
             let row = self.assembled.words_per_row();
             for w in &mut self.workers {
-                let rows = w.sim.read_rows(self.halo, w.rows)?;
+                let rows = w.sim.read_rows(w.halos.0, w.rows)?;
                 self.assembled.words_mut()[w.first * row..(w.first + w.rows) * row]
                     .copy_from_slice(&rows);
             }
@@ -382,7 +423,7 @@ impl Simulator for BandedSimulator {
         self.universe()?;
         for w in &mut self.workers {
             w.sim
-                .replace(band_of(&universe, w.first, w.rows, self.halo))?;
+                .replace(band_of(&universe, w.first, w.rows, w.halos))?;
         }
         // The bands' halos are the new universe's rows: fresh.
         self.rounds.restart();
@@ -411,8 +452,28 @@ mod tests {
     }
 
     fn check(rule: &str, width: u64, height: u64, bands: usize, exchange: u64, gens: u64) {
+        check_on(
+            Topology::Torus,
+            rule,
+            (width, height),
+            bands,
+            exchange,
+            gens,
+        );
+    }
+
+    fn check_on(
+        topology: Topology,
+        rule: &str,
+        (width, height): (u64, u64),
+        bands: usize,
+        exchange: u64,
+        gens: u64,
+    ) {
         let rule = lifegen_gen::rule::parse(rule).unwrap().rule;
-        let start = Universe::random(width, height, 0.4, 7).unwrap();
+        let start = Universe::random(width, height, 0.4, 7)
+            .unwrap()
+            .with_topology(topology);
         let expected = reference::run(&start, &rule, gens);
         let mut sim =
             BandedSimulator::new(&cpu(&rule), &rule, start.clone(), &vec![0; bands], exchange)
@@ -472,10 +533,52 @@ mod tests {
     }
 
     #[test]
+    fn a_bounded_planes_bands_match_the_reference() {
+        let plane = Topology::Plane;
+        check_on(plane, "B3/S23", (100, 90), 3, 7, 40);
+        check_on(plane, "B36/S23", (64, 31), 5, 128, 23);
+        check_on(plane, "R3,C0,M1,S10..20,B11..16,NM", (70, 80), 4, 5, 13);
+        check_on(plane, "B3/S23", (64, 64), 1, 10, 25);
+    }
+
+    #[test]
+    fn a_bounded_planes_first_and_last_bands_have_no_halo_past_its_edges() {
+        // Bands of 5, 6 and 7 rows, halos of 2: the first band holds its 5 rows and 2 below,
+        // the second 2 + 6 + 2, the last 2 + 7.
+        let copy = |src, src_row, dst, dst_row| RowCopy {
+            src,
+            src_row,
+            dst,
+            dst_row,
+            rows: 2,
+        };
+        assert_eq!(
+            halo_copies(&[(0, 5), (5, 6), (11, 7)], 2, false),
+            [
+                copy(1, 2, 0, 5),
+                copy(0, 3, 1, 0),
+                copy(2, 2, 1, 8),
+                copy(1, 6, 2, 0),
+            ]
+        );
+        let start = Universe::random(64, 30, 0.4, 7)
+            .unwrap()
+            .with_topology(Topology::Cross);
+        let rule = Rule::CONWAY;
+        let Err(error) = BandedSimulator::new(&cpu(&rule), &rule, start, &[0; 2], 10) else {
+            panic!("a cross-surface was cut into bands");
+        };
+        assert!(
+            error.to_string().contains("tori and bounded planes"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn halos_come_from_the_neighbours_interiors_round_the_torus() {
         // Bands of 5 and 7 rows, halos of 2: rows 0..2 and 7..9 of the first band (9 + 2 rows),
         // 0..2 and 9..11 of the second.
-        let copies = halo_copies(&[(0, 5), (5, 7)], 2);
+        let copies = halo_copies(&[(0, 5), (5, 7)], 2, true);
         let copy = |src, src_row, dst, dst_row| RowCopy {
             src,
             src_row,

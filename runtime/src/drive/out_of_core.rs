@@ -434,10 +434,10 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     if job.simulators.ranked.is_some() {
         return run_whole(job, progress, start);
     }
-    // Held whole: on one simulator, or a torus spread over the GPUs with halos exchanged
-    // between them.
+    // Held whole: on one simulator, or spread over the GPUs with halos exchanged between them
+    // (where bands cut the surface).
     let whole_rows = match workers {
-        n if n == 1 || job.topology != Topology::Torus => height,
+        n if n == 1 || !bands::cuts(job.topology) => height,
         n => {
             let r = radius(&job.rule);
             let gens = bands::exchange_gens(
@@ -515,7 +515,7 @@ fn run_whole(
     let simulators = &mut job.simulators;
     let mut whole = match simulators.ranked.take() {
         Some(make) => Whole::Ranked(make(universe)?),
-        None if simulators.devices.len() > 1 && job.topology == Topology::Torus => {
+        None if simulators.devices.len() > 1 && bands::cuts(job.topology) => {
             Whole::Here(Box::new(BandedSimulator::new(
                 &*simulators.make,
                 &job.rule,

@@ -103,7 +103,7 @@ impl RankedSimulator {
         make_band: impl FnOnce(Universe) -> Result<Box<dyn Simulator>, BackendError>,
         make_link: impl FnOnce(&mut dyn Simulator) -> Result<Box<dyn RankLink>, BackendError>,
     ) -> Result<RankedSimulator, BackendError> {
-        check_bands(rule, &universe)?;
+        check_bands(rule, &universe, false)?;
         let height = universe.height();
         let r = radius(rule) as usize;
         if height < size * r.max(1) {
@@ -123,7 +123,7 @@ impl RankedSimulator {
         let most = exchange_gens(height, size, r, most_gens);
         let halo = most as usize * r;
         let (first, rows) = shape[rank];
-        let mut band = make_band(band_of(&universe, first, rows, halo))?;
+        let mut band = make_band(band_of(&universe, first, rows, (halo, halo)))?;
         let rounds = Rounds::new(most, band.preferred_step());
         let mut link = make_link(band.as_mut())?;
         // A refresh changes nothing yet (the halos are the neighbours' rows), but it makes the
@@ -296,7 +296,7 @@ impl Simulator for RankedSimulator {
         self.universe()?;
         let (first, rows) = self.shape[self.rank];
         self.band
-            .replace(band_of(&universe, first, rows, self.halo))?;
+            .replace(band_of(&universe, first, rows, (self.halo, self.halo)))?;
         self.rounds.restart();
         Ok(std::mem::replace(&mut self.assembled, universe))
     }
