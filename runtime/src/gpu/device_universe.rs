@@ -384,11 +384,12 @@ impl DeviceUniverse {
         self.host.width() as u32
     }
 
-    /// The device address of row `y` of the alive plane now (the copy the next kernel reads),
-    /// its padding included: rows follow each other [`Self::row_bytes`] apart.
+    /// The device address of the universe's row `y` of the alive plane now (the copy the next
+    /// kernel reads; a bounded plane's dead rows above it apart), its padding included: rows
+    /// follow each other [`Self::row_bytes`] apart.
     pub fn row_ptr(&self, y: usize) -> sys::CUdeviceptr {
         let (base, _) = self.buffers[self.current].device_ptr(&self.stream);
-        base + (y * self.row_bytes()) as sys::CUdeviceptr
+        base + ((self.ghost_rows as usize + y) * self.row_bytes()) as sys::CUdeviceptr
     }
 
     /// Where the cells lie in the current copy.
