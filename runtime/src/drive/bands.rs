@@ -541,17 +541,21 @@ mod tests {
         check_on(plane, "B3/S23", (64, 64), 1, 10, 25);
     }
 
-    #[test]
-    fn a_bounded_planes_first_and_last_bands_have_no_halo_past_its_edges() {
-        // Bands of 5, 6 and 7 rows, halos of 2: the first band holds its 5 rows and 2 below,
-        // the second 2 + 6 + 2, the last 2 + 7.
-        let copy = |src, src_row, dst, dst_row| RowCopy {
+    /// A halo copy of two rows.
+    fn copy(src: usize, src_row: usize, dst: usize, dst_row: usize) -> RowCopy {
+        RowCopy {
             src,
             src_row,
             dst,
             dst_row,
             rows: 2,
-        };
+        }
+    }
+
+    #[test]
+    fn a_bounded_planes_first_and_last_bands_have_no_halo_past_its_edges() {
+        // Bands of 5, 6 and 7 rows, halos of 2: the first band holds its 5 rows and 2 below,
+        // the second 2 + 6 + 2, the last 2 + 7.
         assert_eq!(
             halo_copies(&[(0, 5), (5, 6), (11, 7)], 2, false),
             [
@@ -579,13 +583,6 @@ mod tests {
         // Bands of 5 and 7 rows, halos of 2: rows 0..2 and 7..9 of the first band (9 + 2 rows),
         // 0..2 and 9..11 of the second.
         let copies = halo_copies(&[(0, 5), (5, 7)], 2, true);
-        let copy = |src, src_row, dst, dst_row| RowCopy {
-            src,
-            src_row,
-            dst,
-            dst_row,
-            rows: 2,
-        };
         assert_eq!(
             copies,
             [
