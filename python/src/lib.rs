@@ -436,8 +436,10 @@ fn load(py: Python<'_>, path: PathBuf, size: Option<(u64, u64)>) -> PyResult<PyU
                     ));
                 }
                 let rule = file_rule(&path, &file.metadata().rule)?;
+                // The file holds cells; its rule's suffix names their surface.
+                let cells = file.read_verified().map_err(file_error)?;
                 return Ok(PyUniverse {
-                    cells: file.read_verified().map_err(file_error)?,
+                    cells: cells.with_topology(rule.topology),
                     rule: Some(rule),
                     generation: file.metadata().generation,
                 });

@@ -285,6 +285,22 @@ def test_a_universe_file_runs_out_of_core_and_resumes(tmp_path):
         lifegen.run_file(start, tmp_path / "cpu.npy", 3, backend="cpu", gpu_memory=1 << 30)
 
 
+def test_a_universe_file_runs_on_a_bounded_plane_in_bands(tmp_path):
+    soup = lifegen.random(192, 300, density=0.4, seed=5)
+    start = tmp_path / "start.npy"
+    lifegen.save(start, soup)
+    output = tmp_path / "plane.npy"
+    rule = "B36/S23:P192,300"
+    done = lifegen.run_file(start, output, 17, rule=rule, backend="cpu", host_memory=12_000)
+    expected = lifegen.run(soup, 17, rule=rule)
+    assert "band" in done["layout"]
+    assert done["population"] == expected.population
+    # The file records the rule with its suffix: read back, it is the same bounded plane.
+    assert lifegen.load(output) == expected
+    with pytest.raises(ValueError, match="hold the universe whole"):
+        lifegen.run_file(start, tmp_path / "c.npy", 3, rule="B3/S23:C192,300", host_memory=12_000)
+
+
 def test_progress_is_called_with_increasing_counts_ending_at_the_total():
     calls = []
     lifegen.run(
