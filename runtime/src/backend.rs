@@ -12,7 +12,7 @@ use lifegen_gen::kernel::map::MapKernel;
 use lifegen_gen::kernel::row_shared::RowSharedKernel;
 use lifegen_gen::map::MapRule;
 use lifegen_gen::plan::GpuPlan;
-use lifegen_gen::{LargerThanLife, LifeLike, Rule, Topology};
+use lifegen_gen::{LargerThanLife, LifeLike, Rule};
 
 use crate::cpu::stream::StreamStepper;
 use crate::cpu::stream_compiled::CompiledStepper;
@@ -307,35 +307,6 @@ pub fn create(
     universe: Universe,
 ) -> Result<Box<dyn Simulator>, BackendError> {
     create_with_plan(kind, rule, universe, GpuPlan::default_plan())
-}
-
-/// Refuses what Golly refuses: a Klein bottle, cross-surface or sphere under a Larger-than-Life
-/// rule (`ltlalgo::setrule` reads `:T` and `:P` only), and a sphere that is not square.
-pub fn check_topology(
-    rule: &Rule,
-    topology: Topology,
-    (w, h): (u64, u64),
-) -> Result<(), BackendError> {
-    let ltl = rule.larger_than_life().is_some();
-    if ltl && !matches!(topology, Topology::Torus | Topology::Plane) {
-        return Err(BackendError::Topology(format!(
-            "{rule} is a Larger-than-Life rule, which Golly runs on a torus or a bounded plane \
-             only; this {w}x{h} universe is a {}",
-            topology.name()
-        )));
-    }
-    if rule.depends_on_parity() && (w % 2 == 1 || h % 2 == 1) {
-        return Err(BackendError::Topology(format!(
-            "{rule} picks each cell's neighbourhood by the parity of its x + y, which a side of \
-             odd length breaks where it wraps; this universe is {w}x{h}: give even sides"
-        )));
-    }
-    if topology == Topology::Sphere && w != h {
-        return Err(BackendError::Topology(format!(
-            "a sphere (:S) is square; this universe is {w}x{h}: give a square size"
-        )));
-    }
-    Ok(())
 }
 
 /// The backend a run will use, `auto` resolved: the GPU when there is one, else the CPU.
@@ -685,11 +656,10 @@ pub fn create_with_plan(
     {
         return create_with_plan(kind, &Rule::LifeLike(life), universe, plan);
     }
-    check_topology(
-        rule,
-        universe.topology(),
-        (universe.width() as u64, universe.height() as u64),
-    )?;
+    universe
+        .topology()
+        .check_for(rule, (universe.width() as u64, universe.height() as u64))
+        .map_err(BackendError::Topology)?;
     let universe = if universe.states() == rule.states() {
         universe
     } else {

@@ -236,6 +236,32 @@ impl Topology {
         })
     }
 
+    /// Why Golly refuses `rule` on a `w x h` grid of this surface, if it does: a Klein bottle,
+    /// cross-surface or sphere under a Larger-than-Life rule (`ltlalgo::setrule` reads `:T` and
+    /// `:P` only), a side of odd length under a rule that reads the parity of a cell's place,
+    /// and a sphere that is not square.
+    pub fn check_for(self, rule: &Rule, (w, h): (u64, u64)) -> Result<(), String> {
+        if rule.larger_than_life().is_some() && !matches!(self, Topology::Torus | Topology::Plane) {
+            return Err(format!(
+                "{rule} is a Larger-than-Life rule, which Golly runs on a torus or a bounded plane \
+                 only; this {w}x{h} universe is a {}",
+                self.name()
+            ));
+        }
+        if rule.depends_on_parity() && (w % 2 == 1 || h % 2 == 1) {
+            return Err(format!(
+                "{rule} picks each cell's neighbourhood by the parity of its x + y, which a side \
+                 of odd length breaks where it wraps; this universe is {w}x{h}: give even sides"
+            ));
+        }
+        if self == Topology::Sphere && w != h {
+            return Err(format!(
+                "a sphere (:S) is square; this universe is {w}x{h}: give a square size"
+            ));
+        }
+        Ok(())
+    }
+
     /// Whether cells past the edges filled once from the grid by [`Topology::source`], to any
     /// depth, stay right over several generations of `rule` (a pass may chain generations):
     /// on a torus, shifted or not, always; on a Klein bottle when `rule` is the same mirrored across the twist

@@ -19,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use lifegen_gen::{Rule, Topology};
 
-use crate::backend::check_topology;
 use crate::drive::band_seams::{BandSeams, RowMap};
 use crate::drive::bands::{self, BandedSimulator, radius};
 use crate::drive::ranked::RankedSimulator;
@@ -430,7 +429,9 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let (workers, per_gpu) = worker_shape(&job.simulators.devices);
     let copies = job.simulators.host_copies;
     // Bands run on tori of their own: refuse here what the surface itself refuses.
-    check_topology(&job.rule, job.topology, (width, height))?;
+    job.topology
+        .check_for(&job.rule, (width, height))
+        .map_err(BackendError::Topology)?;
     if job.simulators.ranked.is_some() {
         return run_whole(job, progress, start);
     }
