@@ -276,8 +276,9 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         bail!(
             "{rule_spec} is a grid bounded along one side only ({} cells across), which lifegen \
              runs for a pattern file on Golly's plane; a random soup, an array or a universe \
-             file needs a grid bounded on both sides: give --size or a suffix like :T{1},{1}",
+             file needs a grid bounded on both sides: give a suffix like :{1}{2},{2}",
             strip.cells,
+            if strip.joined { 'T' } else { 'P' },
             strip.cells.max(64)
         );
     }
@@ -553,6 +554,9 @@ fn run_into_file(
         );
     }
     Universe::check_size(width, height)?;
+    topology
+        .check_for(&rule, (width, height))
+        .map_err(anyhow::Error::msg)?;
     let (source, start_generation, origin) = match pattern {
         None => (
             Source::Soup {

@@ -154,9 +154,29 @@ fn surfaces_bands_cannot_cut_run_held_whole_or_say_what_to_give() {
         &refused,
         &[
             "a cross-surface joins the ends of its rows to other rows",
-            "give the run memory enough to hold the universe whole",
+            "give the run memory enough to hold the universe whole (--host-memory of about",
         ],
     );
+    // More generations a pass than the budget's bands hold halos for: said, not a panic.
+    let long = path(dir.path(), "long.npy");
+    let refused = lifegen(&[
+        "run",
+        "--rule",
+        "B3/S23:P300,200",
+        "--gens",
+        "40",
+        "--output",
+        &long,
+        "--host-memory",
+        "2KiB",
+        "--gens-per-pass",
+        "12",
+    ]);
+    assert_one_line_error(
+        &refused,
+        &["--gens-per-pass 12", "give at most 4 generations a pass"],
+    );
+    assert!(!Path::new(&long).exists());
 }
 
 #[test]

@@ -265,11 +265,18 @@ pub enum RunError {
          read from the file does not know; give the run memory enough to hold the universe whole"
     )]
     ParityInBands(String),
+    #[error("{why}: give the run memory enough to hold the universe whole ({needs})")]
+    SurfaceInBands { why: String, needs: String },
     #[error(
-        "{0}: give the run memory enough to hold the universe whole (--host-memory, and \
-         --gpu-memory on a GPU)"
+        "--gens-per-pass {gens} needs halos of {gens} generations above and below every band, \
+         more than the memory budget ({budget}) holds beside a band's own rows: give at most \
+         {most} generations a pass, or more memory"
     )]
-    SurfaceInBands(String),
+    PassTooLong {
+        gens: u64,
+        most: u64,
+        budget: String,
+    },
     #[error("a GPU memory limit was given, but this run is on the CPU")]
     GpuLimitOnCpu,
     #[error(
@@ -460,7 +467,10 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     // A copy runs no generation: its bands read no seam.
     let seams = match job.gens {
         0 => BandSeams::Wrapped(Topology::Torus),
-        _ => BandSeams::new(job.topology, &job.rule).map_err(RunError::SurfaceInBands)?,
+        _ => BandSeams::new(job.topology, &job.rule).map_err(|why| RunError::SurfaceInBands {
+            why,
+            needs: whole_needs(&job, whole_rows, per_gpu),
+        })?,
     };
     let max_rows = max_band_rows(&job.budget, copies, width, (workers, per_gpu));
     let r = radius(&job.rule);
@@ -471,6 +481,15 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
             rows: max_rows,
             needed: 2 * r + 1,
             halo: r,
+        });
+    }
+    if let Some(gens) = job.gens_per_pass.filter(|_| job.gens > 0)
+        && Bands::new(height, r, gens.min(job.gens), max_rows, seams).is_none()
+    {
+        return Err(RunError::PassTooLong {
+            gens,
+            most: (max_rows - 1) / (2 * r),
+            budget: describe_budget(&job.budget),
         });
     }
     // A copy (no generations) streams in bands of a bounded size, so reading or making rows
@@ -488,6 +507,21 @@ const WRITE_SAMPLE_WORDS: usize = 8 << 20;
 
 /// The most bytes a band of a copy holds.
 const COPY_BAND_BYTES: u64 = 256 << 20;
+
+/// The memory `job` needs to hold its universe whole (`rows` rows a simulator, `per_gpu`
+/// simulators a GPU), as the flags that give it: the inverse of [`max_band_rows`].
+fn whole_needs(job: &Job, rows: u64, per_gpu: u64) -> String {
+    let row_bytes = job.source.size().0.div_ceil(64) * 8;
+    let host = rows * row_bytes * (job.simulators.host_copies + 3);
+    let host = format!("--host-memory of about {} or more", human_bytes(host));
+    match job.budget.gpu_bytes {
+        Some(_) => {
+            let gpu = GPU_RESERVE + 2 * per_gpu * rows * row_bytes;
+            format!("{host}, --gpu-memory of about {} or more", human_bytes(gpu))
+        }
+        None => host,
+    }
+}
 
 fn describe_budget(budget: &Budget) -> String {
     match budget.gpu_bytes {

@@ -95,7 +95,7 @@ pub enum SizeError {
     },
     /// A universe file asked to be another size.
     #[error(
-        "{} holds a {}x{} universe; --size or a :T torus cannot change it",
+        "{} holds a {}x{} universe; --size or a rule's grid suffix cannot change it",
         path.display(),
         size.0,
         size.1
