@@ -157,7 +157,8 @@ fn surfaces_bands_cannot_cut_run_held_whole_or_say_what_to_give() {
             "give the run memory enough to hold the universe whole (--host-memory of about",
         ],
     );
-    // More generations a pass than the budget's bands hold halos for: said, not a panic.
+    // More generations a pass than the budget's bands hold halos for: said, not a panic (on
+    // the CPU, whose simulators' copies the budget is divided by).
     let long = path(dir.path(), "long.npy");
     let refused = lifegen(&[
         "run",
@@ -171,6 +172,8 @@ fn surfaces_bands_cannot_cut_run_held_whole_or_say_what_to_give() {
         "2KiB",
         "--gens-per-pass",
         "12",
+        "--backend",
+        "cpu",
     ]);
     assert_one_line_error(
         &refused,
