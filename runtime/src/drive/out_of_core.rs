@@ -312,14 +312,18 @@ fn max_band_rows(
     (workers, per_gpu): (u64, u64),
 ) -> u64 {
     let row_bytes = width.div_ceil(64) * 8;
-    // Each simulator's copies and a finished band waiting for the writer, the band being read
-    // and the band being written.
-    let host_copies = workers * (simulator_copies + 1) + 2;
-    let host = budget.host_bytes / (row_bytes * host_copies);
+    let host = budget.host_bytes / (row_bytes * host_copies(workers, simulator_copies));
     match budget.gpu_bytes {
         Some(gpu) => host.min(gpu.saturating_sub(GPU_RESERVE) / (2 * per_gpu * row_bytes)),
         None => host,
     }
+}
+
+/// Band-sized buffers in host memory when `workers` simulators of `simulator_copies` each run
+/// at once: each simulator's copies and a finished band waiting for the writer, the band being
+/// read and the band being written.
+fn host_copies(workers: u64, simulator_copies: u64) -> u64 {
+    workers * (simulator_copies + 1) + 2
 }
 
 /// Bands simulated at once, and the most on one GPU.
@@ -435,7 +439,7 @@ pub fn run(job: Job, progress: &mut dyn Progress) -> Result<Report, RunError> {
     let (width, height) = job.source.size();
     let (workers, per_gpu) = worker_shape(&job.simulators.devices);
     let copies = job.simulators.host_copies;
-    // Bands run on tori of their own: refuse here what the surface itself refuses.
+    // Bands are surfaces of their own (tori, planes): refuse here what the run's surface refuses.
     job.topology
         .check_for(&job.rule, (width, height))
         .map_err(BackendError::Topology)?;
@@ -512,7 +516,7 @@ const COPY_BAND_BYTES: u64 = 256 << 20;
 /// simulators a GPU), as the flags that give it: the inverse of [`max_band_rows`].
 fn whole_needs(job: &Job, rows: u64, per_gpu: u64) -> String {
     let row_bytes = job.source.size().0.div_ceil(64) * 8;
-    let host = rows * row_bytes * (job.simulators.host_copies + 3);
+    let host = rows * row_bytes * host_copies(1, job.simulators.host_copies);
     let host = format!("--host-memory of about {} or more", human_bytes(host));
     match job.budget.gpu_bytes {
         Some(_) => {
