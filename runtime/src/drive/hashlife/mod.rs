@@ -27,15 +27,15 @@ use crate::formats::rle::BodyWriter;
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 
+mod scratch;
 mod store;
 
+use scratch::Scratch;
 use store::{LEAF_LEVEL, MAX_PLANES, NONE, NodeId, NodeStore};
 /// Nodes whose future the simulator computes: 32x32 cells, to their centre after up to 8
 /// generations.
 const BASE_LEVEL: u8 = 5;
 const BASE_SIDE: usize = 1 << BASE_LEVEL;
-/// A base node's centre row, in the low bits of a word.
-const CENTRE_MASK: u64 = (1 << (BASE_SIDE / 2)) - 1;
 /// Base nodes side by side in a word of a batch's row.
 const BASES_A_WORD: usize = 64 / BASE_SIDE;
 /// The width of a batch's rows, in words, for simulators that name none of their own
@@ -75,6 +75,8 @@ pub struct HashLife {
     shorter: Table<(NodeId, u8)>,
     /// The empty node of each level.
     empty: Vec<NodeId>,
+    /// Lists of node ids a step's levels borrow.
+    scratch: Scratch,
     root: NodeId,
     /// Golly's coordinates of the root's top-left cell.
     origin: (i64, i64),
@@ -124,6 +126,7 @@ impl HashLife {
             parity: rule.depends_on_parity(),
             shorter: Table::default(),
             empty: Vec::new(),
+            scratch: Scratch::default(),
             root: NONE,
             origin,
             generation: 0,
@@ -307,17 +310,24 @@ impl HashLife {
 
     /// The node of side 2^(level - 1) at the centre of `id` (level at least 5).
     fn centre(&mut self, id: NodeId) -> NodeId {
-        self.centres(&[id])[0]
+        let mut out = self.scratch.take();
+        self.centres(&[id], &mut out);
+        let centre = out[0];
+        self.scratch.give(out);
+        centre
     }
 
     /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2 - s).
     fn future(&mut self, id: NodeId, j: u8) -> Result<NodeId, BackendError> {
-        Ok(self.futures(&[id], j)?[0])
+        let mut out = self.scratch.take();
+        let done = self.futures(&[id], j, &mut out).map(|()| out[0]);
+        self.scratch.give(out);
+        done
     }
 
-    /// The future of `id` for 2^`j` generations if it is known (or the node is empty).
-    fn known_future(&mut self, id: NodeId, j: u8) -> Option<NodeId> {
-        let level = self.level(id);
+    /// The future of `id` (a node of `level`) for 2^`j` generations if it is known (or the
+    /// node is empty).
+    fn known_future(&mut self, id: NodeId, level: u8, j: u8) -> Option<NodeId> {
         // The empty node is canonical: no need to read the population beside the node.
         if self.empty(level) == id {
             Some(self.empty(level - 1))
@@ -328,121 +338,147 @@ impl HashLife {
         }
     }
 
-    /// The children of each of `ids`, the nodes read some ids ahead of the one used.
-    fn children_of(&self, ids: &[NodeId]) -> Vec<[NodeId; 4]> {
-        ids.iter()
-            .enumerate()
-            .map(|(i, &id)| {
-                if let Some(&ahead) = ids.get(i + store::AHEAD) {
-                    self.store.prefetch(ahead);
-                }
-                self.children(id)
-            })
-            .collect()
-    }
-
-    /// The grandchildren of nodes whose children are `children`, as `pick` takes them (one
-    /// node's sixteen in, what it needs out), read ahead as [`Self::children_of`] does.
-    fn by_grandchildren<T>(
-        &self,
-        children: &[[NodeId; 4]],
-        mut pick: impl FnMut([[NodeId; 4]; 4]) -> T,
-    ) -> Vec<T> {
-        children
-            .iter()
-            .enumerate()
-            .map(|(i, four)| {
-                if let Some(ahead) = children.get(i + store::AHEAD / 4) {
-                    ahead.iter().for_each(|&c| self.store.prefetch(c));
-                }
-                pick(four.map(|c| self.children(c)))
-            })
-            .collect()
-    }
-
-    /// The nine overlapping nodes of half the side of each of `ids`, row by row from the
-    /// north-west, nine after nine.
-    fn nines(&mut self, ids: &[NodeId]) -> Vec<NodeId> {
-        let children = self.children_of(ids);
-        let keys: Vec<[[NodeId; 4]; 5]> = self.by_grandchildren(&children, |[a, b, c, d]| {
-            let [_, a_ne, a_sw, a_se] = a;
-            let [b_nw, _, b_sw, b_se] = b;
-            let [c_nw, c_ne, _, c_se] = c;
-            let [d_nw, d_ne, d_sw, _] = d;
-            [
-                [a_ne, b_nw, a_se, b_sw],
-                [a_sw, a_se, c_nw, c_ne],
-                [a_se, b_sw, c_ne, d_nw],
-                [b_sw, b_se, d_nw, d_ne],
-                [c_ne, d_nw, c_se, d_sw],
-            ]
-        });
-        let made = self.store.nodes(keys.as_flattened());
-        let mut nines = Vec::with_capacity(9 * ids.len());
-        for ([a, b, c, d], m) in children.iter().zip(made.chunks(5)) {
-            nines.extend([*a, m[0], *b, m[1], m[2], m[3], *c, m[4], *d]);
-        }
-        nines
-    }
-
-    /// The centre half of each of `ids` (of level 5 or more).
-    fn centres(&mut self, ids: &[NodeId]) -> Vec<NodeId> {
-        let children = self.children_of(ids);
-        let keys =
-            self.by_grandchildren(&children, |[nw, ne, sw, se]| [nw[3], ne[2], sw[1], se[0]]);
-        self.store.nodes(&keys)
-    }
-
-    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most 2 + s below
-    /// the level; a higher `j` gives the node's own future), a whole level at a time: the nodes not known yet are worked out together, so
-    /// that the base nodes they come down to go to the simulator in large batches, and the
-    /// memory is read ahead.
-    fn futures(&mut self, ids: &[NodeId], j: u8) -> Result<Vec<NodeId>, BackendError> {
-        self.check_room(j)?;
-        let level = self.level(ids[0]);
-        let full = j + 2 + self.slow >= level;
-        let mut known = Vec::with_capacity(ids.len());
+    /// Appends the children of each of `ids` to `out`, the nodes read some ids ahead of the
+    /// one used.
+    fn children_of(&self, ids: &[NodeId], out: &mut Vec<NodeId>) {
+        out.reserve(4 * ids.len());
         for (i, &id) in ids.iter().enumerate() {
             if let Some(&ahead) = ids.get(i + store::AHEAD) {
                 self.store.prefetch(ahead);
             }
-            known.push(self.known_future(id, j));
+            out.extend(self.children(id));
         }
-        let mut unknown: Vec<NodeId> = ids
-            .iter()
-            .zip(&known)
-            .filter(|(_, k)| k.is_none())
-            .map(|(&id, _)| id)
-            .collect();
+    }
+
+    /// Appends to `out` what `pick` takes from the grandchildren of each node whose children
+    /// are `children` (one node's sixteen in, `N` ids out), read ahead as
+    /// [`Self::children_of`] does.
+    fn by_grandchildren<const N: usize>(
+        &self,
+        children: &[[NodeId; 4]],
+        out: &mut Vec<NodeId>,
+        mut pick: impl FnMut([[NodeId; 4]; 4]) -> [NodeId; N],
+    ) {
+        out.reserve(N * children.len());
+        for (i, four) in children.iter().enumerate() {
+            if let Some(ahead) = children.get(i + store::AHEAD / 4) {
+                ahead.iter().for_each(|&c| self.store.prefetch(c));
+            }
+            out.extend(pick(four.map(|c| self.children(c))));
+        }
+    }
+
+    /// Appends to `out` the nine overlapping nodes of half the side of each of `ids`, row by
+    /// row from the north-west, nine after nine.
+    fn nines(&mut self, ids: &[NodeId], out: &mut Vec<NodeId>) {
+        let (mut children, mut keys, mut made) = (
+            self.scratch.take(),
+            self.scratch.take(),
+            self.scratch.take(),
+        );
+        self.children_of(ids, &mut children);
+        let children_4 = children.as_chunks::<4>().0;
+        self.by_grandchildren(children_4, &mut keys, |[a, b, c, d]| {
+            let [_, a_ne, a_sw, a_se] = a;
+            let [b_nw, _, b_sw, b_se] = b;
+            let [c_nw, c_ne, _, c_se] = c;
+            let [d_nw, d_ne, d_sw, _] = d;
+            #[rustfmt::skip]
+            let keys = [
+                a_ne, b_nw, a_se, b_sw,
+                a_sw, a_se, c_nw, c_ne,
+                a_se, b_sw, c_ne, d_nw,
+                b_sw, b_se, d_nw, d_ne,
+                c_ne, d_nw, c_se, d_sw,
+            ];
+            keys
+        });
+        self.store.nodes(keys.as_chunks::<4>().0, &mut made);
+        out.reserve(9 * ids.len());
+        for (&[a, b, c, d], m) in children_4.iter().zip(made.as_chunks::<5>().0) {
+            out.extend([a, m[0], b, m[1], m[2], m[3], c, m[4], d]);
+        }
+        self.scratch.give(children);
+        self.scratch.give(keys);
+        self.scratch.give(made);
+    }
+
+    /// Appends to `out` the centre half of each of `ids` (of level 5 or more).
+    fn centres(&mut self, ids: &[NodeId], out: &mut Vec<NodeId>) {
+        let (mut children, mut keys) = (self.scratch.take(), self.scratch.take());
+        self.children_of(ids, &mut children);
+        self.by_grandchildren(
+            children.as_chunks::<4>().0,
+            &mut keys,
+            |[nw, ne, sw, se]| [nw[3], ne[2], sw[1], se[0]],
+        );
+        self.store.nodes(keys.as_chunks::<4>().0, out);
+        self.scratch.give(children);
+        self.scratch.give(keys);
+    }
+
+    /// Appends to `out` the futures of `ids` (nodes of one level) for 2^`j` generations (`j`
+    /// at most 2 + s below the level; a higher `j` gives the node's own future), a whole level
+    /// at a time: the nodes not known yet are worked out together, so that the base nodes they
+    /// come down to go to the simulator in large batches, and the memory is read ahead.
+    fn futures(
+        &mut self,
+        ids: &[NodeId],
+        j: u8,
+        out: &mut Vec<NodeId>,
+    ) -> Result<(), BackendError> {
+        self.check_room(j)?;
+        let level = self.level(ids[0]);
+        let full = j + 2 + self.slow >= level;
+        let start = out.len();
+        let mut unknown = self.scratch.take();
+        out.reserve(ids.len());
+        for (i, &id) in ids.iter().enumerate() {
+            if let Some(&ahead) = ids.get(i + store::AHEAD) {
+                self.store.prefetch(ahead);
+            }
+            let known = self.known_future(id, level, j);
+            if known.is_none() {
+                unknown.push(id);
+            }
+            out.push(known.unwrap_or(NONE));
+        }
+        if unknown.is_empty() {
+            self.scratch.give(unknown);
+            return Ok(());
+        }
         unknown.sort_unstable();
         unknown.dedup();
-        if unknown.is_empty() {
-            return Ok(known.into_iter().flatten().collect());
-        }
-        let results = if level == BASE_LEVEL {
+        let mut results = self.scratch.take();
+        if level == BASE_LEVEL {
             let gens = if full { level - 2 - self.slow } else { j };
-            self.advance_bases(&unknown, 1 << gens)?
+            self.advance_bases(&unknown, 1 << gens, &mut results)?;
         } else {
-            let nines = self.nines(&unknown);
+            let (mut nines, mut first) = (self.scratch.take(), self.scratch.take());
+            self.nines(&unknown, &mut nines);
             // The first half of the time, or none of it when the step is shorter than a half.
-            let first = if full {
-                self.futures(&nines, j)?
+            if full {
+                self.futures(&nines, j, &mut first)?;
             } else {
-                self.centres(&nines)
-            };
-            let mut quads = Vec::with_capacity(4 * unknown.len());
-            for f in first.chunks(9) {
+                self.centres(&nines, &mut first);
+            }
+            let (mut quads, mut second) = (nines, self.scratch.take());
+            quads.clear();
+            quads.reserve(16 * unknown.len());
+            for f in first.as_chunks::<9>().0 {
                 for [r, c] in [[0, 0], [0, 1], [1, 0], [1, 1]] {
                     let at = |dr: usize, dc: usize| f[3 * (r + dr) + c + dc];
-                    quads.push([at(0, 0), at(0, 1), at(1, 0), at(1, 1)]);
+                    quads.extend([at(0, 0), at(0, 1), at(1, 0), at(1, 1)]);
                 }
             }
-            let quads = self.store.nodes(&quads);
-            let second = self.futures(&quads, j)?;
-            let fours: Vec<[NodeId; 4]> =
-                second.chunks(4).map(|s| [s[0], s[1], s[2], s[3]]).collect();
-            self.store.nodes(&fours)
-        };
+            first.clear();
+            self.store.nodes(quads.as_chunks::<4>().0, &mut first);
+            self.futures(&first, j, &mut second)?;
+            self.store.nodes(second.as_chunks::<4>().0, &mut results);
+            self.scratch.give(quads);
+            self.scratch.give(first);
+            self.scratch.give(second);
+        }
         for (&id, &result) in unknown.iter().zip(&results) {
             if full {
                 self.store.set_result(id, result);
@@ -450,16 +486,14 @@ impl HashLife {
                 self.shorter.insert((id, j), result);
             }
         }
-        Ok(ids
-            .iter()
-            .zip(known)
-            .map(|(&id, k)| {
-                k.unwrap_or_else(|| {
-                    let at = unknown.binary_search(&id).expect("worked out above");
-                    results[at]
-                })
-            })
-            .collect())
+        for (&id, future) in ids.iter().zip(&mut out[start..]) {
+            if *future == NONE {
+                *future = results[unknown.binary_search(&id).expect("worked out above")];
+            }
+        }
+        self.scratch.give(unknown);
+        self.scratch.give(results);
+        Ok(())
     }
 
     /// 32x32 nodes' centres 16x16 after `gens` (at most 8) generations, by the simulator. The
@@ -470,8 +504,13 @@ impl HashLife {
     /// nodes (16 generations): p52 gun to 10^5 0.006 s against 0.011, metapixel galaxy to 10^5
     /// 0.88 s against 1.05, wedge-grow to 10^7 1.03 s against 1.65, iwona to 10^7 1.03 s
     /// against 0.70.
-    fn advance_bases(&mut self, ids: &[NodeId], gens: u64) -> Result<Vec<NodeId>, BackendError> {
-        let mut results = Vec::with_capacity(ids.len());
+    fn advance_bases(
+        &mut self,
+        ids: &[NodeId],
+        gens: u64,
+        results: &mut Vec<NodeId>,
+    ) -> Result<(), BackendError> {
+        results.reserve(ids.len());
         let widest = self.row_words[self.row_words.len() - 1];
         let planes = self.planes;
         for batch in ids.chunks(BASES_A_WORD * widest * BASE_ROWS_MAX) {
@@ -513,30 +552,33 @@ impl HashLife {
                 None => (self.make)(universe)?,
             };
             sim.advance(gens)?;
+            // The centre's four leaves, each plane's word of each, nodes after nodes; made into
+            // nodes together, so the hash table is read ahead.
             let after = sim.universe()?;
             const QUARTER: usize = BASE_SIDE / 4;
-            const CENTRE: usize = BASE_SIDE / 2;
+            const LEAF: usize = 1 << LEAF_LEVEL;
+            let mut leaf_planes = Vec::with_capacity(4 * planes * batch.len());
             for slot in 0..batch.len() {
                 let (at, shift) = place(slot);
-                let centre = |p: usize| -> [u64; CENTRE] {
-                    let words = after.plane(p);
-                    std::array::from_fn(|y| {
-                        words[at(QUARTER + y)] >> (shift + QUARTER) & CENTRE_MASK
-                    })
-                };
-                let node = if planes == 1 {
-                    self.centre_node(&centre(0))
-                } else {
-                    let rows: Vec<u64> = (0..planes).flat_map(centre).collect();
-                    self.centre_node(&rows)
-                };
-                results.push(node);
+                for k in 0..4 {
+                    let (x, y) = (QUARTER + LEAF * (k & 1), QUARTER + LEAF * (k >> 1));
+                    for p in 0..planes {
+                        let words = after.plane(p);
+                        leaf_planes.push((0..LEAF).fold(0u64, |bits, row| {
+                            bits | (words[at(y + row)] >> (shift + x) & 0xff) << (LEAF * row)
+                        }));
+                    }
+                }
             }
+            let mut leaves = self.scratch.take();
+            self.store.leaves(&leaf_planes, &mut leaves);
+            self.store.nodes(leaves.as_chunks::<4>().0, results);
+            self.scratch.give(leaves);
             self.base.insert(shape, sim);
             self.base_steps += batch.len() as u64;
             self.base_calls += 1;
         }
-        Ok(results)
+        Ok(())
     }
 
     /// A simulator of one row of base nodes, and what it says it is.
@@ -574,34 +616,6 @@ impl HashLife {
                 }
             }
         }
-    }
-
-    /// The node of a base node's centre, 16x16 cells whose rows are `rows` (plane p's from
-    /// 16p): its four leaves made straight from the rows (what [`Self::node_of_rows`] does,
-    /// without the recursion).
-    fn centre_node(&mut self, rows: &[u64]) -> NodeId {
-        const SIDE: usize = BASE_SIDE / 2;
-        const { assert!(SIDE == 2 << LEAF_LEVEL, "a centre's children are leaves") };
-        let mut leaves = [NONE; 4];
-        for (k, leaf) in leaves.iter_mut().enumerate() {
-            let (x, y) = (8 * (k & 1), 8 * (k >> 1));
-            let plane = |p: usize| {
-                let rows = &rows[p * SIDE + y..p * SIDE + y + 8];
-                (0..8).fold(0u64, |bits, row| {
-                    bits | (rows[row] >> x & 0xff) << (8 * row)
-                })
-            };
-            *leaf = if self.planes == 1 {
-                self.store.leaf(&[plane(0)])
-            } else {
-                let mut planes = [0u64; MAX_PLANES];
-                for (p, bits) in planes[..self.planes].iter_mut().enumerate() {
-                    *bits = plane(p);
-                }
-                self.store.leaf(&planes[..self.planes])
-            };
-        }
-        self.node(leaves)
     }
 
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide; plane p's rows from
@@ -731,6 +745,9 @@ impl HashLife {
             .collect();
         self.empty = self.empty.iter().map(|&e| map(e)).collect();
         self.root = map(self.root);
+        // The lists a step borrowed hold memory the size of its largest level: let it go with
+        // the nodes.
+        self.scratch = Scratch::default();
         self.collections += 1;
     }
 

@@ -198,20 +198,34 @@ impl NodeStore {
         self.push(children, level, population, hash)
     }
 
-    /// The node of each of `keys` (quadrants), in order.
-    pub fn nodes(&mut self, keys: &[[NodeId; 4]]) -> Vec<NodeId> {
-        let hashes: Vec<u64> = keys.iter().map(|&k| hash_children(k)).collect();
-        let mut ids = Vec::with_capacity(keys.len());
-        for (i, (&key, &hash)) in keys.iter().zip(&hashes).enumerate() {
-            if let Some(&ahead) = hashes.get(i + AHEAD) {
-                prefetch(&self.heads[self.bucket(ahead)]);
+    /// Appends to `out` the node of each of `keys` (quadrants), in order.
+    pub fn nodes(&mut self, keys: &[[NodeId; 4]], out: &mut Vec<NodeId>) {
+        out.reserve(keys.len());
+        for (i, &key) in keys.iter().enumerate() {
+            if let Some(&ahead) = keys.get(i + AHEAD) {
+                prefetch(&self.heads[self.bucket(hash_children(ahead))]);
             }
-            if let Some(&ahead) = hashes.get(i + AHEAD / 2) {
-                self.prefetch(self.heads[self.bucket(ahead)]);
+            if let Some(&ahead) = keys.get(i + AHEAD / 2) {
+                self.prefetch(self.heads[self.bucket(hash_children(ahead))]);
             }
-            ids.push(self.node_hashed(key, hash));
+            out.push(self.node_hashed(key, hash_children(key)));
         }
-        ids
+    }
+
+    /// Appends to `out` the leaf of each run of [`Self::planes`] words of `planes`, in order,
+    /// the hash table read ahead as [`Self::nodes`] reads it.
+    pub fn leaves(&mut self, planes: &[u64], out: &mut Vec<NodeId>) {
+        let n = self.planes();
+        out.reserve(planes.len() / n);
+        for (i, leaf) in planes.chunks_exact(n).enumerate() {
+            if let Some(ahead) = planes.get((i + AHEAD) * n..(i + AHEAD + 1) * n) {
+                prefetch(&self.heads[self.bucket(hash_leaf(ahead))]);
+            }
+            if let Some(ahead) = planes.get((i + AHEAD / 2) * n..(i + AHEAD / 2 + 1) * n) {
+                self.prefetch(self.heads[self.bucket(hash_leaf(ahead))]);
+            }
+            out.push(self.leaf(leaf));
+        }
     }
 
     /// [`Self::leaf`] of a store of two states.
