@@ -43,8 +43,11 @@ const BASES_A_WORD: usize = 64 / BASE_SIDE;
 const BASE_ROW_WORDS: [usize; 1] = [16];
 /// Rows of base nodes in a batch at most.
 const BASE_ROWS_MAX: usize = 64;
-/// Memory a node takes with its population and its share of the hash table, about.
-const BYTES_A_NODE: u64 = 48;
+/// Memory a node takes with its share of the hash table, about.
+const BYTES_A_NODE: u64 = 40;
+/// The empty node of every level up to this one is made with the engine: a root of side
+/// 2^63 spans every coordinate Golly's plane has.
+const MAX_LEVEL: u8 = 63;
 /// The longest step, 2^(56 - s) generations: the root then spans 2^59 cells.
 const MAX_STEP_EXPONENT: u8 = 56;
 /// The widest range a base node holds: 8 cells, one generation.
@@ -75,6 +78,8 @@ pub struct HashLife {
     shorter: Table<(NodeId, u8)>,
     /// The empty node of each level.
     empty: Vec<NodeId>,
+    /// The root's population, once counted.
+    counted: Option<(NodeId, u64)>,
     /// Lists of node ids a step's levels borrow.
     scratch: Scratch,
     root: NodeId,
@@ -127,6 +132,7 @@ impl HashLife {
             shorter: Table::default(),
             empty: Vec::new(),
             scratch: Scratch::default(),
+            counted: None,
             root: NONE,
             origin,
             generation: 0,
@@ -156,6 +162,7 @@ impl HashLife {
             life.row_words = first.whole_row_words();
         }
         life.base.insert(batch_shape(&BASE_ROW_WORDS, 1), first);
+        life.make_empty(MAX_LEVEL);
         // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
         // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
         let size = (cells.width() as u64, cells.height() as u64);
@@ -267,8 +274,47 @@ impl HashLife {
         self.store.level(id)
     }
 
-    fn population_of(&self, id: NodeId) -> u64 {
-        self.store.population(id)
+    /// Whether `id` holds no live cell: the empty node of each level is canonical, and every
+    /// level's is made with the engine.
+    fn is_empty(&self, id: NodeId) -> bool {
+        self.empty.get(usize::from(self.level(id))) == Some(&id)
+    }
+
+    /// Whether every live cell of `id` (of level 5 or more) lies in its centre half.
+    fn in_centre(&self, id: NodeId) -> bool {
+        let [nw, ne, sw, se] = self.children(id);
+        // Each quadrant's three grandchildren away from the centre.
+        [
+            (nw, [0, 1, 2]),
+            (ne, [0, 1, 3]),
+            (sw, [0, 2, 3]),
+            (se, [1, 2, 3]),
+        ]
+        .iter()
+        .all(|&(quadrant, outer)| {
+            let grandchildren = self.children(quadrant);
+            outer.iter().all(|&k| self.is_empty(grandchildren[k]))
+        })
+    }
+
+    /// Cells of `id` not dead (saturating), each distinct node counted once.
+    fn count(&self, id: NodeId, counted: &mut KeyMap<NodeId, u64>) -> u64 {
+        if self.is_empty(id) {
+            return 0;
+        }
+        if self.level(id) == LEAF_LEVEL {
+            return u64::from(self.store.occupied(id).count_ones());
+        }
+        if let Some(&n) = counted.get(&id) {
+            return n;
+        }
+        let n = self
+            .children(id)
+            .iter()
+            .map(|&c| self.count(c, counted))
+            .fold(0, u64::saturating_add);
+        counted.insert(id, n);
+        n
     }
 
     /// The node of side 2^`level` whose top-left cell is `cells`' (`x`, `y`); cells outside
@@ -621,7 +667,7 @@ impl HashLife {
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide; plane p's rows from
     /// `p * height`) at (`x`, `y`).
     fn paint_rows(&self, id: NodeId, x: usize, y: usize, rows: &mut [u64], height: usize) {
-        if self.population_of(id) == 0 {
+        if self.is_empty(id) {
             return;
         }
         let level = self.level(id);
@@ -748,6 +794,7 @@ impl HashLife {
         // The lists a step borrowed hold memory the size of its largest level: let it go with
         // the nodes.
         self.scratch = Scratch::default();
+        self.counted = None;
         self.collections += 1;
     }
 
@@ -765,10 +812,11 @@ impl HashLife {
         loop {
             // A root of a lower level has no centre's centre to read (a step's result is a
             // level lower than its root, so a step of 4 after one of 8 starts below it).
-            if self.level(self.root) >= (j + 3 + self.slow).max(BASE_LEVEL + 1) {
+            if self.level(self.root) >= (j + 3 + self.slow).max(BASE_LEVEL + 1)
+                && self.in_centre(self.root)
+            {
                 let inner = self.centre(self.root);
-                let quarter = self.centre(inner);
-                if self.population_of(quarter) == self.population_of(self.root) {
+                if self.in_centre(inner) {
                     break;
                 }
             }
@@ -781,10 +829,10 @@ impl HashLife {
         self.generation += 1 << j;
         // Shrink while the pattern fits the centre, so the root stays near the pattern's size.
         while self.level(self.root) > BASE_LEVEL + 1 {
-            let inner = self.centre(self.root);
-            if self.population_of(inner) != self.population_of(self.root) {
+            if !self.in_centre(self.root) {
                 break;
             }
+            let inner = self.centre(self.root);
             let quarter = 1i64 << (self.level(self.root) - 2);
             self.root = inner;
             self.origin = (self.origin.0 + quarter, self.origin.1 + quarter);
@@ -809,7 +857,7 @@ impl HashLife {
         // outgrows the memory is taken again in halves, down to one generation.
         let mut largest = MAX_STEP_EXPONENT - self.slow;
         while left > 0 {
-            if self.population_of(self.root) == 0 {
+            if self.is_empty(self.root) {
                 self.generation += left;
                 break;
             }
@@ -843,7 +891,7 @@ impl HashLife {
             return known;
         }
         let level = self.level(id);
-        let found = if self.population_of(id) == 0 {
+        let found = if self.is_empty(id) {
             None
         } else if level == LEAF_LEVEL {
             let cells = self.store.occupied(id);
@@ -891,7 +939,7 @@ impl HashLife {
 
     /// Sets `id`'s live cells in `cells`, the node's top-left at (`x`, `y`) of it.
     fn paint(&self, id: NodeId, x: i64, y: i64, cells: &mut Universe) {
-        if self.population_of(id) == 0 {
+        if self.is_empty(id) {
             return;
         }
         let level = self.level(id);
@@ -921,7 +969,7 @@ impl HashLife {
         lines: &mut NodeLines<W>,
         numbers: &mut Numbers,
     ) -> std::io::Result<u64> {
-        if self.population_of(id) == 0 {
+        if self.is_empty(id) {
             return Ok(0);
         }
         if let Some(&number) = numbers.nodes.get(&id) {
@@ -1039,7 +1087,7 @@ impl HashLife {
                     let children = self.children(id);
                     pair.map(|k| (x + half * (k & 1) as i64, children[k]))
                 })
-                .filter(|&(_, child)| self.population_of(child) != 0)
+                .filter(|&(_, child)| !self.is_empty(child))
                 .collect();
             self.write_strip(&inner, level - 1, y + dy, (&mut *cursor, left), body)?;
         }
@@ -1158,7 +1206,12 @@ impl PlaneEngine for HashLife {
         }))
     }
     fn population(&mut self) -> Result<u64, PlaneError> {
-        Ok(self.population_of(self.root))
+        let root = self.root;
+        if self.counted.is_none_or(|(counted, _)| counted != root) {
+            let n = self.count(root, &mut KeyMap::default());
+            self.counted = Some((root, n));
+        }
+        Ok(self.counted.map_or(0, |(_, n)| n))
     }
     fn generation(&self) -> u64 {
         self.generation

@@ -35,8 +35,6 @@ pub const AHEAD: usize = 16;
 
 pub struct NodeStore {
     nodes: Vec<Node>,
-    /// Live cells of each node (saturating), beside the nodes: read far less often.
-    population: Vec<u64>,
     heads: Vec<NodeId>,
     /// Age planes a leaf holds (0 for rules of two states).
     ages: usize,
@@ -77,7 +75,6 @@ impl NodeStore {
         assert!((1..=MAX_PLANES).contains(&planes), "{planes} planes");
         NodeStore {
             nodes: Vec::new(),
-            population: Vec::new(),
             heads: vec![NONE; 1 << 10],
             ages: planes - 1,
             leaf_ages: Vec::new(),
@@ -126,10 +123,6 @@ impl NodeStore {
         self.ages(id).iter().fold(self.cells(id), |all, &p| all | p)
     }
 
-    pub fn population(&self, id: NodeId) -> u64 {
-        self.population[id as usize]
-    }
-
     pub fn result(&self, id: NodeId) -> Option<NodeId> {
         Some(self.nodes[id as usize].result).filter(|&r| r != NONE)
     }
@@ -173,8 +166,7 @@ impl NodeStore {
         let at = self.leaf_ages.len() / self.ages.max(1);
         self.leaf_ages.extend_from_slice(ages);
         let halves = [cells as NodeId, (cells >> 32) as NodeId, at as NodeId, 0];
-        let occupied = ages.iter().fold(cells, |all, &p| all | p);
-        self.push(halves, LEAF_LEVEL, u64::from(occupied.count_ones()), hash)
+        self.push(halves, LEAF_LEVEL, hash)
     }
 
     pub fn node(&mut self, children: [NodeId; 4]) -> NodeId {
@@ -191,11 +183,7 @@ impl NodeStore {
             id = node.next;
         }
         let level = self.level(children[0]) + 1;
-        let population = children
-            .iter()
-            .map(|&c| self.population[c as usize])
-            .fold(0u64, u64::saturating_add);
-        self.push(children, level, population, hash)
+        self.push(children, level, hash)
     }
 
     /// Appends to `out` the node of each of `keys` (quadrants), in order.
@@ -241,10 +229,10 @@ impl NodeStore {
             id = node.next;
         }
         let halves = [cells as NodeId, (cells >> 32) as NodeId, 0, 0];
-        self.push(halves, LEAF_LEVEL, u64::from(cells.count_ones()), hash)
+        self.push(halves, LEAF_LEVEL, hash)
     }
 
-    fn push(&mut self, children: [NodeId; 4], level: u8, population: u64, hash: u64) -> NodeId {
+    fn push(&mut self, children: [NodeId; 4], level: u8, hash: u64) -> NodeId {
         let id = self.nodes.len() as NodeId;
         assert!(id != NONE, "HashLife holds at most 2^32 - 1 nodes");
         let bucket = self.bucket(hash);
@@ -254,7 +242,6 @@ impl NodeStore {
             result: NONE,
             level,
         });
-        self.population.push(population);
         self.heads[bucket] = id;
         if self.nodes.len() > self.heads.len() {
             self.rehash(self.heads.len() * 2);
@@ -303,12 +290,10 @@ impl NodeStore {
                 kept_ages.extend_from_slice(&self.leaf_ages[at..at + self.ages]);
             }
             self.nodes[kept as usize] = node;
-            self.population[kept as usize] = self.population[id];
             kept += 1;
         }
         self.leaf_ages = kept_ages;
         self.nodes.truncate(kept as usize);
-        self.population.truncate(kept as usize);
         let map = |id: NodeId| {
             if id == NONE {
                 NONE
