@@ -190,12 +190,8 @@ impl NodeStore {
     pub fn nodes(&mut self, keys: &[[NodeId; 4]], out: &mut Vec<NodeId>) {
         out.reserve(keys.len());
         for (i, &key) in keys.iter().enumerate() {
-            if let Some(&ahead) = keys.get(i + AHEAD) {
-                prefetch(&self.heads[self.bucket(hash_children(ahead))]);
-            }
-            if let Some(&ahead) = keys.get(i + AHEAD / 2) {
-                self.prefetch(self.heads[self.bucket(hash_children(ahead))]);
-            }
+            let hash_at = |k: usize| keys.get(k).map(|&key| hash_children(key));
+            self.read_ahead(hash_at(i + AHEAD), hash_at(i + AHEAD / 2));
             out.push(self.node_hashed(key, hash_children(key)));
         }
     }
@@ -206,13 +202,20 @@ impl NodeStore {
         let n = self.planes();
         out.reserve(planes.len() / n);
         for (i, leaf) in planes.chunks_exact(n).enumerate() {
-            if let Some(ahead) = planes.get((i + AHEAD) * n..(i + AHEAD + 1) * n) {
-                prefetch(&self.heads[self.bucket(hash_leaf(ahead))]);
-            }
-            if let Some(ahead) = planes.get((i + AHEAD / 2) * n..(i + AHEAD / 2 + 1) * n) {
-                self.prefetch(self.heads[self.bucket(hash_leaf(ahead))]);
-            }
+            let hash_at = |k: usize| planes.get(k * n..(k + 1) * n).map(hash_leaf);
+            self.read_ahead(hash_at(i + AHEAD), hash_at(i + AHEAD / 2));
             out.push(self.leaf(leaf));
+        }
+    }
+
+    /// Asks the memory for the bucket of the key `far` ahead (hashed) and for the chain head
+    /// of the key `near` ahead, whose bucket was asked for some keys ago.
+    fn read_ahead(&self, far: Option<u64>, near: Option<u64>) {
+        if let Some(hash) = far {
+            prefetch(&self.heads[self.bucket(hash)]);
+        }
+        if let Some(hash) = near {
+            self.prefetch(self.heads[self.bucket(hash)]);
         }
     }
 
