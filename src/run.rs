@@ -13,7 +13,7 @@ use lifegen_gen::rule::{self, RuleSpec};
 use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::drive::file_run::{FileRun, MemoryLimits};
 use lifegen_runtime::drive::out_of_core::Source;
-use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::drive::slices::{Slices, Slicing};
 use lifegen_runtime::formats::pattern::{self, Pattern, is_macrocell, is_universe_file};
 use lifegen_runtime::formats::rle;
 use lifegen_runtime::formats::{animation, macrocell};
@@ -713,6 +713,9 @@ impl Simulator for Upgrading {
     fn preferred_step(&self) -> u64 {
         self.current.preferred_step()
     }
+    fn steps_in_powers_of_two(&self) -> bool {
+        self.current.steps_in_powers_of_two()
+    }
 }
 
 /// What runs after every `N`th generation: `(N, what)`.
@@ -743,7 +746,7 @@ pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
     let mut simulating = Duration::ZERO;
     let mut slices = Slices::new(
         gens,
-        simulator.preferred_step(),
+        Slicing::of(simulator),
         every.as_ref().map(|(stride, _)| *stride),
     );
     while let Some(n) = slices.next() {

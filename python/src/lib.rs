@@ -15,7 +15,7 @@ use lifegen_gen::synth::request::{self, SearchArgs};
 use lifegen_runtime::drive::file_run::{self, FileRun, MemoryLimits, Outcome};
 use lifegen_runtime::drive::out_of_core::{Progress, RunError, Source};
 use lifegen_runtime::drive::plane::PlaneError;
-use lifegen_runtime::drive::slices::Slices;
+use lifegen_runtime::drive::slices::{Slices, Slicing};
 use lifegen_runtime::formats::npy::NpyError;
 use lifegen_runtime::formats::pattern::{self, Pattern, PatternError, ReadError, SizeError};
 use lifegen_runtime::formats::{macrocell, rle};
@@ -626,7 +626,7 @@ fn run(
     let mut simulator = py
         .detach(|| pool.install(|| lifegen_runtime::create(kind, &spec.rule, cells)))
         .map_err(backend_error)?;
-    let mut slices = Slices::new(gens, simulator.preferred_step(), None);
+    let mut slices = Slices::new(gens, Slicing::of(&*simulator), None);
     while let Some(n) = slices.next() {
         let started = Instant::now();
         py.detach(|| pool.install(|| simulator.advance(n)))
@@ -728,7 +728,7 @@ fn run_plane<'py>(
             engine.generation()
         ))
     })?;
-    let mut slices = Slices::new(gens, engine.preferred_step(), None);
+    let mut slices = Slices::new(gens, Slicing::of(&*engine), None);
     while let Some(n) = slices.next() {
         let started = Instant::now();
         py.detach(|| pool.install(|| engine.advance(n)))

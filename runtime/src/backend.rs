@@ -94,6 +94,9 @@ impl Simulator for Transposed {
     fn preferred_step(&self) -> u64 {
         self.inner.preferred_step()
     }
+    fn steps_in_powers_of_two(&self) -> bool {
+        self.inner.steps_in_powers_of_two()
+    }
 }
 
 /// A simulator that advances a universe in host memory.

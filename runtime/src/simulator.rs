@@ -77,6 +77,12 @@ pub trait Simulator: Send {
     fn preferred_step(&self) -> u64 {
         1
     }
+    /// Whether this simulator advances fastest a power of two at a time, the smallest first
+    /// (HashLife, as Golly steps it): a run is then sliced by the binary digits of what is left
+    /// rather than by time ([`crate::drive::slices::Slicing`]).
+    fn steps_in_powers_of_two(&self) -> bool {
+        false
+    }
     /// The universe on a GPU, for drivers that copy its rows there (a band exchange); `None`
     /// where it is held on the host.
     fn device_band(&mut self) -> Option<&mut dyn crate::gpu::exchange::DeviceBand> {

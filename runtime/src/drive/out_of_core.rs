@@ -22,7 +22,7 @@ use lifegen_gen::{Rule, Topology};
 use crate::drive::band_seams::{BandSeams, RowMap};
 use crate::drive::bands::{self, BandedSimulator, radius};
 use crate::drive::ranked::RankedSimulator;
-use crate::drive::slices::Slices;
+use crate::drive::slices::{Slices, Slicing};
 use crate::formats::universe_file::{self, FileError, RunRecord, UniverseFile};
 use crate::gpu::device::{GpuError, open_device};
 use crate::interrupt::{self, Interrupted};
@@ -576,7 +576,7 @@ fn run_whole(
     let mut passes = 0;
     let mut kernel = 0.0;
     let mut since_checkpoint = Instant::now();
-    let mut slices = Slices::new(job.gens, whole.sim().preferred_step(), None);
+    let mut slices = Slices::new(job.gens, Slicing::of(whole.sim()), None);
     loop {
         let done = slices.done();
         let generation = job.start_generation + done;

@@ -840,7 +840,7 @@ impl HashLife {
         Ok(())
     }
 
-    /// Advances `gens` generations, in powers of two, on one thread: batches of base nodes are
+    /// Advances `gens` generations, in powers of two (the smallest first), on one thread: batches of base nodes are
     /// too small to share (iwona to 10^5: 42 nodes a call on average), and handing them to
     /// other threads cost more than it saved (try_to_wake_up and sched_yield took 16% of a
     /// run on two threads).
@@ -861,7 +861,9 @@ impl HashLife {
                 self.generation += left;
                 break;
             }
-            let j = ((63 - left.leading_zeros()) as u8).min(largest);
+            // The smallest power first, as Golly steps: measured faster than the largest first
+            // (switch-engine breeder to 10^7: 12.5 ms against 17.4).
+            let j = (left.trailing_zeros() as u8).min(largest);
             match self.step(j) {
                 Ok(()) => left -= 1 << j,
                 Err(BackendError::OutOfRoom(_)) if j > 0 => {
@@ -1313,7 +1315,7 @@ impl Simulator for HashLife {
     fn kernel_seconds(&self) -> Option<f64> {
         None
     }
-    fn preferred_step(&self) -> u64 {
-        1024
+    fn steps_in_powers_of_two(&self) -> bool {
+        true
     }
 }
