@@ -888,9 +888,9 @@ fn hashlife_writes_rle_from_its_tree_as_the_other_engines_write_their_cells() {
 }
 
 #[test]
-fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_halves_and_stops_only_at_one() {
-    // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes: the steps are halved
-    // until they fit, and the pattern ends where a roomy tree puts it.
+fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_shorter_steps_and_stops_only_at_one() {
+    // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes: shorter steps are
+    // taken until they fit, and the pattern ends where a roomy tree puts it.
     let start = soup(&Rule::CONWAY, 256, 3);
     let tree_of = |start: &Universe| {
         let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
@@ -900,7 +900,7 @@ fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_halves_and_stops_only_at
     tight.set_memory_budget(1);
     tight.advance(1024).unwrap();
     assert!(
-        !tight.report().contains(" 0 steps halved"),
+        !tight.report().contains(" 0 steps shortened"),
         "{}",
         tight.report()
     );
@@ -908,7 +908,7 @@ fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_halves_and_stops_only_at
     roomy.set_memory_budget(1 << 30);
     roomy.advance(1024).unwrap();
     assert!(
-        roomy.report().contains(" 0 steps halved"),
+        roomy.report().contains(" 0 steps shortened"),
         "{}",
         roomy.report()
     );

@@ -50,6 +50,8 @@ const BYTES_A_NODE: u64 = 40;
 const MAX_LEVEL: u8 = 63;
 /// The longest step, 2^(56 - s) generations: the root then spans 2^59 cells.
 const MAX_STEP_EXPONENT: u8 = 56;
+/// The step a run climbs from after one outgrew the memory: 2^10 generations.
+const RAMP_STEP: u8 = 10;
 /// The widest range a base node holds: 8 cells, one generation.
 const MAX_RADIUS: u64 = 8;
 
@@ -93,8 +95,12 @@ pub struct HashLife {
     node_limit: usize,
     /// Collections so far.
     collections: u64,
-    /// Steps halved because the whole one outgrew the memory.
-    halved_steps: u64,
+    /// Steps cut short because the whole one outgrew the memory.
+    shortened_steps: u64,
+    /// The largest step (its exponent) to try, and the smallest that outgrew the memory: steps
+    /// of at most 2^MAX_STEP_EXPONENT keep every coordinate inside 64 bits.
+    largest_step: u8,
+    too_large_step: u8,
     gathered: Option<Universe>,
     description: String,
     /// The pool of one worker the steps run on (taken out while a step runs on it).
@@ -119,6 +125,7 @@ impl HashLife {
             ))));
         }
         let planes = Generations::planes_for(rule.states()) as usize;
+        let slow = range.next_power_of_two().trailing_zeros() as u8;
         let mut life = HashLife {
             make,
             base: HashMap::new(),
@@ -127,7 +134,7 @@ impl HashLife {
             store: NodeStore::new(planes),
             states: rule.states(),
             planes,
-            slow: range.next_power_of_two().trailing_zeros() as u8,
+            slow,
             parity: rule.depends_on_parity(),
             shorter: Table::default(),
             empty: Vec::new(),
@@ -140,7 +147,9 @@ impl HashLife {
             base_calls: 0,
             node_limit: usize::MAX,
             collections: 0,
-            halved_steps: 0,
+            shortened_steps: 0,
+            largest_step: MAX_STEP_EXPONENT - slow,
+            too_large_step: MAX_STEP_EXPONENT - slow + 1,
             gathered: None,
             description: String::new(),
             one_thread: Some(
@@ -840,10 +849,10 @@ impl HashLife {
         Ok(())
     }
 
-    /// Advances `gens` generations, in powers of two (the smallest first), on one thread: batches of base nodes are
-    /// too small to share (iwona to 10^5: 42 nodes a call on average), and handing them to
-    /// other threads cost more than it saved (try_to_wake_up and sched_yield took 16% of a
-    /// run on two threads).
+    /// Advances `gens` generations, in powers of two (the smallest first), on one thread:
+    /// batches of base nodes are too small to share (iwona to 10^5: 42 nodes a call on
+    /// average), and handing them to other threads cost more than it saved (try_to_wake_up and
+    /// sched_yield took 16% of a run on two threads).
     pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
         let one = self.one_thread.take().expect("made with the engine");
         let done = one.install(|| self.advance_on_this_thread(gens));
@@ -853,9 +862,6 @@ impl HashLife {
 
     fn advance_on_this_thread(&mut self, gens: u64) -> Result<(), BackendError> {
         let mut left = gens;
-        // Steps of at most 2^MAX_STEP_EXPONENT keep every coordinate inside 64 bits; a step that
-        // outgrows the memory is taken again in halves, down to one generation.
-        let mut largest = MAX_STEP_EXPONENT - self.slow;
         while left > 0 {
             if self.is_empty(self.root) {
                 self.generation += left;
@@ -863,14 +869,25 @@ impl HashLife {
             }
             // The smallest power first, as Golly steps: measured faster than the largest first
             // (switch-engine breeder to 10^7: 12.5 ms against 17.4).
-            let j = (left.trailing_zeros() as u8).min(largest);
+            let j = (left.trailing_zeros() as u8).min(self.largest_step);
             match self.step(j) {
-                Ok(()) => left -= 1 << j,
+                Ok(()) => {
+                    left -= 1 << j;
+                    if self.store.len() <= self.node_limit / 2 {
+                        self.largest_step = (self.largest_step + 1).min(self.too_large_step - 1);
+                    }
+                }
                 Err(BackendError::OutOfRoom(_)) if j > 0 => {
-                    // The step left its half-made nodes behind: keep what the root uses.
+                    // The step left its half-made nodes behind: keep what the root uses. Then
+                    // climb again from short steps, each twice the last while the tree has
+                    // room for it, never to a size that did not fit: halving the step after
+                    // each failure threw a tree's worth of work away each time
+                    // (logarithmic-width to 2^30 in 256 MiB: 81-89 s halved five times, 63 s
+                    // climbing, as the runs sliced by time took).
                     self.collect(false);
-                    self.halved_steps += 1;
-                    largest = j - 1;
+                    self.shortened_steps += 1;
+                    self.too_large_step = j;
+                    self.largest_step = RAMP_STEP.min(j - 1);
                 }
                 Err(error) => return Err(error),
             }
@@ -1280,13 +1297,13 @@ impl PlaneEngine for HashLife {
     fn report(&self) -> String {
         format!(
             "{} HashLife nodes ({}), {} base nodes advanced by the kernel in {} calls, {} \
-             collections, {} steps halved to fit the memory",
+             collections, {} steps shortened to fit the memory",
             self.store.len(),
             crate::memory::human_bytes(self.store.len() as u64 * BYTES_A_NODE),
             self.base_steps,
             self.base_calls,
             self.collections,
-            self.halved_steps
+            self.shortened_steps
         )
     }
 }
