@@ -716,6 +716,9 @@ impl Simulator for Upgrading {
     fn steps_in_powers_of_two(&self) -> bool {
         self.current.steps_in_powers_of_two()
     }
+    fn set_progress(&mut self, progress: Option<lifegen_runtime::simulator::Progress>) {
+        self.current.set_progress(progress);
+    }
 }
 
 /// What runs after every `N`th generation: `(N, what)`.
@@ -743,38 +746,56 @@ pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
     );
     let mut status_shown = Instant::now();
     let start = Instant::now();
-    let mut simulating = Duration::ZERO;
-    let mut slices = Slices::new(
-        gens,
-        Slicing::of(simulator),
-        every.as_ref().map(|(stride, _)| *stride),
-    );
-    while let Some(n) = slices.next() {
-        lifegen_runtime::interrupt::check(slices.done()).map_err(|stop| {
-            anyhow::anyhow!("{stop}; nothing was written (the outputs are as they were)")
-        })?;
-        let slice_start = Instant::now();
-        simulator.advance(n)?;
-        let took = slice_start.elapsed();
-        simulating += took;
-        if slices.record(n, took)
-            && let Some((_, call)) = &mut every
-        {
-            call(simulator)?;
-        }
-        if show_progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
-            bar.set_draw_target(ProgressDrawTarget::stderr());
-        }
-        if let Some(status) = status.as_mut().filter(|_| !bar.is_hidden())
-            && status_shown.elapsed() > Duration::from_secs(1)
-        {
-            bar.set_message(status(simulator));
-            status_shown = Instant::now();
-        }
-        bar.set_position(slices.done());
+    if show_progress {
+        // Within one long advance (HashLife's step), what the simulator tells replaces the
+        // status line, once the run has taken a second, as between slices.
+        let bar = bar.clone();
+        simulator.set_progress(Some(Box::new(move |line| {
+            if start.elapsed() > Duration::from_secs(1) {
+                if bar.is_hidden() {
+                    bar.set_draw_target(ProgressDrawTarget::stderr());
+                }
+                bar.set_message(line);
+            }
+        })));
     }
+    let mut advance_all = || -> Result<Duration> {
+        let mut simulating = Duration::ZERO;
+        let mut slices = Slices::new(
+            gens,
+            Slicing::of(simulator),
+            every.as_ref().map(|(stride, _)| *stride),
+        );
+        while let Some(n) = slices.next() {
+            lifegen_runtime::interrupt::check(slices.done()).map_err(|stop| {
+                anyhow::anyhow!("{stop}; nothing was written (the outputs are as they were)")
+            })?;
+            let slice_start = Instant::now();
+            simulator.advance(n)?;
+            let took = slice_start.elapsed();
+            simulating += took;
+            if slices.record(n, took)
+                && let Some((_, call)) = &mut every
+            {
+                call(simulator)?;
+            }
+            if show_progress && bar.is_hidden() && start.elapsed() > Duration::from_secs(1) {
+                bar.set_draw_target(ProgressDrawTarget::stderr());
+            }
+            if let Some(status) = status.as_mut().filter(|_| !bar.is_hidden())
+                && status_shown.elapsed() > Duration::from_secs(1)
+            {
+                bar.set_message(status(simulator));
+                status_shown = Instant::now();
+            }
+            bar.set_position(slices.done());
+        }
+        Ok(simulating)
+    };
+    let advanced = advance_all();
+    simulator.set_progress(None);
     bar.finish_and_clear();
-    Ok(simulating)
+    advanced
 }
 
 #[cfg(test)]

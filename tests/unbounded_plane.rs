@@ -888,6 +888,29 @@ fn hashlife_writes_rle_from_its_tree_as_the_other_engines_write_their_cells() {
 }
 
 #[test]
+fn a_hashlife_step_tells_how_it_is_getting_on_while_it_runs() {
+    // One step of 2^10 generations of a soup: the step's first level tells at once (later ones
+    // at most once a second), and a run told to stop telling says nothing more.
+    let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
+    let mut life = HashLife::new(Rule::CONWAY, &soup(&Rule::CONWAY, 128, 5), (0, 0), make).unwrap();
+    assert!(life.steps_in_powers_of_two());
+    let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let to = std::sync::Arc::clone(&told);
+    life.set_progress(Some(Box::new(move |line| to.lock().unwrap().push(line))));
+    life.advance(1024).unwrap();
+    let lines = told.lock().unwrap().clone();
+    assert!(
+        !lines.is_empty()
+            && lines[0].starts_with("a step of 2^10 generations from generation 0: ")
+            && lines[0].contains(" HashLife nodes ("),
+        "{lines:?}"
+    );
+    life.set_progress(None);
+    life.advance(1024).unwrap();
+    assert_eq!(told.lock().unwrap().len(), lines.len());
+}
+
+#[test]
 fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_shorter_steps_and_stops_only_at_one() {
     // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes: shorter steps are
     // taken until they fit, and the pattern ends where a roomy tree puts it.

@@ -97,6 +97,9 @@ impl Simulator for Transposed {
     fn steps_in_powers_of_two(&self) -> bool {
         self.inner.steps_in_powers_of_two()
     }
+    fn set_progress(&mut self, progress: Option<crate::simulator::Progress>) {
+        self.inner.set_progress(progress);
+    }
 }
 
 /// A simulator that advances a universe in host memory.

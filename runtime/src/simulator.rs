@@ -39,6 +39,9 @@ pub enum BackendError {
 }
 
 /// A simulator holding one universe.
+/// Told, as a line for people, how one long [`Simulator::advance`] is getting on.
+pub type Progress = Box<dyn FnMut(String) + Send>;
+
 pub trait Simulator: Send {
     /// What runs, for people: backend and kernel.
     fn describe(&self) -> String;
@@ -83,6 +86,10 @@ pub trait Simulator: Send {
     fn steps_in_powers_of_two(&self) -> bool {
         false
     }
+    /// Takes `progress` to tell how an advance is getting on while it runs, where one advance
+    /// can run for minutes (a HashLife step of 2^40 generations); a simulator whose advances a
+    /// driver slices short drops it. `None` stops the telling.
+    fn set_progress(&mut self, _progress: Option<Progress>) {}
     /// The universe on a GPU, for drivers that copy its rows there (a band exchange); `None`
     /// where it is held on the host.
     fn device_band(&mut self) -> Option<&mut dyn crate::gpu::exchange::DeviceBand> {

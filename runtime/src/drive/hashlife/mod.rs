@@ -13,6 +13,7 @@
 //! centre half in 2^(k-2-s) generations; the recursion is Gosper's, a step of 2^(k-2-s).
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use lifegen_gen::generations::Generations;
 use lifegen_gen::{Rule, Topology};
@@ -24,7 +25,7 @@ use crate::drive::plane::{
 };
 use crate::formats::macrocell::{Fold, NodeLines};
 use crate::formats::rle::BodyWriter;
-use crate::simulator::{BackendError, Simulator};
+use crate::simulator::{BackendError, Progress, Simulator};
 use crate::universe::Universe;
 
 mod scratch;
@@ -52,6 +53,8 @@ const MAX_LEVEL: u8 = 63;
 const MAX_STEP_EXPONENT: u8 = 56;
 /// The step a run climbs from after one outgrew the memory: 2^10 generations.
 const RAMP_STEP: u8 = 10;
+/// How often a step says how it is getting on.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// The widest range a base node holds: 8 cells, one generation.
 const MAX_RADIUS: u64 = 8;
 
@@ -105,6 +108,9 @@ pub struct HashLife {
     description: String,
     /// The pool of one worker the steps run on (taken out while a step runs on it).
     one_thread: Option<rayon::ThreadPool>,
+    /// Told how a step is getting on, every [`PROGRESS_EVERY`] (the first time at once), and
+    /// when it was told last.
+    progress: Option<(Progress, Option<Instant>)>,
 }
 
 impl HashLife {
@@ -160,6 +166,7 @@ impl HashLife {
                         BackendError::Plane(format!("cannot start a worker thread: {e}"))
                     })?,
             ),
+            progress: None,
         };
         // The simulator of one row of base nodes, made now (on the thread the steps run on) so
         // the run can say what runs.
@@ -483,6 +490,7 @@ impl HashLife {
         out: &mut Vec<NodeId>,
     ) -> Result<(), BackendError> {
         self.check_room(j)?;
+        self.tell_progress(j);
         let level = self.level(ids[0]);
         let full = j + 2 + self.slow >= level;
         let start = out.len();
@@ -759,6 +767,27 @@ impl HashLife {
             bytes(nodes),
             bytes(self.node_limit)
         )))
+    }
+
+    /// Tells the progress (if any is asked for) how the step of 2^`j` generations under way is
+    /// getting on, at most once every [`PROGRESS_EVERY`].
+    fn tell_progress(&mut self, j: u8) {
+        let Some((_, said)) = &self.progress else {
+            return;
+        };
+        if said.is_some_and(|said| said.elapsed() < PROGRESS_EVERY) {
+            return;
+        }
+        let nodes = self.store.len();
+        let line = format!(
+            "a step of 2^{j} generations from generation {}: {nodes} HashLife nodes ({}) so far",
+            self.generation,
+            crate::memory::human_bytes(nodes as u64 * BYTES_A_NODE)
+        );
+        if let Some((tell, said)) = &mut self.progress {
+            tell(line);
+            *said = Some(Instant::now());
+        }
     }
 
     /// Collections of unused nodes so far.
@@ -1334,5 +1363,8 @@ impl Simulator for HashLife {
     }
     fn steps_in_powers_of_two(&self) -> bool {
         true
+    }
+    fn set_progress(&mut self, progress: Option<Progress>) {
+        self.progress = progress.map(|tell| (tell, None));
     }
 }
