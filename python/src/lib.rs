@@ -728,7 +728,12 @@ fn run_plane<'py>(
             engine.generation()
         ))
     })?;
-    let mut slices = Slices::new(gens, Slicing::of(&*engine), None);
+    // Slices sized by time even for HashLife, which would rather take Golly's steps (one step of
+    // 2^30 for 2^30): Python hears Ctrl-C only between slices, on this thread.
+    let slicing = Slicing::Timed {
+        step: engine.preferred_step(),
+    };
+    let mut slices = Slices::new(gens, slicing, None);
     while let Some(n) = slices.next() {
         let started = Instant::now();
         py.detach(|| pool.install(|| engine.advance(n)))

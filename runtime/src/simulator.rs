@@ -38,10 +38,10 @@ pub enum BackendError {
     Unverified(#[from] lifegen_gen::kernel::ltl::LtlMismatch),
 }
 
-/// A simulator holding one universe.
 /// Told, as a line for people, how one long [`Simulator::advance`] is getting on.
 pub type Progress = Box<dyn FnMut(String) + Send>;
 
+/// A simulator holding one universe.
 pub trait Simulator: Send {
     /// What runs, for people: backend and kernel.
     fn describe(&self) -> String;

@@ -1361,6 +1361,11 @@ impl Simulator for HashLife {
     fn kernel_seconds(&self) -> Option<f64> {
         None
     }
+    /// Where a driver slices by time after all (Python, which hears Ctrl-C only between
+    /// slices): the first slice.
+    fn preferred_step(&self) -> u64 {
+        1024
+    }
     fn steps_in_powers_of_two(&self) -> bool {
         true
     }
