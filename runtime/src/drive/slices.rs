@@ -40,8 +40,8 @@ impl Slicing {
 pub struct Slices {
     gens: u64,
     done: u64,
-    /// The smallest timed slice; 0 for slices in powers of two.
-    step: u64,
+    slicing: Slicing,
+    /// The next timed slice, at least the step.
     slice: u64,
     every: Option<u64>,
 }
@@ -49,15 +49,19 @@ pub struct Slices {
 impl Slices {
     /// Slices of a run of `gens` generations cut as `slicing` says; `every` must be at least 1.
     pub fn new(gens: u64, slicing: Slicing, every: Option<u64>) -> Slices {
-        let step = match slicing {
-            Slicing::Timed { step } => step.max(1),
+        let slicing = match slicing {
+            Slicing::Timed { step } => Slicing::Timed { step: step.max(1) },
+            powers => powers,
+        };
+        let slice = match slicing {
+            Slicing::Timed { step } => step,
             Slicing::PowersOfTwo => 0,
         };
         Slices {
             gens,
             done: 0,
-            step,
-            slice: step,
+            slicing,
+            slice,
             every: every.map(|n| n.max(1)),
         }
     }
@@ -76,10 +80,9 @@ impl Slices {
         if let Some(stride) = self.every {
             n = n.min(stride - self.done % stride);
         }
-        Some(if self.step == 0 {
-            1 << n.trailing_zeros()
-        } else {
-            n.min(self.slice)
+        Some(match self.slicing {
+            Slicing::Timed { .. } => n.min(self.slice),
+            Slicing::PowersOfTwo => 1 << n.trailing_zeros(),
         })
     }
 
@@ -90,11 +93,12 @@ impl Slices {
         let took = took.as_secs_f64();
         // Only a slice that was not cut short by `every` or the end says the slice is too short;
         // a slice capped by `every` left alone would double past u64 and wrap to 0.
-        // Slices in powers of two (step and slice 0) meet neither test.
-        if took < 0.05 && n == self.slice {
-            self.slice = self.slice.saturating_mul(2);
-        } else if took > 0.2 && self.slice > self.step {
-            self.slice = (self.slice / 2).max(self.step);
+        if let Slicing::Timed { step } = self.slicing {
+            if took < 0.05 && n == self.slice {
+                self.slice = self.slice.saturating_mul(2);
+            } else if took > 0.2 && self.slice > step {
+                self.slice = (self.slice / 2).max(step);
+            }
         }
         self.every
             .is_some_and(|stride| self.done.is_multiple_of(stride))

@@ -772,22 +772,19 @@ impl HashLife {
     /// Tells the progress (if any is asked for) how the step of 2^`j` generations under way is
     /// getting on, at most once every [`PROGRESS_EVERY`].
     fn tell_progress(&mut self, j: u8) {
-        let Some((_, said)) = &self.progress else {
+        let (nodes, generation) = (self.store.len(), self.generation);
+        let Some((tell, said)) = &mut self.progress else {
             return;
         };
         if said.is_some_and(|said| said.elapsed() < PROGRESS_EVERY) {
             return;
         }
-        let nodes = self.store.len();
-        let line = format!(
-            "a step of 2^{j} generations from generation {}: {nodes} HashLife nodes ({}) so far",
-            self.generation,
+        tell(format!(
+            "a step of 2^{j} generations from generation {generation}: {nodes} HashLife nodes \
+             ({}) so far",
             crate::memory::human_bytes(nodes as u64 * BYTES_A_NODE)
-        );
-        if let Some((tell, said)) = &mut self.progress {
-            tell(line);
-            *said = Some(Instant::now());
-        }
+        ));
+        *said = Some(Instant::now());
     }
 
     /// Collections of unused nodes so far.
