@@ -331,6 +331,26 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     }
     let rule = rule_spec.rule;
     check_before_start(width, height, args.backend, &rule)?;
+    let hidden = match ranks {
+        Some(_) => 0,
+        None => lifegen_runtime::backend::hide_gpus_not_worth_starting(
+            args.backend,
+            &rule,
+            (width, height),
+            args.gens,
+            args.gpus,
+        ),
+    };
+    // Every backend but the reference runs a life-like rule on its chosen network, which may
+    // take a search: it runs while the GPU starts and the universe is made.
+    let life_like = match (Counted::new(&rule), args.backend) {
+        (_, BackendKind::Reference) => None,
+        (Counted::LifeLike(life), _) => Some(life),
+        _ => None,
+    };
+    if let Some(life) = life_like {
+        lifegen_runtime::records::choose_ahead(life);
+    }
     // Every output limit is checked, and every output opened, before the run.
     args.check_output_paths()?;
     if let Some(path) = &args.png {
@@ -350,6 +370,23 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
     let mut png_out = create(args.png.as_deref())?;
     let mut gif_out = create(args.gif.as_deref())?;
 
+    let gpu_choice = match ranks {
+        Some(_) => None,
+        None => lifegen_runtime::backend::plan_gpus(
+            args.backend,
+            &rule,
+            (width, height),
+            lifegen_runtime::drive::bands::cuts(topology),
+            args.gens,
+            (args.gpus, hidden),
+        )?,
+    };
+    // The GPU's context (made once a process) is made while the search goes on; a failure is
+    // reported where the simulator is made.
+    if ranks.is_none() && lifegen_runtime::backend::resolve(args.backend, width) == BackendKind::Gpu
+    {
+        drop(lifegen_runtime::gpu::device::open_device());
+    }
     let (universe, origin) = match pattern {
         Some(p) => {
             let mut u = Universe::new(width, height)?
@@ -363,17 +400,6 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             Universe::random(width, height, args.density, args.seed)?.with_topology(topology),
             format!("random soup, density {}, seed {}", args.density, args.seed),
         ),
-    };
-    let gpu_choice = match ranks {
-        Some(_) => None,
-        None => lifegen_runtime::backend::plan_gpus(
-            args.backend,
-            &rule,
-            (width, height),
-            lifegen_runtime::drive::bands::cuts(topology),
-            args.gens,
-            args.gpus,
-        )?,
     };
     let gpus = gpu_choice.as_ref().map(|choice| choice.count);
     let mut simulator: Box<dyn Simulator> = match &ranks {
@@ -403,9 +429,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         );
     }
     say!("backend: {}", simulator.describe());
-    if let (Counted::LifeLike(life), false) =
-        (Counted::new(&rule), args.backend == BackendKind::Reference)
-    {
+    if let Some(life) = life_like {
         say!(
             "network: {}",
             lifegen_runtime::records::chosen(&life).describe()

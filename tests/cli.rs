@@ -686,3 +686,45 @@ fn a_glider_on_a_plane_from_the_cli_ends_as_a_block() {
         }
     }
 }
+
+/// A run searches while it makes its universe (the search starts ahead of the simulator): one
+/// search, whose network the run says it ran, and which the run's output agrees with.
+#[test]
+fn a_run_searches_once_while_it_starts_and_runs_what_it_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out.rle");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+        .args([
+            "run", "--rule", "B356/S12", "--size", "96x40", "--gens", "9",
+        ])
+        .args(["--search-seconds", "0.5", "--backend", "cpu", "--output"])
+        .arg(&output)
+        .env(
+            lifegen_gen::cache::CACHE_DIR_VARIABLE,
+            dir.path().join("cache"),
+        )
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let networks: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("network: "))
+        .collect();
+    assert_eq!(networks.len(), 1, "{stdout}");
+    assert!(
+        networks[0].contains("from a bounded search now"),
+        "{stdout}"
+    );
+    let rule = lifegen_gen::rule::parse("B356/S12").unwrap().rule;
+    let start = lifegen_runtime::Universe::random(96, 40, 0.5, 1).unwrap();
+    let expected = lifegen_runtime::formats::rle::write(
+        &lifegen_runtime::reference::run(&start, &rule, 9),
+        &rule,
+    );
+    assert_eq!(
+        std::fs::read_to_string(&output).unwrap(),
+        expected,
+        "{stdout}"
+    );
+}

@@ -451,26 +451,39 @@ pub fn choose_gpus(
     GpuChoice { count, why }
 }
 
+/// Hides every GPU but the first from the driver when a run of `kind` has too little work to
+/// pay for starting a second and no count was asked for, so that the driver opens one GPU.
+/// Returns how many it hid, for [`plan_gpus`]. Sets the environment: call it before any driver
+/// call and before other threads start.
+pub fn hide_gpus_not_worth_starting(
+    kind: BackendKind,
+    rule: &Rule,
+    size: (u64, u64),
+    gens: u64,
+    asked: Option<usize>,
+) -> usize {
+    let small = 2 * universe_bytes(size.0, size.1) <= 8 << 30
+        && one_gpu_seconds(rule, size, gens) < SECONDS_A_GPU;
+    match (asked, kind) {
+        (None, BackendKind::Auto | BackendKind::Gpu) if small => {
+            crate::gpu::device::hide_all_but_first_gpu()
+        }
+        _ => 0,
+    }
+}
+
 /// [`choose_gpus`] for a run of `kind`: `None` when it does not run on the GPU or the driver
-/// sees one GPU and none was asked for (nothing to choose).
+/// sees one GPU and none was asked for (nothing to choose). `hidden`: what
+/// [`hide_gpus_not_worth_starting`] hid.
 pub fn plan_gpus(
     kind: BackendKind,
     rule: &Rule,
     size: (u64, u64),
     cut: bool,
     gens: u64,
-    asked: Option<usize>,
+    (asked, hidden): (Option<usize>, usize),
 ) -> Result<Option<GpuChoice>, BackendError> {
-    // Work too small to pay for a second GPU never starts the others: choose before the driver
-    // starts, so it opens one GPU.
     let one_gpu_seconds = one_gpu_seconds(rule, size, gens);
-    let small = 2 * universe_bytes(size.0, size.1) <= 8 << 30 && one_gpu_seconds < SECONDS_A_GPU;
-    let hidden = match (asked, kind) {
-        (None, BackendKind::Auto | BackendKind::Gpu) if small => {
-            crate::gpu::device::hide_all_but_first_gpu()
-        }
-        _ => 0,
-    };
     if resolve(kind, size.0) != BackendKind::Gpu {
         return Ok(None);
     }

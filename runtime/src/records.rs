@@ -150,6 +150,12 @@ pub fn search_beside(rule: &LifeLike) -> Option<std::sync::mpsc::Receiver<Arc<Ch
 
 static CHOSEN: Mutex<Option<HashMap<LifeLike, Arc<Chosen>>>> = Mutex::new(None);
 
+/// Starts [`chosen`] for `rule` on a thread of its own, so that a search runs while the caller
+/// starts the GPU and makes the universe; the caller's own `chosen` waits for it to end.
+pub fn choose_ahead(rule: LifeLike) {
+    std::thread::spawn(move || drop(chosen(&rule)));
+}
+
 /// The kernel logic every backend runs `rule` with, chosen once a process (see
 /// [`on_demand::choose`]; [`search_beside`] may replace it): from the embedded records, the per-user cache, or a bounded search.
 /// The search says what it does on stderr when that is a terminal; rejected cache entries are
