@@ -737,6 +737,9 @@ impl Simulator for Upgrading {
     fn preferred_step(&self) -> u64 {
         self.current.preferred_step()
     }
+    fn prepare(&mut self, gens: u64) -> Result<(), lifegen_runtime::BackendError> {
+        self.current.prepare(gens)
+    }
     fn steps_in_powers_of_two(&self) -> bool {
         self.current.steps_in_powers_of_two()
     }
@@ -782,6 +785,11 @@ pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
                 bar.set_message(line);
             }
         })));
+    }
+    // Slices are multiples of the simulator's step but the last and those `every` cuts short.
+    simulator.prepare(gens)?;
+    if let Some((stride, _)) = &every {
+        simulator.prepare(*stride)?;
     }
     let mut advance_all = || -> Result<Duration> {
         let mut simulating = Duration::ZERO;

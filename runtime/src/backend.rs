@@ -94,6 +94,9 @@ impl Simulator for Transposed {
     fn preferred_step(&self) -> u64 {
         self.inner.preferred_step()
     }
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.inner.prepare(gens)
+    }
     fn steps_in_powers_of_two(&self) -> bool {
         self.inner.steps_in_powers_of_two()
     }
@@ -292,6 +295,9 @@ macro_rules! gpu_simulator {
             }
             fn preferred_step(&self) -> u64 {
                 self.gens_per_launch()
+            }
+            fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+                Ok(self.prepare_for(gens)?)
             }
             fn device_band(&mut self) -> Option<&mut dyn crate::gpu::exchange::DeviceBand> {
                 Some(self)

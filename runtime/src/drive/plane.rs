@@ -611,6 +611,9 @@ impl Simulator for PlaneSimulator {
     fn preferred_step(&self) -> u64 {
         self.sim.preferred_step().max(64)
     }
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.sim.prepare(gens)
+    }
 }
 
 #[cfg(test)]

@@ -305,6 +305,11 @@ impl StreamGpuSimulator {
         &mut self.device
     }
 
+    /// Compiles what an advance of `gens` generations launches (the remainder's pass).
+    pub fn prepare_for(&mut self, gens: u64) -> Result<(), GpuError> {
+        self.passes_for(gens).map(drop)
+    }
+
     pub fn advance(&mut self, gens: u64) -> Result<(), GpuError> {
         self.launch(gens, true)
     }
