@@ -749,12 +749,16 @@ impl HashLife {
         self.origin = (self.origin.0 - half, self.origin.1 - half);
     }
 
-    /// Stops a step whose nodes outgrow the budget by a quarter (at least 2^16 nodes): nodes
-    /// are collected only between steps, and past the budget the machine's memory is next.
+    /// The nodes a step may make before it stops: the budget and a quarter (at least 2^16), as
+    /// nodes are collected only between steps, and past the budget the machine's memory is next.
+    fn ceiling(&self) -> usize {
+        (self.node_limit.saturating_add(self.node_limit / 4)).max(1 << 16)
+    }
+
+    /// Stops a step whose nodes outgrow [`HashLife::ceiling`].
     fn check_room(&self, j: u8) -> Result<(), BackendError> {
-        let ceiling = (self.node_limit.saturating_add(self.node_limit / 4)).max(1 << 16);
         let nodes = self.store.len();
-        if nodes <= ceiling {
+        if nodes <= self.ceiling() {
             return Ok(());
         }
         let bytes =
@@ -1318,6 +1322,13 @@ impl PlaneEngine for HashLife {
 
     fn set_memory_budget(&mut self, bytes: u64) {
         self.node_limit = (bytes / BYTES_A_NODE).max(1 << 12) as usize;
+        // Room for a step that stops at the ceiling having made a level more (the check comes
+        // a level at a time), so the node array never grows by a copy near the budget: its
+        // doubling from 2^23 nodes as a step of logarithmic-width outgrew 256 MiB held both
+        // arrays at once and took the peak to 598 MB. Pages are used only as nodes are made.
+        let ceiling = self.ceiling();
+        self.store
+            .reserve_nodes(ceiling.saturating_add(ceiling / 2));
     }
 
     fn report(&self) -> String {

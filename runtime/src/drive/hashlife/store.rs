@@ -90,6 +90,15 @@ impl NodeStore {
         self.nodes.len()
     }
 
+    /// Makes room for `nodes` nodes in all (at most the ids there are), so the array is not
+    /// copied while it grows to them; where the address space refuses, it grows as it goes.
+    pub fn reserve_nodes(&mut self, nodes: usize) {
+        let nodes = nodes.min(NONE as usize);
+        let _ = self
+            .nodes
+            .try_reserve_exact(nodes.saturating_sub(self.nodes.len()));
+    }
+
     pub fn level(&self, id: NodeId) -> u8 {
         self.nodes[id as usize].level
     }
@@ -269,6 +278,8 @@ impl NodeStore {
     }
 
     fn rehash(&mut self, buckets: usize) {
+        // The old heads go first, so the two tables are never held at once.
+        self.heads = Vec::new();
         self.heads = vec![NONE; buckets];
         for id in 0..self.nodes.len() {
             let bucket = self.bucket(self.hash_of(&self.nodes[id]));
