@@ -342,13 +342,16 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
         ),
     };
     // Every backend but the reference runs a life-like rule on its chosen network, which may
-    // take a search: it runs while the GPU starts and the universe is made.
+    // take a search. Where a GPU may run it, the search runs while the driver starts and the
+    // universe is made; on the CPU it keeps the cores to itself (its budget is time).
     let life_like = match (Counted::new(&rule), args.backend) {
         (_, BackendKind::Reference) => None,
         (Counted::LifeLike(life), _) => Some(life),
         _ => None,
     };
-    if let Some(life) = life_like {
+    if let Some(life) = life_like
+        && args.backend != BackendKind::Cpu
+    {
         lifegen_runtime::records::choose_ahead(life);
     }
     // Every output limit is checked, and every output opened, before the run.

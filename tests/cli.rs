@@ -687,8 +687,9 @@ fn a_glider_on_a_plane_from_the_cli_ends_as_a_block() {
     }
 }
 
-/// A run searches while it makes its universe (the search starts ahead of the simulator): one
-/// search, whose network the run says it ran, and which the run's output agrees with.
+/// A run on the default backend searches while it makes its universe (the search starts ahead
+/// of the simulator): one search, whose network the run says it ran, and which the run's output
+/// agrees with.
 #[test]
 fn a_run_searches_once_while_it_starts_and_runs_what_it_found() {
     let dir = tempfile::tempdir().unwrap();
@@ -697,7 +698,7 @@ fn a_run_searches_once_while_it_starts_and_runs_what_it_found() {
         .args([
             "run", "--rule", "B356/S12", "--size", "96x40", "--gens", "9",
         ])
-        .args(["--search-seconds", "0.5", "--backend", "cpu", "--output"])
+        .args(["--search-seconds", "0.5", "--output"])
         .arg(&output)
         .env(
             lifegen_gen::cache::CACHE_DIR_VARIABLE,
