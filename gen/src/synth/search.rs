@@ -667,6 +667,74 @@ impl SearchOptions {
     }
 }
 
+/// Sizes a descent tries at once: each size's solve takes two threads (see
+/// [`solve_size_within`]), so a host of many cores tries several sizes below the known network
+/// at once instead of one after another (at most four; one on two cores).
+fn descent_lanes() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get() / 2)
+        .clamp(1, 4)
+}
+
+/// The attempts of a descent from a network of `known` gates: sizes one below it down, up to
+/// `lanes` at once, until the deadline, a size refuted (nothing smaller is tried) or `min`. A
+/// size satisfied starts the next below the smallest satisfied; solves no longer of use (above
+/// the smallest satisfied, below a refuted size) are abandoned as [`solve_size_within`] abandons
+/// its slower solve.
+fn descend(
+    spec: &Spec,
+    options: &SearchOptions,
+    known: usize,
+    (deadline, lanes): (Instant, usize),
+    report: &mut impl FnMut(&Attempt),
+) -> Result<Vec<Attempt>, SynthError> {
+    let floor = options.min.max(1);
+    let (send, receive) = std::sync::mpsc::channel();
+    let mut attempts = Vec::new();
+    // Sizes open: above the highest refuted and below the smallest satisfied.
+    let (mut refuted, mut smallest) = (floor - 1, known);
+    let (mut next, mut running) = (known, Vec::<usize>::new());
+    loop {
+        running.retain(|&g| refuted < g && g < smallest);
+        next = next.min(smallest);
+        while running.len() < lanes && next > refuted + 1 && Instant::now() < deadline {
+            next -= 1;
+            running.push(next);
+            let (send, spec) = (send.clone(), spec.clone());
+            let (basis, solver) = (options.basis, options.solver);
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let answer = solve_size_within(&spec, basis, next, solver, deadline);
+                let _ = send.send((next, answer, started.elapsed()));
+            });
+        }
+        if running.is_empty() {
+            return Ok(attempts);
+        }
+        // A solve answers by its deadline (a timeout then); a little longer for its reply.
+        let wait = deadline.saturating_duration_since(Instant::now()) + Duration::from_millis(100);
+        let Ok((gates, answer, time)) = receive.recv_timeout(wait) else {
+            return Ok(attempts);
+        };
+        let attempt = Attempt {
+            gates,
+            answer: answer?,
+            time,
+        };
+        report(&attempt);
+        match &attempt.answer {
+            SizeAnswer::Sat(_) => smallest = smallest.min(gates),
+            SizeAnswer::Unsat => refuted = refuted.max(gates),
+            SizeAnswer::Timeout => {
+                attempts.push(attempt);
+                return Ok(attempts);
+            }
+        }
+        running.retain(|&g| g != gates);
+        attempts.push(attempt);
+    }
+}
+
 /// Whether every size from 1 to `size - 1` was refuted: a network of `size` gates is optimal.
 fn refuted_below(attempts: &[Attempt], size: usize) -> bool {
     (1..size).all(|s| {
@@ -713,13 +781,23 @@ pub fn search(
     if options.descend
         && let Some(known) = &options.known
     {
-        let mut size = known.gates().len();
-        while size > options.min.max(1) && Instant::now() < deadline {
-            size -= 1;
-            match try_size(size, deadline, &mut attempts)? {
-                SizeAnswer::Sat(network) => best = Some(network),
-                SizeAnswer::Unsat | SizeAnswer::Timeout => break,
-            }
+        let lanes = descent_lanes();
+        attempts = descend(
+            spec,
+            options,
+            known.gates().len(),
+            (deadline, lanes),
+            &mut report,
+        )?;
+        if let Some(smallest) = attempts
+            .iter()
+            .filter_map(|a| match &a.answer {
+                SizeAnswer::Sat(network) => Some(network),
+                _ => None,
+            })
+            .min_by_key(|n| n.gates().len())
+        {
+            best = Some(smallest.clone());
         }
         return Ok(SearchResult {
             proven_optimal: best
@@ -778,6 +856,39 @@ mod tests {
             let count = row.count_ones();
             (0..bits).map(|b| Some(count >> b & 1 == 1)).collect()
         })
+    }
+
+    #[test]
+    fn a_descent_on_several_lanes_reaches_the_smallest_size_and_stops_below_a_refuted_one() {
+        // A full adder: a LUT3 for each output, and no one gate drives two outputs.
+        let spec = popcount_spec(3);
+        let options = SearchOptions::new(Basis::Lut3);
+        for lanes in [1, 3] {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            let attempts = descend(&spec, &options, 6, (deadline, lanes), &mut |_| {}).unwrap();
+            let satisfied: Vec<usize> = attempts
+                .iter()
+                .filter_map(|a| match &a.answer {
+                    SizeAnswer::Sat(network) => {
+                        verify(network, &spec).unwrap();
+                        Some(a.gates)
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                satisfied.iter().min(),
+                Some(&2),
+                "{lanes} lanes: {attempts:?}"
+            );
+            assert!(
+                attempts
+                    .iter()
+                    .any(|a| a.gates == 1 && a.answer == SizeAnswer::Unsat),
+                "{lanes} lanes: {attempts:?}"
+            );
+            assert!(attempts.iter().all(|a| a.gates < 6), "{attempts:?}");
+        }
     }
 
     fn gates_needed(spec: &Spec, basis: Basis) -> (usize, bool) {
