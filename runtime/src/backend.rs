@@ -877,13 +877,26 @@ fn life_like_gpu(
     universe: Universe,
     plan: GpuPlan,
 ) -> Result<Box<dyn Simulator>, BackendError> {
-    let name = Rule::LifeLike(*life).to_string();
     let logic = life_logic(life);
+    let name = gpu_name(life, &logic);
     chained_gpu(
         Box::new(move |gens| logic.stream_program(gens)),
         (plan, &Rule::LifeLike(*life)),
         &name,
         universe,
+    )
+}
+
+/// The name a life-like rule's GPU kernels are made and kept under (once a process, by name):
+/// the rule and its combine network, as the search beside a run may bring a smaller network
+/// for the same rule, whose simulator must not be given the old network's kernels.
+fn gpu_name(life: &LifeLike, logic: &RowSharedKernel) -> String {
+    let network = logic.combine();
+    format!(
+        "{} (combine network of {} LUT3, {:08x})",
+        Rule::LifeLike(*life),
+        network.gates().len(),
+        crc32fast::hash(network.to_string().as_bytes())
     )
 }
 
@@ -1156,6 +1169,22 @@ mod tests {
     use super::*;
 
     const GIB: u64 = 1 << 30;
+
+    #[test]
+    fn a_rules_gpu_kernels_are_kept_under_a_name_that_tells_its_networks_apart() {
+        let Rule::LifeLike(life) = Rule::CONWAY else {
+            unreachable!("Life is life-like")
+        };
+        let stored = life_logic(&life);
+        let lowered = RowSharedKernel::lowered(life);
+        assert_ne!(stored.combine(), lowered.combine());
+        assert_ne!(gpu_name(&life, &stored), gpu_name(&life, &lowered));
+        assert_eq!(
+            gpu_name(&life, &stored),
+            gpu_name(&life, &life_logic(&life))
+        );
+        assert!(gpu_name(&life, &stored).starts_with("B3/S23 (combine network of 6 LUT3"));
+    }
 
     fn count(size: u64, gens: u64, free: u64) -> usize {
         choose_gpus(&Rule::CONWAY, (size, size), true, gens, 4, free, None).count
