@@ -73,7 +73,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
             .transpose()?,
         strip,
     };
-    let why = request.choice(&rule).1;
+    let why = request.choice(&rule, pattern.macrocell().is_some()).1;
     let mut plane = request.open_pattern(pattern, rule)?;
     println!("rule: {spec}");
     let universe = match strip {

@@ -534,15 +534,49 @@ fn auto_runs_larger_than_life_on_tiles_decaying_too() {
         "R5,C0,S33-57,B34-45",
         "R1,C0,S1,B1,10,11,12,NL",
     ] {
-        assert_eq!(request.choice(&parse(text)).0, PlaneAlgo::Tiles, "{text}");
+        assert_eq!(
+            request.choice(&parse(text), false).0,
+            PlaneAlgo::Tiles,
+            "{text}"
+        );
     }
     for text in ["B3/S23", "/2/3", "B2-a/S12"] {
         assert_eq!(
-            request.choice(&parse(text)).0,
+            request.choice(&parse(text), false).0,
             PlaneAlgo::Hashlife,
             "{text}"
         );
     }
+}
+
+#[test]
+fn auto_keeps_hashlife_on_the_cpu_and_macrocells_with_hashlife_on_the_gpu() {
+    // `--backend cpu` once sent auto to the tiles, which expanded Golly's metacells to their
+    // boxes and refused them ("a 3932156x3932156 universe needs 1.8 TiB").
+    let life = parse("B3/S23");
+    let on = |backend| PlaneRequest {
+        algo: PlaneAlgo::Auto,
+        backend,
+        tile: None,
+        host_memory: None,
+        strip: None,
+    };
+    for backend in [BackendKind::Auto, BackendKind::Cpu, BackendKind::Reference] {
+        for macrocell in [false, true] {
+            assert_eq!(
+                on(backend).choice(&life, macrocell).0,
+                PlaneAlgo::Hashlife,
+                "{backend:?}"
+            );
+        }
+    }
+    assert_eq!(on(BackendKind::Gpu).choice(&life, false).0, PlaneAlgo::Tiles);
+    assert_eq!(on(BackendKind::Gpu).choice(&life, true).0, PlaneAlgo::Hashlife);
+    let sized = PlaneRequest {
+        tile: Some(256),
+        ..on(BackendKind::Cpu)
+    };
+    assert_eq!(sized.choice(&life, true).0, PlaneAlgo::Tiles);
 }
 
 #[test]

@@ -51,20 +51,23 @@ pub struct PlaneRequest {
 }
 
 impl PlaneRequest {
-    /// What `auto` runs: HashLife for two-state and Generations rules of range one (as Golly
-    /// runs them: its HashLife and its HashLife-based Generations), unless a backend or a tile
-    /// size was named (HashLife's base nodes run on the CPU); active tiles otherwise, and for
+    /// What `auto` runs for a pattern (`macrocell`: read from a macrocell file): HashLife for
+    /// two-state and Generations rules of range one (as Golly runs them: its HashLife and its
+    /// HashLife-based Generations), unless a tile size or the GPU was named (HashLife's base
+    /// nodes run on the CPU; a macrocell file stays with HashLife, node for node, where the
+    /// tiles would expand it: Golly's metacells are boxes of millions of cells a side); active
+    /// tiles otherwise, and for
     /// Larger than Life (Golly's `ltlalgo` is no tree either: HashLife wins on its engineered
     /// patterns and loses by 10x and more where they explode, globe.rle to 1000 14.5 s against
     /// 1.1 s). Measured on one thread against the tiles (BENCHMARKS.md, the unbounded plane):
     /// acorn to 5206 0.12 s against 0.55 s, iwona to 28786 0.66 s against 9.8 s; a 512^2 soup to
     /// 3000 1.5 s against 1.4 s; Golly's Generations folder to 1000: 20 of 25 faster.
-    pub fn chosen_algo(&self, rule: &Rule) -> PlaneAlgo {
-        self.choice(rule).0
+    pub fn chosen_algo(&self, rule: &Rule, macrocell: bool) -> PlaneAlgo {
+        self.choice(rule, macrocell).0
     }
 
     /// [`Self::chosen_algo`], and why, for the run to say.
-    pub fn choice(&self, rule: &Rule) -> (PlaneAlgo, &'static str) {
+    pub fn choice(&self, rule: &Rule, macrocell: bool) -> (PlaneAlgo, &'static str) {
         if self.algo != PlaneAlgo::Auto {
             return (self.algo, "as --algo asks");
         }
@@ -74,11 +77,23 @@ impl PlaneRequest {
                 "auto: the grid is bounded along one side, which the dense box holds",
             );
         }
-        if self.backend != BackendKind::Auto || self.tile.is_some() {
-            return (
-                PlaneAlgo::Tiles,
-                "auto: a --backend or --tile was named, and HashLife's base nodes run on the CPU",
-            );
+        if self.tile.is_some() {
+            return (PlaneAlgo::Tiles, "auto: --tile sizes the tiles");
+        }
+        if self.backend == BackendKind::Gpu {
+            return if macrocell {
+                (
+                    PlaneAlgo::Hashlife,
+                    "auto: a macrocell file goes to HashLife node for node, its base nodes on \
+                     the CPU (the GPU's tiles would expand it: --algo tiles asks for them)",
+                )
+            } else {
+                (
+                    PlaneAlgo::Tiles,
+                    "auto: --backend gpu runs the tiles there (HashLife's base nodes run on \
+                     the CPU)",
+                )
+            };
         }
         if rule.larger_than_life().is_some() {
             return (
@@ -101,8 +116,8 @@ impl PlaneRequest {
     }
 
     /// Why this request cannot run `rule`, before anything is read.
-    pub fn check(&self, rule: &Rule) -> Result<PlaneAlgo, String> {
-        let algo = self.chosen_algo(rule);
+    pub fn check(&self, rule: &Rule, macrocell: bool) -> Result<PlaneAlgo, String> {
+        let algo = self.chosen_algo(rule, macrocell);
         if let Some(strip) = self.strip.filter(|_| algo != PlaneAlgo::Dense) {
             return Err(format!(
                 "{}{} is bounded along one side only, which the dense box runs (--algo dense, or \
@@ -131,7 +146,9 @@ impl PlaneRequest {
         pattern: Pattern,
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
-        let algo = self.check(&rule).map_err(refused)?;
+        let algo = self
+            .check(&rule, pattern.macrocell().is_some())
+            .map_err(refused)?;
         let rule = rule_golly_runs(rule);
         let generation = pattern.generation();
         // A file of more states than the rule's goes the other way, to its clear error.
@@ -168,7 +185,7 @@ impl PlaneRequest {
         position: (i64, i64),
         rule: Rule,
     ) -> Result<Box<dyn PlaneEngine>, PlaneError> {
-        let algo = self.check(&rule).map_err(refused)?;
+        let algo = self.check(&rule, false).map_err(refused)?;
         let mut engine = self.open_cells_as(algo, cells, position, rule_golly_runs(rule))?;
         engine.set_memory_budget(self.budget());
         Ok(engine)

@@ -9,6 +9,10 @@ Golly's coordinates after each generation count.
     cargo build --release
     scripts/golly/plane-check.py /tmp/golly/Patterns [--gens 100,1000] [--backend cpu] [--algo hashlife]
 
+`--golly-cache DIR` keeps Golly's answers (by the file's bytes, the algorithm and the generation
+count), so a second backend's check, or one on a machine without bgolly (the GPU hosts), reads
+them instead of running bgolly again; `--jobs N` checks N files at once.
+
 Golly's side: `bgolly -o` writes the live cells' box as plain RLE (no position), and a test script
 (`--exec`: `step 1` G times, `show`, `edges`) prints the box's corners on Golly's plane; the two
 place Golly's cells. lifegen's side: its RLE's `#CXRLE Pos=x,y` and its cells. Each file is
@@ -17,9 +21,12 @@ rules bgolly cannot run); the exit status is 1 when any differs.
 """
 
 import argparse
+import concurrent.futures
 import hashlib
+import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 
@@ -54,6 +61,31 @@ class Cells:
 
 # Cells a side may hold when the two differ and the check shows some of the difference.
 SHOWN_BELOW = 2_000_000
+
+
+def golly_cells_cached(cache, bgolly, algo, path, gens, work, timeout):
+    """Golly's cells, from `cache` (a folder, or None) when an earlier check of the same file's
+    bytes, algorithm and generation count put them there: Golly's answer does not depend on
+    which of lifegen's backends is checked, and a machine without bgolly can check with it."""
+    if cache is None:
+        return golly_cells(bgolly, algo, path, gens, work, timeout)
+    with open(path, "rb") as f:
+        key = "%s-%s-%d.json" % (hashlib.sha256(f.read()).hexdigest()[:32], algo, gens)
+    stored = os.path.join(cache, key)
+    if os.path.exists(stored):
+        with open(stored) as f:
+            kept = json.load(f)
+        return Cells(kept["rle"], kept["x0"], kept["y0"])
+    if not os.path.exists(bgolly):
+        raise compare.CaseError("Golly's cells are not in %s and there is no bgolly at %s"
+                                % (cache, bgolly))
+    cells = golly_cells(bgolly, algo, path, gens, work, timeout)
+    os.makedirs(cache, exist_ok=True)
+    partial = stored + ".%d.tmp" % os.getpid()
+    with open(partial, "w") as f:
+        json.dump({"rle": cells.text, "x0": cells.x0, "y0": cells.y0}, f)
+    os.replace(partial, stored)
+    return cells
 
 
 def golly_cells(bgolly, algo, path, gens, work, timeout):
@@ -98,6 +130,67 @@ def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
     return Cells(text, x0, y0), None
 
 
+def check_file(args, bgolly, lifegen, gens, path):
+    """The verdict on one file and the line that says it."""
+    work = tempfile.mkdtemp(prefix="plane-check-")
+    try:
+        return check_in(args, bgolly, lifegen, gens, path, work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def check_in(args, bgolly, lifegen, gens, path, work):
+    name = os.path.relpath(path, args.patterns)
+    rule = compare.file_rule(path)
+    verdicts = []
+    # A grid bounded along one side only (:T0,68, a tube) runs on the plane's engines.
+    strip = re.search(r":[TP](0,\d+|\d+,0)$", rule)
+    if ":" in rule and not strip:
+        verdicts.append(("SKIPPED", "bounded grid %s (compare.py covers grids)" % rule))
+    else:
+        try:
+            _, algo, _ = compare.classify(rule.split(":")[0])
+            # Only HashLife reads macrocell files.
+            if path.endswith((".mc", ".mc.gz")) and algo == "QuickLife":
+                algo = "HashLife"
+        except compare.CaseError as e:
+            algo = None
+            verdicts.append(("SKIPPED", "rule %s: %s" % (rule, e)))
+        except Exception:
+            algo = None
+            verdicts.append(("SKIPPED", "rule %s: not read by the oracle" % rule))
+        for g in gens if algo else []:
+            try:
+                mine, refused = lifegen_cells(lifegen, args.backend, args.algo, path, g, work,
+                                              args.timeout)
+                if refused:
+                    verdicts = [("REFUSED", refused)]
+                    break
+                theirs = golly_cells_cached(args.golly_cache, bgolly, algo, path, g, work,
+                                            args.timeout)
+            except compare.CaseError as e:
+                verdicts.append(("SKIPPED", "gen %d: %s" % (g, e)))
+                continue
+            except Exception as e:  # a timeout
+                verdicts.append(("ERROR", "gen %d: %s" % (g, e)))
+                continue
+            if mine == theirs:
+                verdicts.append(("IDENTICAL", "gen %d, %d cells" % (g, mine.count)))
+            elif max(mine.count, theirs.count) > SHOWN_BELOW:
+                verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells"
+                                 % (g, mine.count, theirs.count)))
+            else:
+                mine_cells, theirs_cells = mine.cells(), theirs.cells()
+                only_mine = sorted(set(mine_cells.items()) - set(theirs_cells.items()))[:3]
+                only_theirs = sorted(set(theirs_cells.items()) - set(mine_cells.items()))[:3]
+                verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells; only "
+                                 "lifegen %s, only Golly %s" % (g, mine.count, theirs.count,
+                                                                only_mine, only_theirs)))
+    worst = next((v for v in ("ERROR", "DIFFERENT", "REFUSED", "SKIPPED") if
+                  any(k == v for k, _ in verdicts)), "IDENTICAL")
+    return worst, "%-9s %s: %s" % (worst, name, "; ".join(d for _, d in verdicts))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("patterns")
@@ -107,63 +200,24 @@ def main():
     ap.add_argument("--bgolly", default="target/golly/bgolly")
     ap.add_argument("--lifegen", default="target/release/lifegen")
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--golly-cache", help="a folder keeping Golly's cells between checks (no "
+                    "bgolly needed where they are all there)")
+    ap.add_argument("--jobs", type=int, default=1, help="files checked at once")
     args = ap.parse_args()
     bgolly, lifegen = os.path.abspath(args.bgolly), os.path.abspath(args.lifegen)
     gens = [int(g) for g in args.gens.split(",")]
+    # The runs' working folders are elsewhere.
+    args.patterns = os.path.abspath(args.patterns)
+    if args.golly_cache:
+        args.golly_cache = os.path.abspath(args.golly_cache)
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.patterns) for f in fs
                    if f.endswith((".rle", ".mc", ".rle.gz", ".mc.gz", ".lif", ".cells")))
     counts = {}
-    work = tempfile.mkdtemp(prefix="plane-check-")
-    for path in files:
-        name = os.path.relpath(path, args.patterns)
-        rule = compare.file_rule(path)
-        verdicts = []
-        # A grid bounded along one side only (:T0,68, a tube) runs on the plane's engines.
-        strip = re.search(r":[TP](0,\d+|\d+,0)$", rule)
-        if ":" in rule and not strip:
-            verdicts.append(("SKIPPED", "bounded grid %s (compare.py covers grids)" % rule))
-        else:
-            try:
-                _, algo, _ = compare.classify(rule.split(":")[0])
-                # Only HashLife reads macrocell files.
-                if path.endswith((".mc", ".mc.gz")) and algo == "QuickLife":
-                    algo = "HashLife"
-            except compare.CaseError as e:
-                algo = None
-                verdicts.append(("SKIPPED", "rule %s: %s" % (rule, e)))
-            except Exception:
-                algo = None
-                verdicts.append(("SKIPPED", "rule %s: not read by the oracle" % rule))
-            for g in gens if algo else []:
-                try:
-                    mine, refused = lifegen_cells(lifegen, args.backend, args.algo, path, g, work,
-                                                  args.timeout)
-                    if refused:
-                        verdicts = [("REFUSED", refused)]
-                        break
-                    theirs = golly_cells(bgolly, algo, path, g, work, args.timeout)
-                except compare.CaseError as e:
-                    verdicts.append(("SKIPPED", "gen %d: %s" % (g, e)))
-                    continue
-                except Exception as e:  # a timeout
-                    verdicts.append(("ERROR", "gen %d: %s" % (g, e)))
-                    continue
-                if mine == theirs:
-                    verdicts.append(("IDENTICAL", "gen %d, %d cells" % (g, mine.count)))
-                elif max(mine.count, theirs.count) > SHOWN_BELOW:
-                    verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells"
-                                     % (g, mine.count, theirs.count)))
-                else:
-                    mine_cells, theirs_cells = mine.cells(), theirs.cells()
-                    only_mine = sorted(set(mine_cells.items()) - set(theirs_cells.items()))[:3]
-                    only_theirs = sorted(set(theirs_cells.items()) - set(mine_cells.items()))[:3]
-                    verdicts.append(("DIFFERENT", "gen %d: %d against Golly's %d cells; only "
-                                     "lifegen %s, only Golly %s" % (g, mine.count, theirs.count,
-                                                                    only_mine, only_theirs)))
-        worst = next((v for v in ("ERROR", "DIFFERENT", "REFUSED", "SKIPPED") if
-                      any(k == v for k, _ in verdicts)), "IDENTICAL")
-        counts[worst] = counts.get(worst, 0) + 1
-        print("%-9s %s: %s" % (worst, name, "; ".join(d for _, d in verdicts)), flush=True)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        verdicts = pool.map(lambda path: check_file(args, bgolly, lifegen, gens, path), files)
+        for worst, line in verdicts:
+            counts[worst] = counts.get(worst, 0) + 1
+            print(line, flush=True)
     print("totals: " + ", ".join("%s %d" % kv for kv in sorted(counts.items())))
     sys.exit(1 if counts.get("DIFFERENT") or counts.get("ERROR") else 0)
 
