@@ -413,7 +413,7 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
                 ranks, &rule, universe, &id_path, &mut tell,
             )?)
         }
-        None => lifegen_runtime::create_on_gpus(args.backend, &rule, universe, gpus)?,
+        None => lifegen_runtime::create_on_gpus(args.backend, &rule, universe, (gpus, args.gens))?,
     };
     // As Golly writes it, with the grid the run is on.
     say!("rule: {rule}{}", topology.suffix(Some((width, height))));
@@ -443,12 +443,12 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             && ranks.is_none()
             && let Some(found) = lifegen_runtime::records::search_beside(&life)
         {
-            let backend = args.backend;
+            let (backend, gens) = (args.backend, args.gens);
             simulator = Box::new(Upgrading {
                 current: simulator,
                 found,
                 remake: Box::new(move |universe| {
-                    lifegen_runtime::create_on_gpus(backend, &rule, universe, gpus)
+                    lifegen_runtime::create_on_gpus(backend, &rule, universe, (gpus, gens))
                 }),
             });
         }

@@ -523,12 +523,13 @@ pub fn plan_gpus(
 }
 
 /// As [`create`], the universe spread in bands over `gpus` GPUs (all of them when `None`) when
-/// the run is on GPUs and there is more than one band ([`crate::drive::bands`]).
+/// the run is on GPUs and there is more than one band ([`crate::drive::bands`]); on one GPU, a
+/// launch no longer than the run's `run_gens` ([`GpuPlan::for_run`]).
 pub fn create_on_gpus(
     kind: BackendKind,
     rule: &Rule,
     universe: Universe,
-    gpus: Option<usize>,
+    (gpus, run_gens): (Option<usize>, u64),
 ) -> Result<Box<dyn Simulator>, BackendError> {
     if resolve(kind, universe.width() as u64) != BackendKind::Gpu {
         if gpus.is_some() && kind == BackendKind::Auto {
@@ -542,7 +543,8 @@ pub fn create_on_gpus(
     let devices = gpu_devices(gpus)?;
     // A surface bands do not cut, not spread over GPUs on purpose, runs on one.
     if devices.len() == 1 || !crate::drive::bands::cuts(universe.topology()) && gpus.is_none() {
-        return create(BackendKind::Gpu, rule, universe);
+        let plan = GpuPlan::default_plan().for_run(run_gens);
+        return create_with_plan(BackendKind::Gpu, rule, universe, plan);
     }
     Ok(Box::new(BandedSimulator::new(
         &maker(BackendKind::Gpu, *rule),

@@ -96,6 +96,16 @@ impl GpuPlan {
             ..plan
         }
     }
+
+    /// The plan for a run of `gens` generations: a launch no longer than the run, so a run
+    /// shorter than one launch compiles only the kernel it runs (a kernel's JIT takes most of
+    /// half a second the first time a rule is seen).
+    pub fn for_run(self, gens: u64) -> GpuPlan {
+        GpuPlan {
+            gens_per_launch: self.gens_per_launch.min(gens.clamp(1, 32) as u32),
+            ..self
+        }
+    }
 }
 
 impl fmt::Display for GpuPlan {
@@ -134,6 +144,17 @@ impl std::str::FromStr for GpuPlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_shorter_than_a_launch_launches_its_own_length() {
+        let plan = GpuPlan::default_plan();
+        assert_eq!(plan.for_run(1).gens_per_launch, 1);
+        assert_eq!(plan.for_run(0).gens_per_launch, 1);
+        assert_eq!(plan.for_run(u64::MAX), plan);
+        let short = plan.gens_per_launch as u64 - 1;
+        assert_eq!(plan.for_run(short).gens_per_launch as u64, short);
+        assert_eq!(plan.for_run(short).fit_registers, plan.fit_registers);
+    }
 
     #[test]
     fn plans_read_back_and_refuse_nonsense() {
