@@ -22,6 +22,7 @@ rules bgolly cannot run); the exit status is 1 when any differs.
 
 import argparse
 import concurrent.futures
+import gzip
 import hashlib
 import json
 import os
@@ -70,10 +71,11 @@ def golly_cells_cached(cache, bgolly, algo, path, gens, work, timeout):
     if cache is None:
         return golly_cells(bgolly, algo, path, gens, work, timeout)
     with open(path, "rb") as f:
-        key = "%s-%s-%d.json" % (hashlib.sha256(f.read()).hexdigest()[:32], algo, gens)
+        key = "%s-%s-%d.json.gz" % (hashlib.sha256(f.read()).hexdigest()[:32],
+                                     algo.replace(" ", "-"), gens)
     stored = os.path.join(cache, key)
     if os.path.exists(stored):
-        with open(stored) as f:
+        with gzip.open(stored, "rt") as f:
             kept = json.load(f)
         return Cells(kept["rle"], kept["x0"], kept["y0"])
     if not os.path.exists(bgolly):
@@ -82,7 +84,7 @@ def golly_cells_cached(cache, bgolly, algo, path, gens, work, timeout):
     cells = golly_cells(bgolly, algo, path, gens, work, timeout)
     os.makedirs(cache, exist_ok=True)
     partial = stored + ".%d.tmp" % os.getpid()
-    with open(partial, "w") as f:
+    with gzip.open(partial, "wt") as f:
         json.dump({"rle": cells.text, "x0": cells.x0, "y0": cells.y0}, f)
     os.replace(partial, stored)
     return cells
