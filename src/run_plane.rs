@@ -160,6 +160,12 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
     }
     let population = plane.population()?;
     println!("population: {population}");
+    if let Some(updates) = plane.cell_updates().filter(|_| !elapsed.is_zero()) {
+        println!(
+            "cell updates/s: {:.3e} (every cell of the tiles stepped, each generation)",
+            updates as f64 / elapsed.as_secs_f64()
+        );
+    }
     match plane.live_box()? {
         Some((x, y, width, height)) => println!(
             "live cells: {width}x{height} at ({x}, {y}); {}",

@@ -651,6 +651,27 @@ fn the_cli_runs_a_pattern_file_on_the_plane_and_writes_golly_s_position() {
 }
 
 #[test]
+fn the_cli_says_the_tiles_rate_and_no_rate_for_hashlife() {
+    let run = |algo: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
+            .args(["run", "--input", "tests/data/glider_cxrle.rle", "--gens", "64"])
+            .args(["--algo", algo, "--backend", "cpu"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let tiles = run("tiles");
+    let rate = tiles
+        .lines()
+        .find_map(|line| line.strip_prefix("cell updates/s: "))
+        .unwrap_or_else(|| panic!("no rate in {tiles}"));
+    let rate: f64 = rate.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(rate > 0.0, "{tiles}");
+    assert!(!run("hashlife").contains("cell updates/s"));
+}
+
+#[test]
 fn the_cli_writes_the_generation_a_pattern_reached_when_it_outgrew_its_memory() {
     let dir = tempfile::tempdir().unwrap();
     let gun = dir.path().join("gun.rle");

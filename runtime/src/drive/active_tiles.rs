@@ -65,6 +65,9 @@ const NEIGHBOURHOOD: [Key; 9] = [
 /// words a row ran at three words in eight).
 const BAND_WORDS: usize = TILE_WORDS - 2;
 
+/// Words a tile's row may have for a cut-out's bookkeeping to stay on the stack.
+const STACKED_WORDS: usize = 16;
+
 /// Tile rows a block of a busy region spans: its window's margins above and below are paid
 /// once for them all (see [`blocks`]).
 const BLOCK_ROWS: usize = 4;
@@ -321,6 +324,8 @@ pub struct ActiveTiles {
     generation: u64,
     /// Tiles stepped (not left alone) since the start.
     steps: u64,
+    /// Their cells times the generations each was stepped.
+    cell_updates: u128,
     /// The live cells as one universe, made when asked for.
     gathered: Option<Universe>,
     /// What steps the windows.
@@ -400,6 +405,7 @@ impl ActiveTiles {
             spare: HashMap::new(),
             generation: 0,
             steps: 0,
+            cell_updates: 0,
             gathered: None,
             description: String::new(),
             memory_limit: u64::MAX,
@@ -513,6 +519,8 @@ impl ActiveTiles {
             self.complemented_at(self.generation + gens),
         );
         self.steps += active.len() as u64;
+        let side = self.tiles.shape.side as u128;
+        self.cell_updates += active.len() as u128 * side * side * u128::from(gens);
         if self.on_gpu.is_some() || self.gpu_band_offered() {
             return self.step_on_gpu([(short, 1), (tall, BLOCK_ROWS)], gens, flips);
         }
@@ -1186,8 +1194,16 @@ impl Tiles {
         let before = self.held.get(&key);
         // Every word of it is written below.
         let mut tile = self.spare_tile();
-        // The bits that changed in the top rows within reach, the rows between, the bottom ones.
-        let mut changed = vec![0u64; 3 * w];
+        // The bits that changed in the top rows within reach, the rows between, the bottom ones
+        // (on the stack for tiles up to 1024 cells wide: a tile step is too short for an
+        // allocation).
+        let (mut on_stack, mut on_heap) = ([0u64; 3 * STACKED_WORDS], Vec::new());
+        let changed: &mut [u64] = if w <= STACKED_WORDS {
+            &mut on_stack[..3 * w]
+        } else {
+            on_heap.resize(3 * w, 0);
+            &mut on_heap
+        };
         let per_plane = side * w;
         let stride = cut.place.stride;
         let classes = [0..reach, reach..side - reach, side - reach..side];
@@ -1213,13 +1229,19 @@ impl Tiles {
                 }
             }
         }
-        let by_word: Vec<[u64; 3]> = (0..w)
-            .map(|j| {
-                let (top, between, bottom) = (changed[j], changed[w + j], changed[2 * w + j]);
-                [top, top | between | bottom, bottom]
-            })
-            .collect();
-        (key, tile, self.reach(&by_word))
+        let mut by_word = [[0u64; 3]; STACKED_WORDS];
+        let mut by_word_heap = Vec::new();
+        let by_word: &mut [[u64; 3]] = if w <= STACKED_WORDS {
+            &mut by_word[..w]
+        } else {
+            by_word_heap.resize(w, [0; 3]);
+            &mut by_word_heap
+        };
+        for (j, word) in by_word.iter_mut().enumerate() {
+            let (top, between, bottom) = (changed[j], changed[w + j], changed[2 * w + j]);
+            *word = [top, top | between | bottom, bottom];
+        }
+        (key, tile, self.reach(by_word))
     }
 
     /// Cells not dead, as Golly counts them.
@@ -1405,6 +1427,9 @@ impl PlaneEngine for ActiveTiles {
             crate::memory::human_bytes(self.tiles.bytes(self.tiles.held.len())),
             self.steps
         )
+    }
+    fn cell_updates(&self) -> Option<u128> {
+        Some(self.cell_updates)
     }
 }
 

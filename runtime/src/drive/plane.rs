@@ -205,6 +205,11 @@ pub trait PlaneEngine: Simulator {
     fn start_at(&mut self, generation: u64);
     /// How the engine went about it, for people (one line).
     fn report(&self) -> String;
+    /// Cell updates computed since the start (every cell of what was stepped, once a
+    /// generation), for an engine whose work is that: the rate a run says. HashLife's is not.
+    fn cell_updates(&self) -> Option<u128> {
+        None
+    }
     /// Holds the pattern in about `bytes` of memory: an advance that would need more stops
     /// with [`BackendError::OutOfRoom`] at the last generation reached (HashLife first drops
     /// the nodes the pattern no longer uses, between steps).
