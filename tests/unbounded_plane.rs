@@ -570,8 +570,14 @@ fn auto_keeps_hashlife_on_the_cpu_and_macrocells_with_hashlife_on_the_gpu() {
             );
         }
     }
-    assert_eq!(on(BackendKind::Gpu).choice(&life, false).0, PlaneAlgo::Tiles);
-    assert_eq!(on(BackendKind::Gpu).choice(&life, true).0, PlaneAlgo::Hashlife);
+    assert_eq!(
+        on(BackendKind::Gpu).choice(&life, false).0,
+        PlaneAlgo::Tiles
+    );
+    assert_eq!(
+        on(BackendKind::Gpu).choice(&life, true).0,
+        PlaneAlgo::Hashlife
+    );
     let sized = PlaneRequest {
         tile: Some(256),
         ..on(BackendKind::Cpu)
@@ -654,7 +660,13 @@ fn the_cli_runs_a_pattern_file_on_the_plane_and_writes_golly_s_position() {
 fn the_cli_says_the_tiles_rate_and_no_rate_for_hashlife() {
     let run = |algo: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
-            .args(["run", "--input", "tests/data/glider_cxrle.rle", "--gens", "64"])
+            .args([
+                "run",
+                "--input",
+                "tests/data/glider_cxrle.rle",
+                "--gens",
+                "64",
+            ])
             .args(["--algo", algo, "--backend", "cpu"])
             .output()
             .unwrap();
