@@ -162,7 +162,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
     println!("population: {population}");
     if let Some(updates) = plane.cell_updates().filter(|_| !elapsed.is_zero()) {
         println!(
-            "cell updates/s: {:.3e} (every cell of the tiles stepped, each generation)",
+            "cell updates/s: {:.3e} (every cell it stepped, a generation each)",
             updates as f64 / elapsed.as_secs_f64()
         );
     }

@@ -657,7 +657,7 @@ fn the_cli_runs_a_pattern_file_on_the_plane_and_writes_golly_s_position() {
 }
 
 #[test]
-fn the_cli_says_the_tiles_rate_and_no_rate_for_hashlife() {
+fn the_cli_says_the_tiles_and_the_box_s_rates_and_no_rate_for_hashlife() {
     let run = |algo: &str| {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_lifegen"))
             .args([
@@ -673,13 +673,15 @@ fn the_cli_says_the_tiles_rate_and_no_rate_for_hashlife() {
         assert!(out.status.success(), "{out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
-    let tiles = run("tiles");
-    let rate = tiles
-        .lines()
-        .find_map(|line| line.strip_prefix("cell updates/s: "))
-        .unwrap_or_else(|| panic!("no rate in {tiles}"));
-    let rate: f64 = rate.split_whitespace().next().unwrap().parse().unwrap();
-    assert!(rate > 0.0, "{tiles}");
+    for algo in ["tiles", "dense"] {
+        let said = run(algo);
+        let rate = said
+            .lines()
+            .find_map(|line| line.strip_prefix("cell updates/s: "))
+            .unwrap_or_else(|| panic!("no rate in {said}"));
+        let rate: f64 = rate.split_whitespace().next().unwrap().parse().unwrap();
+        assert!(rate > 0.0, "{said}");
+    }
     assert!(!run("hashlife").contains("cell updates/s"));
 }
 

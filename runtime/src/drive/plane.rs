@@ -206,7 +206,8 @@ pub trait PlaneEngine: Simulator {
     /// How the engine went about it, for people (one line).
     fn report(&self) -> String;
     /// Cell updates computed since the start (every cell of what was stepped, once a
-    /// generation), for an engine whose work is that: the rate a run says. HashLife's is not.
+    /// generation: the tiles', the box's), for an engine whose work is that: the rate a run
+    /// says. HashLife's is not.
     fn cell_updates(&self) -> Option<u128> {
         None
     }
@@ -291,6 +292,8 @@ pub struct PlaneSimulator {
     generation: u64,
     /// Times the box was re-cut round the cells.
     recuts: u64,
+    /// The box's cells times the generations it was stepped.
+    cell_updates: u128,
     /// The grid's bounded side, when only one is.
     strip: Option<Strip>,
     /// Bytes a box may take.
@@ -350,6 +353,7 @@ impl PlaneSimulator {
             origin: (origin.0 - shift.0, origin.1 - shift.1),
             generation: 0,
             recuts: 0,
+            cell_updates: 0,
             strip,
             memory_limit: u64::MAX,
             box_size,
@@ -427,6 +431,7 @@ impl PlaneSimulator {
             }
             let step = (reach as u64).min(left);
             self.sim.advance(step)?;
+            self.cell_updates += (w * h) as u128 * u128::from(step);
             self.generation += step;
             left -= step;
         }
@@ -580,6 +585,9 @@ impl PlaneEngine for PlaneSimulator {
             self.recuts,
             crate::memory::human_bytes(bytes)
         )
+    }
+    fn cell_updates(&self) -> Option<u128> {
+        Some(self.cell_updates)
     }
 }
 
