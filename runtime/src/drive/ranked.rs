@@ -308,6 +308,10 @@ impl Simulator for RankedSimulator {
     fn preferred_step(&self) -> u64 {
         self.band.preferred_step()
     }
+
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.band.prepare(gens)
+    }
 }
 
 /// Ranks on GPUs, the rows sent and received through NCCL on the band's stream: the next
@@ -550,6 +554,8 @@ mod tests {
                         .map_err(|e| e.to_string())?;
                         let mut seen = Vec::new();
                         for &gens in slices {
+                            // As a run's driver does: prepared, then timed.
+                            sim.prepare(gens).map_err(|e| e.to_string())?;
                             sim.advance(gens).map_err(|e| e.to_string())?;
                             seen.push(sim.universe().map_err(|e| e.to_string())?.clone());
                         }
