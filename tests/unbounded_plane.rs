@@ -61,6 +61,18 @@ fn soup(rule: &Rule, side: u64, seed: u64) -> Universe {
     u
 }
 
+/// A `side`-wide square with soups in its top and bottom twelfths.
+fn soups_far_apart(rule: &Rule, side: u64, seed: u64) -> Universe {
+    let mut u = soup(rule, side, seed);
+    let strip = side as usize / 12;
+    for y in strip..u.height() - strip {
+        for x in 0..u.width() {
+            u.set_state(x, y, 0);
+        }
+    }
+    u
+}
+
 /// How the plane is held in a test: the dense box, active tiles of a side (their windows
 /// stacked in tori run by simulators, or in place through the CPU's generated kernel), or
 /// HashLife.
@@ -250,8 +262,8 @@ fn busy_soups_step_in_tall_blocks_as_the_dense_box_steps_them() {
 
 /// Tiles held on the GPU (windows gathered from them and stepped tiles cut out into them
 /// there, the flags of what changed the only thing copied back) step as the CPU's tiles do:
-/// Life in windows a tile row high and in blocks of four (tiles of 64), rows of tiles wider than
-/// a band, Generations of one and
+/// soups that fill their box of tiles (one window over the box, in longer chunks), two soups
+/// far apart (windows a tile row high and blocks of four, tiles of 64), Generations of one and
 /// of several bit-planes, Larger than Life, the triangular NL, a B0 rule (windows complemented
 /// at odd generations), through pieces that change the chunks' lengths.
 #[test]
@@ -261,8 +273,6 @@ fn tiles_held_on_the_gpu_step_as_the_cpu_s_tiles() {
     }
     for (text, side, tile) in [
         ("B3/S23", 420, Some(64)),
-        // Rows of tiles wider than a band of a batch (two strips of the kernel, 62 words):
-        // blocks cut where a band is full.
         ("B3/S23", 4000, Some(64)),
         ("B3/S23", 200, None),
         ("B36/S23", 100, None),
@@ -271,9 +281,18 @@ fn tiles_held_on_the_gpu_step_as_the_cpu_s_tiles() {
         ("R2,C0,M1,S4..6,B5..6,NM", 60, None),
         ("R1,C0,S1,B1,10,11,12,NL", 60, None),
         ("B017/S01", 250, Some(64)),
+        // Two soups far apart fill little of their box: windows, in blocks of four rows of
+        // tiles, their rows wider than a band of a batch (two strips of the kernel, 62
+        // words): blocks cut where a band is full.
+        ("B3/S23", 4000 + 1, Some(64)),
+        ("/2/3", 2400 + 1, Some(64)),
     ] {
         let rule = parse(text);
-        let start = soup(&rule, side, 5);
+        let start = if side % 2 == 1 {
+            soups_far_apart(&rule, side, 5)
+        } else {
+            soup(&rule, side, 5)
+        };
         let origin = (-1000, 1_000_000_000_076);
         let [mut cpu, mut gpu] = [BackendKind::Cpu, BackendKind::Gpu]
             .map(|kind| engine(Engine::Tiles(tile), rule, start.clone(), origin, kind));

@@ -18,6 +18,11 @@
 //! the window's complemented margin), and its tile complemented again when the chunk ends at
 //! an odd generation.
 //!
+//! On the GPU, active tiles that fill at least half of their box are stepped as one window of
+//! the whole box, in chunks of up to a tile's side (margins about a 48th of the box): a soup at
+//! full activity then runs at 0.7-0.87x the dense torus's rate in tiles of 512 and 1024, where
+//! windows of blocks ran at 0.13-0.2x (BENCHMARKS.md, nineteenth session).
+//!
 //! A tile equal after a chunk to what it was before, with eight neighbours that did not change
 //! either, would be stepped from the same window again: it is left alone, whatever its period
 //! as long as the period divides `chunk` (still lifes, blinkers, the period-2, 4, 8, 16 and 32
@@ -340,6 +345,11 @@ pub struct ActiveTiles {
     on_gpu: Option<GpuTiles>,
     /// Words of a row one strip of the GPU simulators' kernel writes (0 on the CPU).
     gpu_strip_words: usize,
+    /// Generations a launch of the GPU simulators' kernel steps (0 on the CPU).
+    gpu_launch: u64,
+    /// The next chunk's generations when the last stepped one box of tiles on the GPU
+    /// ([`ActiveTiles::one_box`]).
+    box_chunk: Option<u64>,
 }
 
 /// Tiles held on the GPU: the pool, each held tile's slot, and the slots free.
@@ -361,6 +371,124 @@ impl GpuTiles {
         self.pool.grow(capacity + more - self.free.len())?;
         self.free
             .extend((capacity as u32..self.pool.capacity() as u32).rev());
+        Ok(())
+    }
+}
+
+/// What a chunk on the GPU steps: the windows of blocks (each group with its rows of tiles),
+/// or one box of tiles in one window.
+enum GpuChunk {
+    Windows([(Vec<Block>, usize); 2]),
+    Box(Block),
+}
+
+impl GpuChunk {
+    /// Tiles stepped.
+    fn tiles(&self) -> usize {
+        match self {
+            GpuChunk::Windows(groups) => groups
+                .iter()
+                .flat_map(|(blocks, _)| blocks)
+                .map(|b| b.len * b.rows)
+                .sum(),
+            GpuChunk::Box(block) => block.len * block.rows,
+        }
+    }
+}
+
+/// Active tiles stepped a chunk on the GPU when they fill at least this share of their box:
+/// then one window of the box steps them (and the few idle tiles among them) in one torus
+/// with margins at its edges only, in longer chunks.
+const BOX_FILL: f64 = 0.5;
+
+/// Columns a window's halo holds for `gens` generations of radius `radius`: whole 32-bit words.
+fn box_halo(gens: u64, radius: i64) -> i64 {
+    (gens * radius as u64).next_multiple_of(32) as i64
+}
+
+/// A chunk's launches on the GPU: each batch of windows gathered, stepped and cut out, the
+/// stepped tiles (key, old slot, new slot) in the order of their flags.
+struct GpuLaunch<'a> {
+    tiles: &'a Tiles,
+    gpu: &'a mut GpuTiles,
+    simulators: &'a mut HashMap<(Layout, u64), Box<dyn Simulator>>,
+    make: &'a MakeBox,
+    states: u16,
+    gens: u64,
+    flips: (u64, u64),
+    stepped: Vec<(Key, u32, u32)>,
+}
+
+impl GpuLaunch<'_> {
+    /// Steps the windows of `batch` (their bands counted from `first_band`) in the torus of
+    /// `shape`'s layout, bands of `shape.1` rows; the windows `window_h` rows high with `halo`
+    /// columns each side.
+    fn batch(
+        &mut self,
+        batch: &[(Block, Slot)],
+        first_band: usize,
+        shape: (Layout, u64),
+        window_h: u64,
+        halo: i64,
+    ) -> Result<(), BackendError> {
+        let tiles = self.tiles;
+        let side = tiles.shape.side as usize;
+        let margin = self.gens as usize * tiles.radius as usize;
+        let (layout, band_h) = shape;
+        let mut sim = match self.simulators.remove(&shape) {
+            Some(sim) => sim,
+            None => (self.make)(torus(
+                self.states,
+                64 * layout.words as u64,
+                band_h * layout.bands as u64,
+            )?)?,
+        };
+        let GpuTiles {
+            pool, slots, free, ..
+        } = &mut *self.gpu;
+        let slot_of = |key: &Key| slots.get(key).copied().unwrap_or(u32::MAX);
+        let (mut windows, mut table, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
+        let first_cut = self.stepped.len();
+        for &(block, (band, word)) in batch {
+            let top = (band - first_band) * band_h as usize;
+            windows.extend(
+                [
+                    top,
+                    2 * word,
+                    block.len,
+                    2 * tiles.window_words(block.len, halo),
+                    window_h as usize,
+                    table.len(),
+                ]
+                .map(|n| n as u32),
+            );
+            let (x, y) = block.first;
+            for dy in -1..=block.rows as i64 {
+                for dx in -1..=block.len as i64 {
+                    table.push(slot_of(&(x + dx, y + dy)));
+                }
+            }
+            for (key, i, k) in block.tiles() {
+                let old = slot_of(&key);
+                let new = free.pop().expect("slots reserved for every tile stepped");
+                cuts.extend([
+                    (top + margin + k * side) as u32,
+                    (2 * word + halo as usize / 32 + i * side / 32) as u32,
+                    old,
+                    new,
+                ]);
+                self.stepped.push((key, old, new));
+            }
+        }
+        let band = sim
+            .device_band()
+            .ok_or_else(|| BackendError::Plane("the tiles' simulators left the GPU".into()))?;
+        let (flip_in, flip_out) = self.flips;
+        let around = (margin as u32, halo as u32);
+        pool.gather(band, &windows, &table, around, flip_in as u32)?;
+        band.enqueue(self.gens)?;
+        pool.cut(band, &cuts, first_cut, around, flip_out as u32)?;
+        self.simulators.insert(shape, sim);
         Ok(())
     }
 }
@@ -414,6 +542,8 @@ impl ActiveTiles {
             memory_limit: u64::MAX,
             on_gpu: None,
             gpu_strip_words: 0,
+            gpu_launch: 0,
+            box_chunk: None,
         };
         engine.description = match &engine.stepper {
             WindowStepper::Kernel(kernel) => {
@@ -450,7 +580,8 @@ impl ActiveTiles {
                     .map_or(0, |band| (band.strip_words() as usize / 2).max(1));
                 let on_gpu = engine.gpu_strip_words > 0;
                 let held = if on_gpu {
-                    "; the tiles held on the GPU, gathered into windows and cut out there"
+                    "; the tiles held on the GPU, gathered into windows and cut out there, \
+                     tiles that fill their box in one window"
                 } else {
                     ""
                 };
@@ -459,6 +590,9 @@ impl ActiveTiles {
                 let launch = first.preferred_step();
                 if on_gpu && (2..=shape.chunk).contains(&launch) {
                     engine.tiles.shape.chunk = shape.chunk / launch * launch;
+                }
+                if on_gpu {
+                    engine.gpu_launch = launch;
                 }
                 let description = format!("{}{held}", first.describe());
                 engine.simulators.insert((layout, height), first);
@@ -482,23 +616,8 @@ impl ActiveTiles {
         // An odd chunk of an alternating rule starts at the other parity next time, where the
         // cells held step by another rule.
         let fresh = gens != self.last_chunk || (self.alternating && gens % 2 == 1);
+        let active = self.active(fresh);
         let held = &self.tiles.held;
-        let mut active: Vec<Key> = if fresh {
-            held.keys()
-                .flat_map(|&(x, y)| {
-                    (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (x + dx, y + dy)))
-                })
-                .collect::<KeySet<Key>>()
-                .into_iter()
-                .collect()
-        } else {
-            self.touched.iter().copied().collect()
-        };
-        active.sort_unstable_by_key(|&(x, y)| (y, x));
-        // A window of dead cells stays dead (no birth from nothing on the plane).
-        active.retain(|&(x, y)| {
-            (-1..=1).any(|dy| (-1..=1).any(|dx| held.contains_key(&(x + dx, y + dy))))
-        });
         let born = active.iter().filter(|k| !held.contains_key(k)).count();
         let bytes = self.tiles.bytes(held.len() + born);
         if bytes > self.memory_limit {
@@ -529,7 +648,17 @@ impl ActiveTiles {
         let side = self.tiles.shape.side as u128;
         self.cell_updates += active.len() as u128 * side * side * u128::from(gens);
         if self.on_gpu.is_some() || self.gpu_band_offered() {
-            return self.step_on_gpu([(short, 1), (tall, BLOCK_ROWS)], gens, flips);
+            let chunk = match self.one_box(&active, gens) {
+                Some((block, next)) => {
+                    self.box_chunk = next;
+                    GpuChunk::Box(block)
+                }
+                None => {
+                    self.box_chunk = None;
+                    GpuChunk::Windows([(short, 1), (tall, BLOCK_ROWS)])
+                }
+            };
+            return self.step_on_gpu(chunk, gens, flips);
         }
         let mut results: Vec<Stepped> = Vec::with_capacity(active.len());
         for (group, rows) in [(short, 1), (tall, BLOCK_ROWS)] {
@@ -573,6 +702,29 @@ impl ActiveTiles {
         Ok(())
     }
 
+    /// The tiles a chunk steps, by row and then column: every tile held and its neighbours
+    /// when the chunk is `fresh`, else those the last chunk touched; a tile with no neighbour
+    /// held stays dead (no birth from nothing on the plane).
+    fn active(&self, fresh: bool) -> Vec<Key> {
+        let held = &self.tiles.held;
+        let mut active: Vec<Key> = if fresh {
+            held.keys()
+                .flat_map(|&(x, y)| {
+                    (-1..=1).flat_map(move |dy| (-1..=1).map(move |dx| (x + dx, y + dy)))
+                })
+                .collect::<KeySet<Key>>()
+                .into_iter()
+                .collect()
+        } else {
+            self.touched.iter().copied().collect()
+        };
+        active.sort_unstable_by_key(|&(x, y)| (y, x));
+        active.retain(|&(x, y)| {
+            (-1..=1).any(|dy| (-1..=1).any(|dx| held.contains_key(&(x + dx, y + dy))))
+        });
+        active
+    }
+
     fn chunk_done(&mut self, gens: u64) {
         self.last_chunk = gens;
         self.generation += gens;
@@ -589,113 +741,80 @@ impl ActiveTiles {
                 .is_some_and(|sim| sim.device_band().is_some())
     }
 
-    /// Steps the windows of the blocks of `groups` (each with its rows of tiles) by `gens` in
-    /// GPU simulators, gathered from and cut out into the tiles held on the GPU (moved there at
-    /// the first chunk).
+    /// Steps `chunk`'s windows by `gens` in GPU simulators, gathered from and cut out into the
+    /// tiles held on the GPU (moved there at the first chunk).
     fn step_on_gpu(
         &mut self,
-        groups: [(Vec<Block>, usize); 2],
+        chunk: GpuChunk,
         gens: u64,
-        (flip_in, flip_out): (u64, u64),
+        flips: (u64, u64),
     ) -> Result<(), BackendError> {
         if self.on_gpu.is_none() {
             self.on_gpu = Some(self.move_to_gpu()?);
         }
+        let boxed = match &chunk {
+            GpuChunk::Box(block) => Some(self.box_shape(*block, gens)),
+            GpuChunk::Windows(_) => None,
+        };
         let WindowStepper::Simulators(make) = &self.stepper else {
             unreachable!("tiles on the GPU are stepped by GPU simulators")
         };
-        let gpu = self.on_gpu.as_mut().expect("made above");
         let tiles = &self.tiles;
-        let (side, halo) = (tiles.shape.side as usize, tiles.shape.halo);
-        let margin = gens as usize * tiles.radius as usize;
-        let stepped_tiles: usize = groups
-            .iter()
-            .flat_map(|(blocks, _)| blocks)
-            .map(|b| b.len * b.rows)
-            .sum();
+        let stepped_tiles = chunk.tiles();
+        let gpu = self.on_gpu.as_mut().expect("made above");
         gpu.reserve(stepped_tiles)?;
+        gpu.pool.begin_chunk(stepped_tiles)?;
+        let mut launch = GpuLaunch {
+            tiles,
+            gpu,
+            simulators: &mut self.simulators,
+            make,
+            states: self.states,
+            gens,
+            flips,
+            stepped: Vec::with_capacity(stepped_tiles),
+        };
+        let strip = self.gpu_strip_words;
+        match chunk {
+            GpuChunk::Windows(groups) => {
+                let halo = tiles.shape.halo;
+                let (words, halo_words) = (tiles.words, tiles.window_words(0, halo));
+                let band_words = GPU_BAND_STRIPS * strip;
+                for (group, rows) in groups {
+                    if group.is_empty() {
+                        continue;
+                    }
+                    let packed = pack(group, words, halo_words, band_words);
+                    let window_h = tiles.window_height(gens, rows);
+                    let per_batch = gpu_batch_bands(window_h, band_words);
+                    for batch in packed.chunk_by(|a, b| a.1.0 / per_batch == b.1.0 / per_batch) {
+                        let first_band = batch[0].1.0;
+                        let mut layout = Layout::of(batch.iter().map(|(block, slot)| {
+                            (
+                                slot.0 - first_band,
+                                slot.1 + tiles.window_words(block.len, halo),
+                            )
+                        }));
+                        // Few shapes of simulator (making one takes 5-10 ms): whole strips of
+                        // the kernel, and bands in few counts.
+                        layout.words = layout.words.max(band_words).next_multiple_of(strip);
+                        layout.bands = gpu_bands(layout.bands);
+                        launch.batch(batch, first_band, (layout, window_h), window_h, halo)?;
+                    }
+                }
+            }
+            GpuChunk::Box(block) => {
+                let (shape, window_h, halo) = boxed.expect("a box's shape");
+                launch.batch(&[(block, (0, 0))], 0, shape, window_h, halo)?;
+            }
+        }
+        let GpuLaunch { stepped, .. } = launch;
         let GpuTiles {
             pool,
             slots,
             free,
             home,
-        } = gpu;
-        let slot_of = |key: &Key| slots.get(key).copied().unwrap_or(u32::MAX);
-        let mut stepped: Vec<(Key, u32, u32)> = Vec::with_capacity(stepped_tiles);
-        pool.begin_chunk(stepped_tiles)?;
-        let (words, halo_words) = (tiles.words, tiles.window_words(0, halo));
-        let strip = self.gpu_strip_words;
-        let band_words = GPU_BAND_STRIPS * strip;
-        for (group, rows) in groups {
-            if group.is_empty() {
-                continue;
-            }
-            let packed = pack(group, words, halo_words, band_words);
-            let window_h = tiles.window_height(gens, rows);
-            let per_batch = gpu_batch_bands(window_h, band_words);
-            for batch in packed.chunk_by(|a, b| a.1.0 / per_batch == b.1.0 / per_batch) {
-                let first_band = batch[0].1.0;
-                let mut layout = Layout::of(batch.iter().map(|(block, slot)| {
-                    (
-                        slot.0 - first_band,
-                        slot.1 + tiles.window_words(block.len, halo),
-                    )
-                }));
-                // Few shapes of simulator (making one takes 5-10 ms): whole strips of the kernel,
-                // and bands in few counts.
-                layout.words = layout.words.max(band_words).next_multiple_of(strip);
-                layout.bands = gpu_bands(layout.bands);
-                let key = (layout, window_h);
-                let mut sim = match self.simulators.remove(&key) {
-                    Some(sim) => sim,
-                    None => make(torus(
-                        self.states,
-                        64 * layout.words as u64,
-                        window_h * layout.bands as u64,
-                    )?)?,
-                };
-                let (mut windows, mut table, mut cuts) = (Vec::new(), Vec::new(), Vec::new());
-                let first_cut = stepped.len();
-                for &(block, (band, word)) in batch {
-                    let top = (band - first_band) * window_h as usize;
-                    windows.extend(
-                        [
-                            top,
-                            2 * word,
-                            block.len,
-                            2 * tiles.window_words(block.len, halo),
-                            window_h as usize,
-                            table.len(),
-                        ]
-                        .map(|n| n as u32),
-                    );
-                    let (x, y) = block.first;
-                    for dy in -1..=block.rows as i64 {
-                        for dx in -1..=block.len as i64 {
-                            table.push(slot_of(&(x + dx, y + dy)));
-                        }
-                    }
-                    for (key, i, k) in block.tiles() {
-                        let old = slot_of(&key);
-                        let new = free.pop().expect("slots reserved for every tile stepped");
-                        cuts.extend([
-                            (top + margin + k * side) as u32,
-                            (2 * word + halo as usize / 32 + i * side / 32) as u32,
-                            old,
-                            new,
-                        ]);
-                        stepped.push((key, old, new));
-                    }
-                }
-                let band = sim.device_band().ok_or_else(|| {
-                    BackendError::Plane("the tiles' simulators left the GPU".into())
-                })?;
-                pool.gather(band, &windows, &table, margin as u32, flip_in as u32)?;
-                band.enqueue(gens)?;
-                pool.cut(band, &cuts, first_cut, margin as u32, flip_out as u32)?;
-                self.simulators.insert(key, sim);
-            }
-        }
+        } = self.on_gpu.as_mut().expect("made above");
         let flags = pool.finish_chunk(stepped.len())?;
         self.touched.clear();
         for ((key, old, new), flags) in stepped.into_iter().zip(flags) {
@@ -719,6 +838,73 @@ impl ActiveTiles {
         Ok(())
     }
 
+    /// The torus `block` is stepped in for `gens` generations, the window's rows and halo
+    /// ([`Tiles::box_torus`]): one made for an earlier box where the window fits in it at
+    /// little cost, else one with room for the box grown by a tile each side (a soup's box grows
+    /// so at once, as its edge spills into the tiles around it; making a torus of 20000^2 took
+    /// 18 ms on an H200's host). The tori that cannot hold this box are dropped.
+    fn box_shape(&mut self, block: Block, gens: u64) -> ((Layout, u64), u64, i64) {
+        let strip = self.gpu_strip_words;
+        let ((need, rows), window_h, halo) = self.tiles.box_torus(block, gens, strip);
+        let holds = |&(layout, h): &(Layout, u64)| {
+            layout.bands == 1 && layout.words >= need.words && h >= rows
+        };
+        let cheap = |&(layout, h): &(Layout, u64)| {
+            2 * layout.words as u64 * h <= 3 * need.words as u64 * rows
+        };
+        let found = self
+            .simulators
+            .keys()
+            .copied()
+            .filter(|shape| holds(shape) && cheap(shape))
+            .min_by_key(|(layout, h)| layout.words as u64 * h);
+        let shape = found.unwrap_or_else(|| {
+            let grown = Block {
+                first: (block.first.0 - 1, block.first.1 - 1),
+                len: block.len + 2,
+                rows: block.rows + 2,
+            };
+            self.tiles.box_torus(grown, gens, strip).0
+        });
+        self.simulators
+            .retain(|key, _| key.0.bands != 1 || holds(key) || *key == shape);
+        (shape, window_h, halo)
+    }
+
+    /// The box of `active`'s tiles, stepped as one window on the GPU when they fill at least
+    /// [`BOX_FILL`] of it, or when `gens` is longer than the windows' halo allows (the last
+    /// chunk was such a box); with the chunk the next box may take, or `None` when the windows
+    /// should go on alone.
+    fn one_box(&self, active: &[Key], gens: u64) -> Option<(Block, Option<u64>)> {
+        let (&first, rest) = active.split_first()?;
+        let (mut x0, mut x1, y0, mut y1) = (first.0, first.0, first.1, first.1);
+        for &(x, y) in rest {
+            (x0, x1, y1) = (x0.min(x), x1.max(x), y1.max(y));
+        }
+        let block = Block {
+            first: (x0, y0),
+            len: (x1 - x0 + 1) as usize,
+            rows: (y1 - y0 + 1) as usize,
+        };
+        let area = block.len * block.rows;
+        let full = active.len() as f64 >= BOX_FILL * area as f64;
+        if !full && gens <= self.tiles.shape.chunk {
+            return None;
+        }
+        Some((block, full.then(|| self.box_chunk(block))))
+    }
+
+    /// Generations a box of tiles is stepped a chunk: margins of about 1/48 of its shorter
+    /// side (a chunk's fixed costs, its launches, copies and the wait for its flags, and its
+    /// margins' work, are then about even on a soup of 16384^2 in tiles of 1024), at most
+    /// a tile's side, in whole launches of the GPU's kernel, and at least a chunk of windows.
+    fn box_chunk(&self, block: Block) -> u64 {
+        let shape = self.tiles.shape;
+        let cells = block.len.min(block.rows) as u64 * shape.side as u64;
+        let reach = (cells / 48).min(shape.side as u64) / self.tiles.radius as u64;
+        let launch = self.gpu_launch.max(1);
+        (reach / launch * launch).max(shape.chunk)
+    }
     /// The held tiles copied to a pool on the GPU of the simulators, `held` left holding empty
     /// tiles.
     fn move_to_gpu(&mut self) -> Result<GpuTiles, BackendError> {
@@ -726,7 +912,6 @@ impl ActiveTiles {
         let words = TileWords {
             side: tiles.shape.side as u32,
             planes: tiles.planes as u32,
-            halo: tiles.shape.halo as u32,
         };
         let sim = self
             .simulators
@@ -741,14 +926,15 @@ impl ActiveTiles {
             free: Vec::new(),
             home: false,
         };
-        gpu.free = (0..gpu.pool.capacity() as u32).rev().collect();
-        for (&key, tile) in tiles.held.iter_mut() {
-            let slot = gpu.free.pop().expect("a slot for every tile held");
-            gpu.pool.upload(slot, tile)?;
-            gpu.slots.insert(key, slot);
+        // Slots 0, 1, ... in one copy.
+        let mut cells = Vec::with_capacity(count * tiles.tile_len());
+        for (slot, (&key, tile)) in tiles.held.iter_mut().enumerate() {
+            cells.extend_from_slice(tile);
+            gpu.slots.insert(key, slot as u32);
             *tile = Box::new([]);
         }
-        gpu.pool.settle()?;
+        gpu.pool.upload(&cells)?;
+        gpu.free = (count as u32..gpu.pool.capacity() as u32).rev().collect();
         Ok(gpu)
     }
 
@@ -875,7 +1061,7 @@ impl ActiveTiles {
                 self.generation += left;
                 return Ok(());
             }
-            let step = left.min(self.tiles.shape.chunk);
+            let step = left.min(self.box_chunk.unwrap_or(self.tiles.shape.chunk));
             self.advance_chunk(step)?;
             left -= step;
         }
@@ -927,6 +1113,22 @@ fn torus(states: u16, width: u64, height: u64) -> Result<Universe, BackendError>
 }
 
 impl Tiles {
+    /// The torus a box of tiles is stepped in for `gens` generations (its layout and rows, in
+    /// whole strips of `strip` words), the window's rows and its halo's columns. The torus is a
+    /// little larger than the window, so a growing box makes a new simulator now and then, not
+    /// every chunk.
+    fn box_torus(&self, block: Block, gens: u64, strip: usize) -> ((Layout, u64), u64, i64) {
+        let halo = box_halo(gens, self.radius);
+        let window_h = self.window_height(gens, block.rows);
+        let words = self.window_words(block.len, halo);
+        let layout = Layout {
+            words: words.next_multiple_of(strip.max(words.next_power_of_two() / 16)),
+            bands: 1,
+        };
+        let rows = window_h.next_multiple_of(window_h.next_power_of_two() / 16);
+        ((layout, rows), window_h, halo)
+    }
+
     /// Bytes `tiles` tiles take.
     fn bytes(&self, tiles: usize) -> u64 {
         (tiles as u64).saturating_mul(8 * self.tile_len() as u64)
@@ -1406,6 +1608,34 @@ impl Simulator for ActiveTiles {
         let chunk = self.tiles.shape.chunk;
         chunk * (64 / chunk).max(1)
     }
+    /// On the GPU: the tiles moved there, and the simulator of the first chunk's box made,
+    /// before the run's clock (as a dense universe is uploaded before it); a box's first chunk
+    /// as long as the next.
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        if !self.gpu_band_offered() || gens == 0 {
+            return Ok(());
+        }
+        if self.on_gpu.is_none() {
+            self.on_gpu = Some(self.move_to_gpu()?);
+        }
+        let first = gens.min(self.tiles.shape.chunk);
+        let active = self.active(true);
+        let Some((block, next)) = self.one_box(&active, first) else {
+            return Ok(());
+        };
+        // The first chunk as long as a box's.
+        self.box_chunk = next;
+        let first = gens.min(next.unwrap_or(first));
+        let ((layout, rows), ..) = self.box_shape(block, first);
+        if let WindowStepper::Simulators(make) = &self.stepper
+            && !self.simulators.contains_key(&(layout, rows))
+        {
+            let mut sim = make(torus(self.states, 64 * layout.words as u64, rows)?)?;
+            sim.prepare(first)?;
+            self.simulators.insert((layout, rows), sim);
+        }
+        Ok(())
+    }
 }
 
 impl PlaneEngine for ActiveTiles {
@@ -1570,5 +1800,52 @@ mod tests {
         assert_eq!(stepped.len(), active.len() + 1);
         // Rows of one block each are the runs.
         assert_eq!(blocks(&active, 1, cost), runs(&active));
+    }
+
+    #[test]
+    fn tiles_that_fill_their_box_step_as_one_window_in_longer_chunks() {
+        let rule = lifegen_gen::rule::parse("B3/S23").unwrap().rule;
+        let make = Box::new(move |u| crate::create(crate::BackendKind::Cpu, &rule, u));
+        let cells = Universe::new(64, 64).unwrap();
+        let engine =
+            ActiveTiles::new(rule, &cells, (0, 0), None, WindowStepper::Simulators(make)).unwrap();
+        let shape = engine.shape();
+        assert_eq!((shape.side, shape.chunk), (128, 16));
+        // 40x30 tiles, all but one active: one window, the next chunks 40 generations of the
+        // 30 tiles' 3840 cells (their 48th part is 80; a launch on the CPU is a generation).
+        let mut active: Vec<Key> = (0..30)
+            .flat_map(|y| (0..40).map(move |x| (x - 7, y + 3)))
+            .filter(|&k| k != (5, 5))
+            .collect();
+        let whole = Block {
+            first: (-7, 3),
+            len: 40,
+            rows: 30,
+        };
+        assert_eq!(engine.one_box(&active, 16), Some((whole, Some(80))));
+        // A chunk longer than the windows' halo allows is one box, even a sparse one, and the
+        // next goes back to windows.
+        active = vec![(0, 0), (100, 3)];
+        assert_eq!(engine.one_box(&active, 16), None);
+        let sparse = Block {
+            first: (0, 0),
+            len: 101,
+            rows: 4,
+        };
+        assert_eq!(engine.one_box(&active, 80), Some((sparse, None)));
+        assert_eq!(engine.one_box(&[], 80), None);
+        // Small boxes step the windows' chunk; large ones a tile's side at most.
+        let small = Block {
+            len: 2,
+            rows: 2,
+            ..whole
+        };
+        assert_eq!(engine.box_chunk(small), 16);
+        let large = Block {
+            len: 500,
+            rows: 500,
+            ..whole
+        };
+        assert_eq!(engine.box_chunk(large), 128);
     }
 }

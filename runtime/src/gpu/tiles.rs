@@ -24,8 +24,6 @@ pub struct TileWords {
     /// Cells a side.
     pub side: u32,
     pub planes: u32,
-    /// Columns a window reads from each side neighbour (a multiple of 32).
-    pub halo: u32,
 }
 
 impl TileWords {
@@ -96,17 +94,14 @@ impl TilePool {
         Ok(())
     }
 
-    /// Writes a host tile (`side / 64` words a row, planes one after another) into `slot`.
-    pub fn upload(&mut self, slot: u32, tile: &[u64]) -> Result<(), GpuError> {
-        let n = self.words.tile();
-        let at = slot as usize * n;
+    /// Writes host tiles (`side / 64` words a row, planes one after another, tiles one after
+    /// another) into slots 0, 1, ..., and waits for them to land (before other streams read
+    /// the pool).
+    pub fn upload(&mut self, tiles: &[u64]) -> Result<(), GpuError> {
+        let words = as_u32(tiles);
         self.stream
-            .memcpy_htod(as_u32(tile), &mut self.cells.slice_mut(at..at + n))
-            .map_err(driver("copy a tile to the GPU"))
-    }
-
-    /// Waits for the copies to the pool to land (before other streams read it).
-    pub fn settle(&self) -> Result<(), GpuError> {
+            .memcpy_htod(words, &mut self.cells.slice_mut(0..words.len()))
+            .map_err(driver("copy the tiles to the GPU"))?;
         self.stream
             .synchronize()
             .map_err(driver("copy the tiles to the GPU"))
@@ -130,14 +125,14 @@ impl TilePool {
     }
 
     /// Gathers the windows `windows` describes ([`WINDOW_FIELDS`] each; their tiles in
-    /// `table`) into `band`'s rows, `margin` rows above and below each window's tiles, every
-    /// cell complemented by `flip`.
+    /// `table`) into `band`'s rows, `margin` rows above and below each window's tiles and
+    /// `halo` columns (a multiple of 32) each side, every cell complemented by `flip`.
     pub fn gather(
         &self,
         band: &dyn DeviceBand,
         windows: &[u32],
         table: &[u32],
-        margin: u32,
+        (margin, halo): (u32, u32),
         flip: u32,
     ) -> Result<(), GpuError> {
         let count = windows.len() / WINDOW_FIELDS;
@@ -179,7 +174,7 @@ impl TilePool {
             .arg(&row)
             .arg(&tile)
             .arg(&plane_tile)
-            .arg(&w.halo)
+            .arg(&halo)
             .arg(&margin)
             .arg(&flip);
         // SAFETY: the arguments match the parameters `ptx_tiles::gather_ptx` declares; each
@@ -208,13 +203,13 @@ impl TilePool {
     /// Cuts the stepped tiles `cuts` describes ([`CUT_FIELDS`] each) out of `band`'s rows
     /// into their new slots, complemented by `flip`; their flags
     /// (`lifegen_gen::emit::ptx_tiles::ALIVE_FLAG` and the tiles around each that see a change
-    /// in its `reach` rows and halo columns) go to the chunk's flags from `first` on.
+    /// in its `reach` rows and `halo` columns) go to the chunk's flags from `first` on.
     pub fn cut(
         &mut self,
         band: &dyn DeviceBand,
         cuts: &[u32],
         first: usize,
-        reach: u32,
+        (reach, halo): (u32, u32),
         flip: u32,
     ) -> Result<(), GpuError> {
         let count = cuts.len() / CUT_FIELDS;
@@ -250,7 +245,7 @@ impl TilePool {
             .arg(&row)
             .arg(&tile)
             .arg(&plane_tile)
-            .arg(&w.halo)
+            .arg(&halo)
             .arg(&reach)
             .arg(&flip);
         // SAFETY: the arguments match the parameters `ptx_tiles::cut_ptx` declares; each tile
