@@ -202,14 +202,16 @@ impl PlaneRequest {
         let backend = self.backend;
         Ok(match algo {
             PlaneAlgo::Tiles | PlaneAlgo::Auto => {
-                let shape = self
-                    .tile
-                    .map(|side| {
-                        TileShape::for_radius(crate::drive::bands::radius(&rule) as i64)
+                let radius = crate::drive::bands::radius(&rule) as i64;
+                let shape = match (self.tile, backend) {
+                    (Some(side), _) => Some(
+                        TileShape::for_radius(radius)
                             .with_side(side)
-                    })
-                    .transpose()
-                    .map_err(|e| refused(format!("--tile {e}")))?;
+                            .map_err(|e| refused(format!("--tile {e}")))?,
+                    ),
+                    (None, BackendKind::Gpu) => Some(TileShape::for_gpu(radius)),
+                    (None, _) => None,
+                };
                 // Tiles held on the GPU pay a few launches, copies of descriptions up and of
                 // flags down, and a wait each chunk, and 15-20 ms for each shape of batch: on
                 // sparse patterns no faster than the CPU's tiles (BENCHMARKS.md, tenth session),

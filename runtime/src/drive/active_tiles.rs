@@ -212,6 +212,13 @@ fn pack(
     packed
 }
 
+/// Cells a side of the tiles held on the GPU unless `--tile` says otherwise. Measured on one
+/// H200 (BENCHMARKS.md, nineteenth session) against 128, 256 and 512: soups of 4096^2 and
+/// 16384^2 to 1000 generations ran fastest in tiles of 1024 (0.82-0.87x the dense torus's rate
+/// at 16384^2, 512: 0.69-0.77x, 128: 0.15-0.22x); seven sparse patterns of Golly's collection to
+/// 10^4 within 0.75-1.3x of tiles of 512 and 256, all faster than tiles of 128.
+pub const GPU_TILE_SIDE: i64 = 1024;
+
 /// How tiles are cut and stepped: measured choices, see [`TileShape::for_radius`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileShape {
@@ -239,6 +246,18 @@ impl TileShape {
             chunk: Self::chunk(reach, side),
             halo,
             reach,
+        }
+    }
+
+    /// The tiles of [`Self::for_radius`] at least [`GPU_TILE_SIDE`] cells a side, for tiles
+    /// held on the GPU.
+    pub fn for_gpu(r: i64) -> TileShape {
+        let shape = Self::for_radius(r);
+        let side = shape.side.max(GPU_TILE_SIDE);
+        TileShape {
+            side,
+            chunk: Self::chunk(shape.reach, side),
+            ..shape
         }
     }
 
@@ -1708,6 +1727,10 @@ mod tests {
         // A range of 5: six generations in the same 32 columns.
         let r5 = TileShape::for_radius(5);
         assert_eq!((r5.chunk, r5.with_side(1024).unwrap().chunk), (6, 6));
+        // On the GPU: tiles of 1024 cells, or the tiles a wide neighbourhood needs.
+        assert_eq!(TileShape::for_gpu(1), life.with_side(1024).unwrap());
+        let wide = TileShape::for_radius(500);
+        assert_eq!((wide.side, TileShape::for_gpu(500)), (2048, wide));
     }
 
     #[test]
