@@ -858,10 +858,10 @@ impl ActiveTiles {
     }
 
     /// The torus `block` is stepped in for `gens` generations, the window's rows and halo
-    /// ([`Tiles::box_torus`]): one made for an earlier box where the window fits in it at
+    /// ([`Tiles::box_torus`]): the one made for an earlier box where the window fits in it at
     /// little cost, else one with room for the box grown by a tile each side (a soup's box grows
     /// so at once, as its edge spills into the tiles around it; making a torus of 20000^2 took
-    /// 18 ms on an H200's host). The tori that cannot hold this box are dropped.
+    /// 18 ms on an H200's host). One box's torus is kept at a time.
     fn box_shape(&mut self, block: Block, gens: u64) -> ((Layout, u64), u64, i64) {
         let strip = self.gpu_strip_words;
         let ((need, rows), window_h, halo) = self.tiles.box_torus(block, gens, strip);
@@ -886,7 +886,7 @@ impl ActiveTiles {
             self.tiles.box_torus(grown, gens, strip).0
         });
         self.simulators
-            .retain(|key, _| key.0.bands != 1 || holds(key) || *key == shape);
+            .retain(|key, _| key.0.bands != 1 || *key == shape);
         (shape, window_h, halo)
     }
 
