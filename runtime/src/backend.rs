@@ -113,6 +113,10 @@ trait HostStepper: Send {
     fn whole_row_words(&self) -> &'static [usize] {
         &[]
     }
+    /// [`Simulator::prepare`].
+    fn prepare(&mut self, _gens: u64) -> Result<(), BackendError> {
+        Ok(())
+    }
 }
 
 struct Resident<S> {
@@ -126,6 +130,9 @@ impl<S: HostStepper> Simulator for Resident<S> {
     }
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
         self.stepper.step(&mut self.universe, gens)
+    }
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        self.stepper.prepare(gens)
     }
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         Ok(&self.universe)
@@ -240,6 +247,9 @@ impl HostStepper for crate::cpu::jit::JitStepper {
     }
     fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError> {
         Ok(self.advance(universe, gens)?)
+    }
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        Ok(crate::cpu::jit::JitStepper::prepare(self, gens)?)
     }
 }
 

@@ -116,22 +116,29 @@ impl JitStepper {
     }
 
     /// A stepper for programs that chain: `chain(g)` is the program of `g` generations;
-    /// `gens_per_pass` of them go in one pass.
+    /// `gens_per_pass` of them go in one pass. Only the one-generation program is made now (its
+    /// name, and its halo times `gens_per_pass` for the tiles' width); each pass's program is
+    /// made, checked and compiled when a run first needs it: HashLife's base nodes step 8
+    /// generations at most, and building and checking the 16-generation chain they never ran
+    /// took 12 ms of Golly's steeplechase's 17 ms start-up (a Generations rule).
     pub fn chained(
         chain: ChainFn,
         gens_per_pass: u32,
         isa: Isa,
         spare: Universe,
     ) -> Result<JitStepper, JitError> {
-        let program = chain(gens_per_pass).map_err(ChainError)?;
-        if program.is_bounded() && !spare.is_plane() {
-            return Err(ChainError(format!(
-                "{} masks a bounded plane's edges, and the universe is a torus",
-                program.name
-            ))
-            .into());
-        }
-        JitStepper::with_passes(&program, Some(chain), gens_per_pass, isa, spare)
+        let one = chain(1).map_err(ChainError)?;
+        refuse_masks_on_a_torus(&one, spare.is_plane())?;
+        let isa = jit_isa(isa);
+        // A chain of g generations reaches at most g times as far as one.
+        let halo = (one.halo_cells() as usize * gens_per_pass as usize).div_ceil(64);
+        Ok(JitStepper {
+            name: one.name.clone(),
+            isa,
+            tile_words: tile_words_for(halo, isa)?,
+            kernels: Passes::lazy(chain, gens_per_pass),
+            spare,
+        })
     }
 
     fn with_passes(
@@ -142,7 +149,7 @@ impl JitStepper {
         spare: Universe,
     ) -> Result<JitStepper, JitError> {
         let isa = jit_isa(isa);
-        let tile_words = tile_words_for(program, isa)?;
+        let tile_words = tile_words_for(x86::halo_words(program), isa)?;
         let kernel = JitKernel::compile(program, isa, tile_words)?;
         Ok(JitStepper {
             name: program.name.clone(),
@@ -169,9 +176,24 @@ impl JitStepper {
         self.tile_words
     }
 
+    /// Compiles the passes a run of `gens` generations takes, before its clock.
+    pub fn prepare(&mut self, gens: u64) -> Result<(), JitError> {
+        let compile = self.compiler();
+        self.kernels.prepare(gens, compile)
+    }
+
+    /// What compiles a pass's program for this stepper's universes.
+    fn compiler(&self) -> impl Fn(&Program) -> Result<JitKernel, JitError> + use<> {
+        let (isa, tile_words, plane) = (self.isa, self.tile_words, self.spare.is_plane());
+        move |program: &Program| {
+            refuse_masks_on_a_torus(program, plane)?;
+            JitKernel::compile(program, isa, tile_words)
+        }
+    }
+
     pub fn advance(&mut self, universe: &mut Universe, gens: u64) -> Result<(), JitError> {
-        let (isa, tile_words, spare) = (self.isa, self.tile_words, &mut self.spare);
-        let compile = |program: &Program| JitKernel::compile(program, isa, tile_words);
+        let compile = self.compiler();
+        let spare = &mut self.spare;
         self.kernels.run(gens, compile, |kernel| {
             pass(kernel, universe, spare);
             std::mem::swap(universe, spare);
@@ -179,10 +201,22 @@ impl JitStepper {
     }
 }
 
-/// The configured tile width, widened until the program's halo leaves words to keep.
-fn tile_words_for(program: &Program, isa: Isa) -> Result<usize, JitError> {
+/// An error where `program` masks a bounded plane's edges and the universe is not a `plane`
+/// (its masks would cut a torus's wrap).
+fn refuse_masks_on_a_torus(program: &Program, plane: bool) -> Result<(), JitError> {
+    if program.is_bounded() && !plane {
+        return Err(ChainError(format!(
+            "{} masks a bounded plane's edges, and the universe is a torus",
+            program.name
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// The configured tile width, widened until a halo of `halo` words leaves words to keep.
+fn tile_words_for(halo: usize, isa: Isa) -> Result<usize, JitError> {
     let lanes = cpu_isa(isa).lanes();
-    let halo = x86::halo_words(program);
     let mut words = tile_words_setting()?;
     while 4 * halo > words {
         words *= 2;

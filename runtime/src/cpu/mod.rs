@@ -327,11 +327,21 @@ impl<K> Passes<K> {
         }
     }
 
+    /// `chain`'s passes of `gens_per_pass` generations and of fewer, every one prepared when
+    /// first run.
+    pub(crate) fn lazy(chain: ChainFn, gens_per_pass: u32) -> Self {
+        Passes {
+            chain: Some(chain),
+            gens_per_pass,
+            made: HashMap::new(),
+        }
+    }
+
     pub(crate) fn gens_per_pass(&self) -> u32 {
         self.gens_per_pass
     }
 
-    /// The prepared program of a full pass.
+    /// The prepared program of a full pass (of passes made by [`Passes::new`]).
     pub(crate) fn full(&self) -> &K {
         &self.made[&self.gens_per_pass]
     }
@@ -347,13 +357,39 @@ impl<K> Passes<K> {
         let mut left = gens;
         while left > 0 {
             let t = left.min(u64::from(self.gens_per_pass)) as u32;
-            if !self.made.contains_key(&t) {
-                let chain = self.chain.as_ref().expect("single passes are all made");
-                let program = chain(t).map_err(ChainError)?;
-                self.made.insert(t, prepare(&program)?);
-            }
+            self.make(t, &prepare)?;
             pass(&self.made[&t]);
             left -= u64::from(t);
+        }
+        Ok(())
+    }
+
+    /// Makes the passes a run of `gens` generations takes (full ones and the rest), before it.
+    pub(crate) fn prepare<E: From<ChainError>>(
+        &mut self,
+        gens: u64,
+        prepare: impl Fn(&Program) -> Result<K, E>,
+    ) -> Result<(), E> {
+        let full = u64::from(self.gens_per_pass);
+        if gens >= full {
+            self.make(self.gens_per_pass, &prepare)?;
+        }
+        if gens % full > 0 {
+            self.make((gens % full) as u32, &prepare)?;
+        }
+        Ok(())
+    }
+
+    /// The pass of `t` generations, prepared by `prepare` unless it was made before.
+    fn make<E: From<ChainError>>(
+        &mut self,
+        t: u32,
+        prepare: &impl Fn(&Program) -> Result<K, E>,
+    ) -> Result<(), E> {
+        if !self.made.contains_key(&t) {
+            let chain = self.chain.as_ref().expect("single passes are all made");
+            let program = chain(t).map_err(ChainError)?;
+            self.made.insert(t, prepare(&program)?);
         }
         Ok(())
     }
@@ -456,17 +492,21 @@ mod tests {
         }
     }
 
-    #[test]
-    fn passes_are_full_then_one_shorter_each_made_once() {
-        let made = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let log = made.clone();
-        let chain: ChainFn = Box::new(move |g| {
+    /// A chain whose program of `g` generations is named `t<g>`, each `g` made logged in `log`.
+    fn logged_chain(log: std::sync::Arc<std::sync::Mutex<Vec<u32>>>) -> ChainFn {
+        Box::new(move |g| {
             log.lock().unwrap().push(g);
             let mut b = lifegen_gen::kernel::ir::ProgramBuilder::new(format!("t{g}"), vec![]);
             let x = b.load(0);
             b.push(lifegen_gen::kernel::ir::Instr::Store { plane: 0, src: x });
             Ok(b.finish(0, 0))
-        });
+        })
+    }
+
+    #[test]
+    fn passes_are_full_then_one_shorter_each_made_once() {
+        let made = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let chain = logged_chain(made.clone());
         let mut passes = Passes::new(Some(chain), 4, 4u32);
         let mut ran = Vec::new();
         for gens in [11, 3, 8, 0] {
@@ -481,6 +521,26 @@ mod tests {
             [3],
             "the full pass was given, the shorter made once"
         );
+        // Lazy: the full pass made only when a run is that long.
+        made.lock().unwrap().clear();
+        let chain = logged_chain(made.clone());
+        let mut passes = Passes::lazy(chain, 16);
+        let mut ran = Vec::new();
+        for gens in [8, 8, 20] {
+            let prepare = |p: &Program| -> Result<u32, ChainError> {
+                Ok(p.name[1..].parse().expect("a count"))
+            };
+            passes.run(gens, prepare, |&t| ran.push(t)).unwrap();
+        }
+        assert_eq!(ran, [8, 8, 16, 4]);
+        assert_eq!(*made.lock().unwrap(), [8, 16, 4]);
+        // Prepared before a run: the full pass and the rest, once each.
+        made.lock().unwrap().clear();
+        let mut passes = Passes::lazy(logged_chain(made.clone()), 16);
+        let prepare = |p: &Program| -> Result<u32, ChainError> { Ok(p.name[1..].parse().unwrap()) };
+        passes.prepare(37, prepare).unwrap();
+        passes.prepare(5, prepare).unwrap();
+        assert_eq!(*made.lock().unwrap(), [16, 5]);
         let failing: ChainFn = Box::new(|_| Err("disagrees".into()));
         let mut passes = Passes::new(Some(failing), 2, ());
         let err = passes
