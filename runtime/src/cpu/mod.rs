@@ -374,7 +374,7 @@ impl<K> Passes<K> {
         if gens >= full {
             self.make(self.gens_per_pass, &prepare)?;
         }
-        if gens % full > 0 {
+        if !gens.is_multiple_of(full) {
             self.make((gens % full) as u32, &prepare)?;
         }
         Ok(())
