@@ -598,21 +598,22 @@ impl ActiveTiles {
                     .device_band()
                     .map_or(0, |band| (band.strip_words() as usize / 2).max(1));
                 let on_gpu = engine.gpu_strip_words > 0;
-                let held = if on_gpu {
-                    "; the tiles held on the GPU, gathered into windows and cut out there, \
-                     tiles that fill their box in one window"
-                } else {
-                    ""
-                };
                 // A GPU kernel steps a fixed number of generations a launch; a chunk of another
                 // length is a kernel more to compile for each shape of batch.
                 let launch = first.preferred_step();
                 if on_gpu && (2..=shape.chunk).contains(&launch) {
                     engine.tiles.shape.chunk = shape.chunk / launch * launch;
                 }
-                if on_gpu {
+                let held = if on_gpu {
                     engine.gpu_launch = launch;
-                }
+                    format!(
+                        "; the tiles held on the GPU, gathered into windows and cut out there, \
+                         tiles that fill their box in one window of up to {} generations a visit",
+                        engine.box_chunk_within(u64::MAX)
+                    )
+                } else {
+                    String::new()
+                };
                 let description = format!("{}{held}", first.describe());
                 engine.simulators.insert((layout, height), first);
                 description
@@ -918,9 +919,14 @@ impl ActiveTiles {
     /// margins' work, are then about even on a soup of 16384^2 in tiles of 1024), at most
     /// a tile's side, in whole launches of the GPU's kernel, and at least a chunk of windows.
     fn box_chunk(&self, block: Block) -> u64 {
+        let cells = block.len.min(block.rows) as u64 * self.tiles.shape.side as u64;
+        self.box_chunk_within(cells / 48)
+    }
+
+    /// Generations a box's chunk steps with margins of at most `cells` (and a tile's side).
+    fn box_chunk_within(&self, cells: u64) -> u64 {
         let shape = self.tiles.shape;
-        let cells = block.len.min(block.rows) as u64 * shape.side as u64;
-        let reach = (cells / 48).min(shape.side as u64) / self.tiles.radius as u64;
+        let reach = cells.min(shape.side as u64) / self.tiles.radius as u64;
         let launch = self.gpu_launch.max(1);
         (reach / launch * launch).max(shape.chunk)
     }
