@@ -112,7 +112,16 @@ pub struct JitStepper {
 impl JitStepper {
     /// A stepper for one generation a pass of `program` (parameters folded).
     pub fn single(program: &Program, isa: Isa, spare: Universe) -> Result<JitStepper, JitError> {
-        JitStepper::with_passes(program, None, 1, isa, spare)
+        let isa = jit_isa(isa);
+        let tile_words = tile_words_for(x86::halo_words(program), isa)?;
+        let kernel = JitKernel::compile(program, isa, tile_words)?;
+        Ok(JitStepper {
+            name: program.name.clone(),
+            isa,
+            tile_words,
+            kernels: Passes::new(None, 1, kernel),
+            spare,
+        })
     }
 
     /// A stepper for programs that chain: `chain(g)` is the program of `g` generations;
@@ -137,25 +146,6 @@ impl JitStepper {
             isa,
             tile_words: tile_words_for(halo, isa)?,
             kernels: Passes::lazy(chain, gens_per_pass),
-            spare,
-        })
-    }
-
-    fn with_passes(
-        program: &Program,
-        chain: Option<ChainFn>,
-        gens_per_pass: u32,
-        isa: Isa,
-        spare: Universe,
-    ) -> Result<JitStepper, JitError> {
-        let isa = jit_isa(isa);
-        let tile_words = tile_words_for(x86::halo_words(program), isa)?;
-        let kernel = JitKernel::compile(program, isa, tile_words)?;
-        Ok(JitStepper {
-            name: program.name.clone(),
-            isa,
-            tile_words,
-            kernels: Passes::new(chain, gens_per_pass, kernel),
             spare,
         })
     }
