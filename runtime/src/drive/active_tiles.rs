@@ -652,14 +652,6 @@ impl ActiveTiles {
             )));
         }
 
-        let halo = self.halo();
-        let (words, halo_words) = (self.tiles.words, self.tiles.window_words(0, halo));
-        let cost = |len: usize, rows: usize| {
-            ((len * words + halo_words) as u64) * self.tiles.window_height(gens, rows)
-        };
-        let (tall, short): (Vec<Block>, Vec<Block>) = blocks(&active, BLOCK_ROWS, cost)
-            .into_iter()
-            .partition(|b| b.rows > 1);
         let flips = (
             self.complemented_at(self.generation),
             self.complemented_at(self.generation + gens),
@@ -675,13 +667,14 @@ impl ActiveTiles {
                 }
                 None => {
                     self.box_chunk = None;
-                    GpuChunk::Windows([(short, 1), (tall, BLOCK_ROWS)])
+                    GpuChunk::Windows(self.block_groups(&active, gens))
                 }
             };
             return self.step_on_gpu(chunk, gens, flips);
         }
+        let (words, halo_words) = (self.tiles.words, self.tiles.window_words(0, self.halo()));
         let mut results: Vec<Stepped> = Vec::with_capacity(active.len());
-        for (group, rows) in [(short, 1), (tall, BLOCK_ROWS)] {
+        for (group, rows) in self.block_groups(&active, gens) {
             if group.is_empty() {
                 continue;
             }
@@ -720,6 +713,20 @@ impl ActiveTiles {
         *self.tiles.spare.get_mut().expect("no cut-out panicked") = spare;
         self.chunk_done(gens);
         Ok(())
+    }
+
+    /// The blocks `active`'s windows are stepped in for a chunk of `gens` ([`blocks`], windows
+    /// costed by their cells), runs of one row of tiles and blocks of [`BLOCK_ROWS`] apart, each
+    /// with its rows of tiles.
+    fn block_groups(&self, active: &[Key], gens: u64) -> [(Vec<Block>, usize); 2] {
+        let (words, halo_words) = (self.tiles.words, self.tiles.window_words(0, self.halo()));
+        let cost = |len: usize, rows: usize| {
+            ((len * words + halo_words) as u64) * self.tiles.window_height(gens, rows)
+        };
+        let (tall, short): (Vec<Block>, Vec<Block>) = blocks(active, BLOCK_ROWS, cost)
+            .into_iter()
+            .partition(|b| b.rows > 1);
+        [(short, 1), (tall, BLOCK_ROWS)]
     }
 
     /// The tiles a chunk steps, by row and then column: every tile held and its neighbours
