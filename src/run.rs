@@ -158,21 +158,30 @@ pub fn run(args: RunArgs) -> Result<()> {
         Some(budget) => lifegen_runtime::records::set_search_beside_budget(budget),
         None => drop(lifegen_runtime::records::search_beside_budget()?),
     }
-    let pool = worker_pool(args.threads.or(planned_threads(&args)?))?;
-    pool.install(|| run_in_pool(args))
+    // A pattern file is read before the workers start, so a run HashLife steps (on one thread)
+    // starts one; a universe file is read by the workers, in bands.
+    let pattern = match args.input.as_deref() {
+        Some(path) if !is_universe_file(path) => Some(Pattern::open(path)?),
+        _ => None,
+    };
+    let pool = worker_pool(args.threads.or(planned_threads(&args, pattern.as_ref())?))?;
+    pool.install(|| run_in_pool(args, pattern))
 }
 
 /// The worker count for a run on a universe whose height the command line gives (`--size`, or
-/// the soup's default side): no more workers than the universe has bands. Pattern files keep
-/// the default (their size is known once the file is read).
-fn planned_threads(args: &RunArgs) -> Result<Option<usize>> {
+/// the soup's default side): no more workers than the universe has bands. A pattern file
+/// HashLife runs gets one worker (its steps run on one thread); other pattern files keep the
+/// default.
+fn planned_threads(args: &RunArgs, pattern: Option<&Pattern>) -> Result<Option<usize>> {
+    let spec = rule_spec(args, pattern)?;
+    if let Some(pattern) = pattern
+        && crate::run_plane::wanted(args, Some(pattern), &spec)
+    {
+        return crate::run_plane::threads(args, pattern, &spec);
+    }
     if args.input.is_some() && args.size.is_none() {
         return Ok(None);
     }
-    let spec = match &args.rule {
-        Some(text) => rule::parse(text)?,
-        None => RuleSpec::plain(lifegen_gen::Rule::CONWAY),
-    };
     let (_, height) = universe_size(
         args.size.as_deref(),
         &spec,
@@ -183,6 +192,15 @@ fn planned_threads(args: &RunArgs) -> Result<Option<usize>> {
     Ok(Some(lifegen_runtime::drive::threads::default_threads_for(
         height, radius,
     )))
+}
+
+/// The run's rule: `--rule`, else the pattern file's, else Conway's Life.
+fn rule_spec(args: &RunArgs, pattern: Option<&Pattern>) -> Result<RuleSpec> {
+    Ok(match (&args.rule, pattern.and_then(Pattern::rule)) {
+        (Some(text), _) => rule::parse(text)?,
+        (None, Some(from_file)) => from_file,
+        (None, None) => RuleSpec::plain(lifegen_gen::Rule::CONWAY),
+    })
 }
 
 /// The rayon pool for `--threads` (default: the physical cores).
@@ -239,7 +257,7 @@ pub fn check_before_start(
     Ok(())
 }
 
-fn run_in_pool(args: RunArgs) -> Result<()> {
+fn run_in_pool(args: RunArgs, pattern: Option<Pattern>) -> Result<()> {
     if !(0.0..=1.0).contains(&args.density) {
         bail!("--density {} is outside 0..1", args.density);
     }
@@ -262,12 +280,11 @@ fn run_in_pool(args: RunArgs) -> Result<()> {
             }
         };
     }
-    let pattern = args.input.as_deref().map(Pattern::open).transpose()?;
-    let rule_spec: RuleSpec = match (&args.rule, pattern.as_ref().and_then(Pattern::rule)) {
-        (Some(text), _) => rule::parse(text)?,
-        (None, Some(from_file)) => from_file,
-        (None, None) => RuleSpec::plain(lifegen_gen::Rule::CONWAY),
+    let pattern = match pattern {
+        Some(pattern) => Some(pattern),
+        None => args.input.as_deref().map(Pattern::open).transpose()?,
     };
+    let rule_spec = rule_spec(&args, pattern.as_ref())?;
     let size = args.size.as_deref().map(parse_size).transpose()?;
     if let Some(strip) = rule_spec.strip()
         && size.is_none()
@@ -836,6 +853,39 @@ pub(crate) fn advance_with_progress<S: Simulator + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Command {
+        #[command(flatten)]
+        run: RunArgs,
+    }
+
+    /// `planned_threads` for `lifegen run` with `flags`, `--input` a file holding `rle`.
+    fn planned(rle: &str, flags: &[&str]) -> Option<usize> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pattern.rle");
+        std::fs::write(&path, rle).unwrap();
+        let input = ["run", "--input", path.to_str().unwrap()];
+        let args = Command::parse_from(input.iter().chain(flags)).run;
+        let pattern = Pattern::open(&path).unwrap();
+        planned_threads(&args, Some(&pattern)).unwrap()
+    }
+
+    #[test]
+    fn a_pattern_hashlife_runs_gets_one_worker() {
+        let acorn = "x = 7, y = 3, rule = B3/S23\nbo5b$3bo3b$2o2b3o!\n";
+        assert_eq!(planned(acorn, &[]), Some(1));
+        assert_eq!(planned(acorn, &["--algo", "hashlife"]), Some(1));
+        // Other engines keep the default; a bounded universe is planned by its rows.
+        assert_eq!(planned(acorn, &["--algo", "tiles"]), None);
+        let ltl = "x = 7, y = 3, rule = R5,C0,M1,S34..58,B34..45,NM\nbo5b$3bo3b$2o2b3o!\n";
+        assert_eq!(planned(ltl, &[]), None);
+        assert_eq!(
+            planned(acorn, &["--size", "256x100"]),
+            Some(lifegen_runtime::drive::threads::default_threads_for(100, 1))
+        );
+    }
 
     #[test]
     fn sizes() {

@@ -6,7 +6,7 @@ use lifegen_gen::rule::RuleSpec;
 use lifegen_runtime::drive::plane::PlaneEngine;
 use lifegen_runtime::formats::animation::{self, PlaneFrames};
 use lifegen_runtime::formats::pattern::{Pattern, is_macrocell, is_universe_file};
-use lifegen_runtime::plane_engines::PlaneRequest;
+use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
 use lifegen_runtime::{BackendError, Universe};
 
 use crate::output::Pending;
@@ -22,6 +22,30 @@ pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> boo
         && args.size.is_none()
         && unbounded
         && !args.output.as_deref().is_some_and(is_universe_file)
+}
+
+/// The workers a run of `pattern` on the plane wants before its engine is made: one where it
+/// goes to HashLife, whose steps run on one thread (a pool of more only waits beside them).
+pub fn threads(args: &RunArgs, pattern: &Pattern, spec: &RuleSpec) -> Result<Option<usize>> {
+    let (algo, _) = request(args, spec)?.choice(&spec.rule, pattern.macrocell().is_some());
+    Ok((algo == PlaneAlgo::Hashlife).then_some(1))
+}
+
+fn request(args: &RunArgs, spec: &RuleSpec) -> Result<PlaneRequest> {
+    Ok(PlaneRequest {
+        algo: args.algo,
+        backend: args.backend,
+        tile: args.tile,
+        host_memory: args
+            .host_memory
+            .as_deref()
+            .map(|text| {
+                crate::run_file::parse_bytes(text)
+                    .with_context(|| format!("--host-memory {text:?}"))
+            })
+            .transpose()?,
+        strip: spec.strip(),
+    })
 }
 
 pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
@@ -59,20 +83,7 @@ pub fn run(args: &RunArgs, pattern: Pattern, spec: RuleSpec) -> Result<()> {
             args.gens
         );
     }
-    let request = PlaneRequest {
-        algo: args.algo,
-        backend: args.backend,
-        tile: args.tile,
-        host_memory: args
-            .host_memory
-            .as_deref()
-            .map(|text| {
-                crate::run_file::parse_bytes(text)
-                    .with_context(|| format!("--host-memory {text:?}"))
-            })
-            .transpose()?,
-        strip,
-    };
+    let request = request(args, &spec)?;
     let why = request.choice(&rule, pattern.macrocell().is_some()).1;
     let mut plane = request.open_pattern(pattern, rule)?;
     println!("rule: {spec}");

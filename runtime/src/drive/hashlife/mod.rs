@@ -158,21 +158,23 @@ impl HashLife {
             too_large_step: MAX_STEP_EXPONENT - slow + 1,
             gathered: None,
             description: String::new(),
-            one_thread: Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .build()
-                    .map_err(|e| {
-                        BackendError::Plane(format!("cannot start a worker thread: {e}"))
-                    })?,
-            ),
+            one_thread: if rayon::current_num_threads() == 1 {
+                None
+            } else {
+                Some(
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(1)
+                        .build()
+                        .map_err(|e| {
+                            BackendError::Plane(format!("cannot start a worker thread: {e}"))
+                        })?,
+                )
+            },
             progress: None,
         };
         // The simulator of one row of base nodes, made now (on the thread the steps run on) so
         // the run can say what runs.
-        let one = life.one_thread.take().expect("made above");
-        let (first, description) = one.install(|| life.described_base())?;
-        life.one_thread = Some(one);
+        let (first, description) = life.on_one_thread(|life| life.described_base())?;
         life.description = description;
         if !first.whole_row_words().is_empty() {
             life.row_words = first.whole_row_words();
@@ -884,10 +886,20 @@ impl HashLife {
     /// average), and handing them to other threads cost more than it saved (try_to_wake_up and
     /// sched_yield took 16% of a run on two threads).
     pub fn advance_plane(&mut self, gens: u64) -> Result<(), BackendError> {
-        let one = self.one_thread.take().expect("made with the engine");
-        let done = one.install(|| self.advance_on_this_thread(gens));
-        self.one_thread = Some(one);
-        done
+        self.on_one_thread(|life| life.advance_on_this_thread(gens))
+    }
+
+    /// Runs `work` where the kernels see one worker: on this thread when its pool has one,
+    /// else on the engine's pool of one.
+    fn on_one_thread<R: Send>(&mut self, work: impl FnOnce(&mut HashLife) -> R + Send) -> R {
+        match self.one_thread.take() {
+            None => work(self),
+            Some(one) => {
+                let done = one.install(|| work(self));
+                self.one_thread = Some(one);
+                done
+            }
+        }
     }
 
     fn advance_on_this_thread(&mut self, gens: u64) -> Result<(), BackendError> {
