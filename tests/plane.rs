@@ -184,8 +184,8 @@ fn interpreter_and_native_code_on_every_isa() {
 }
 
 /// A program that masks a plane's edges refuses a torus (its masks would cut the wrap): the
-/// interpreter's stepper when made, the native code's (which makes its passes when first run)
-/// when it advances.
+/// interpreter's stepper when made, the native code's (which makes its passes when first
+/// needed, one-generation passes standing in until then) when its passes are made.
 #[test]
 fn masked_programs_refuse_a_torus() {
     let life = LifeLike::CONWAY;
@@ -200,7 +200,7 @@ fn masked_programs_refuse_a_torus() {
             Isa::Portable,
             torus.clone(),
         );
-        let refused = stepper.and_then(|mut stepper| stepper.advance(&mut torus.clone(), 4));
+        let refused = stepper.and_then(|mut stepper| stepper.prepare(4));
         assert!(refused.is_err());
     }
 }

@@ -13,6 +13,7 @@ pub mod stream_compiled;
 pub mod tiles;
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use lifegen_gen::kernel::ir::Program;
 
@@ -306,10 +307,23 @@ pub struct ChainError(pub String);
 /// What a stepper runs, pass by pass: its program prepared (`K`: machine code, an interpreter's
 /// plan) for a pass of `gens_per_pass` generations, and for each shorter pass that a generation
 /// count not a multiple of it has needed, made from the chain when first needed.
+///
+/// A pass of several generations not made yet is stood in for by one-generation passes until
+/// they have taken as long as making it would: a short run never pays for a pass that would
+/// not pay for itself, and a long one pays at most about twice what the best choice would.
+/// Making a chained pass of `t` generations takes about `t^2 / 2` times as long as making the
+/// one-generation pass, whose making is timed (its program and the rows it is checked on both
+/// grow with `t`; Zen 5, /2/3: t = 4, 5, 16 took 12, 16 and 100 times as long, 345/2/4's
+/// t = 8 30 times). Golly's steeplechase (345/2/4) to 10^5 in HashLife: making its base nodes'
+/// 8-generation pass took half of the run.
 pub(crate) struct Passes<K> {
     chain: Option<ChainFn>,
     gens_per_pass: u32,
     made: HashMap<u32, K>,
+    /// How long making the one-generation pass took (zero until it is made here).
+    one_made_in: Duration,
+    /// How long one-generation passes have run standing in for others.
+    stood_in: Duration,
 }
 
 impl<K> Passes<K> {
@@ -324,6 +338,8 @@ impl<K> Passes<K> {
             chain,
             gens_per_pass,
             made: HashMap::from([(gens_per_pass, full)]),
+            one_made_in: Duration::ZERO,
+            stood_in: Duration::ZERO,
         }
     }
 
@@ -334,6 +350,8 @@ impl<K> Passes<K> {
             chain: Some(chain),
             gens_per_pass,
             made: HashMap::new(),
+            one_made_in: Duration::ZERO,
+            stood_in: Duration::ZERO,
         }
     }
 
@@ -347,7 +365,8 @@ impl<K> Passes<K> {
     }
 
     /// Advances `gens` generations: `pass` runs each pass's prepared program, full passes then
-    /// a shorter one for what is left, prepared by `prepare` the first time it is needed.
+    /// a shorter one for what is left, prepared by `prepare` the first time it is needed
+    /// (one-generation passes standing in until then, as the type says).
     pub(crate) fn run<E: From<ChainError>>(
         &mut self,
         gens: u64,
@@ -357,11 +376,29 @@ impl<K> Passes<K> {
         let mut left = gens;
         while left > 0 {
             let t = left.min(u64::from(self.gens_per_pass)) as u32;
+            if self.stands_in_for(t) {
+                self.make(1, &prepare)?;
+                let started = Instant::now();
+                (0..t).for_each(|_| pass(&self.made[&1]));
+                self.stood_in = self.stood_in.saturating_add(started.elapsed());
+                left -= u64::from(t);
+                continue;
+            }
             self.make(t, &prepare)?;
             pass(&self.made[&t]);
             left -= u64::from(t);
         }
         Ok(())
+    }
+
+    /// Whether `t` one-generation passes run in place of the pass of `t` generations (always
+    /// the first time, which times the one-generation pass's making).
+    fn stands_in_for(&self, t: u32) -> bool {
+        let first = !self.made.contains_key(&1) && self.stood_in.is_zero();
+        t > 1
+            && self.chain.is_some()
+            && !self.made.contains_key(&t)
+            && (first || self.stood_in < self.one_made_in * (t * t / 2))
     }
 
     /// Makes the passes a run of `gens` generations takes (full ones and the rest), before it.
@@ -387,9 +424,13 @@ impl<K> Passes<K> {
         prepare: &impl Fn(&Program) -> Result<K, E>,
     ) -> Result<(), E> {
         if !self.made.contains_key(&t) {
+            let started = Instant::now();
             let chain = self.chain.as_ref().expect("single passes are all made");
             let program = chain(t).map_err(ChainError)?;
             self.made.insert(t, prepare(&program)?);
+            if t == 1 {
+                self.one_made_in = started.elapsed();
+            }
         }
         Ok(())
     }
@@ -503,11 +544,51 @@ mod tests {
         })
     }
 
+    /// `passes` whose one-generation passes stand in for none.
+    fn past_stand_ins<K>(mut passes: Passes<K>) -> Passes<K> {
+        passes.stood_in = Duration::MAX;
+        passes
+    }
+
+    #[test]
+    fn one_generation_passes_stand_in_until_a_chained_pass_would_pay() {
+        let made = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut passes = Passes::lazy(logged_chain(made.clone()), 8);
+        // Making the one-generation pass takes 20 ms: eight generations stand in for the
+        // 8-generation pass until they have run 32 x 20 ms.
+        let prepare = |p: &Program| -> Result<u32, ChainError> {
+            let t = p.name[1..].parse().unwrap();
+            if t == 1 {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(t)
+        };
+        let mut ran = Vec::new();
+        passes.run(10, prepare, |&t| ran.push(t)).unwrap();
+        assert_eq!(ran, [1; 10]);
+        assert_eq!(*made.lock().unwrap(), [1]);
+        passes.stood_in = Duration::from_millis(630);
+        passes.run(10, prepare, |&t| ran.push(t)).unwrap();
+        // 630 ms stood in: short of 32 x 20 for the pass of 8, past 2 x 20 for the pass of 2.
+        assert_eq!(ran[10..], [1, 1, 1, 1, 1, 1, 1, 1, 2]);
+        passes.stood_in = Duration::from_millis(650);
+        passes.run(10, prepare, |&t| ran.push(t)).unwrap();
+        assert_eq!(ran[19..], [8, 2]);
+        assert_eq!(*made.lock().unwrap(), [1, 2, 8]);
+        // Passes made before the run (its clock) are run at once.
+        made.lock().unwrap().clear();
+        let mut passes = Passes::lazy(logged_chain(made.clone()), 8);
+        passes.prepare(8, prepare).unwrap();
+        let mut ran = Vec::new();
+        passes.run(8, prepare, |&t| ran.push(t)).unwrap();
+        assert_eq!((ran, made.lock().unwrap().clone()), (vec![8], vec![8]));
+    }
+
     #[test]
     fn passes_are_full_then_one_shorter_each_made_once() {
         let made = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let chain = logged_chain(made.clone());
-        let mut passes = Passes::new(Some(chain), 4, 4u32);
+        let mut passes = past_stand_ins(Passes::new(Some(chain), 4, 4u32));
         let mut ran = Vec::new();
         for gens in [11, 3, 8, 0] {
             let prepare = |p: &Program| -> Result<u32, ChainError> {
@@ -524,7 +605,7 @@ mod tests {
         // Lazy: the full pass made only when a run is that long.
         made.lock().unwrap().clear();
         let chain = logged_chain(made.clone());
-        let mut passes = Passes::lazy(chain, 16);
+        let mut passes = past_stand_ins(Passes::lazy(chain, 16));
         let mut ran = Vec::new();
         for gens in [8, 8, 20] {
             let prepare = |p: &Program| -> Result<u32, ChainError> {
