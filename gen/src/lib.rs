@@ -6,6 +6,7 @@
 
 pub mod emit;
 pub mod kernel;
+pub mod key_hasher;
 pub mod logic;
 pub mod measure;
 pub mod rules;

@@ -2,7 +2,7 @@
 //!
 //! Works for every life-like rule, in either basis. It is the fallback the SAT search improves on.
 
-use std::collections::HashMap;
+use crate::key_hasher::KeyMap;
 
 use crate::life::{CENTRE, cell_input_names};
 use crate::network::{
@@ -18,10 +18,26 @@ pub type Table = u128;
 pub const MAX_DECOMPOSE_VARS: usize = 7;
 
 /// A truth table the Shannon decomposition can take: bit `row` is the value on `row`.
+/// The variables of the widest table ([`WideTable`]'s 512 rows).
+const MAX_TABLE_VARS: usize = 9;
+
+/// The rows of a 64-row word whose bit `v` is clear, by `v`.
+const CLEAR_ROWS: [u64; 6] = [
+    0x5555_5555_5555_5555,
+    0x3333_3333_3333_3333,
+    0x0f0f_0f0f_0f0f_0f0f,
+    0x00ff_00ff_00ff_00ff,
+    0x0000_ffff_0000_ffff,
+    0x0000_0000_ffff_ffff,
+];
+
 pub trait TruthBits: Copy + Eq + std::hash::Hash {
     /// Rows the type holds.
     const ROWS: usize;
     fn zero() -> Self;
+    /// Whether some row with bit `v` clear differs from the row with it set (the function
+    /// depends on variable `v`).
+    fn depends_on(&self, v: usize) -> bool;
     fn bit(&self, row: usize) -> bool;
     fn set(&mut self, row: usize);
     fn and(self, other: Self) -> Self;
@@ -35,6 +51,13 @@ impl TruthBits for u128 {
     const ROWS: usize = 128;
     fn zero() -> Self {
         0
+    }
+    fn depends_on(&self, v: usize) -> bool {
+        let clear = match v {
+            0..6 => u128::from(CLEAR_ROWS[v]) * (1 + (1 << 64)),
+            _ => u128::from(u64::MAX),
+        };
+        (self ^ self >> (1 << v)) & clear != 0
     }
     fn bit(&self, row: usize) -> bool {
         self >> row & 1 == 1
@@ -67,6 +90,18 @@ impl TruthBits for WideTable {
     const ROWS: usize = 512;
     fn zero() -> Self {
         WideTable([0; 8])
+    }
+    fn depends_on(&self, v: usize) -> bool {
+        if v < 6 {
+            // Both rows of a pair lie in one word.
+            let clear = CLEAR_ROWS[v];
+            self.0.iter().any(|&w| (w ^ w >> (1 << v)) & clear != 0)
+        } else {
+            let stride = 1 << (v - 6);
+            (0..8)
+                .filter(|i| i & stride == 0)
+                .any(|i| self.0[i] != self.0[i + stride])
+        }
     }
     fn bit(&self, row: usize) -> bool {
         self.0[row / 64] >> (row % 64) & 1 == 1
@@ -197,19 +232,24 @@ pub fn decompose_smallest<T: TruthBits>(
         .collect();
     let full: T = truth_table(vars.len(), |_| true);
     let mut best: Option<(usize, NetworkBuilder, Wire)> = None;
+    let mut memo = KeyMap::default();
     for order in orders {
         let mut trial = b.clone();
         let before = trial.len();
-        let wire = Decomposer {
+        memo.clear();
+        let mut decomposer = Decomposer {
             b: &mut trial,
             basis,
             vars,
             order: &order,
             var_masks: &var_masks,
             full,
-            memo: HashMap::new(),
-        }
-        .build(table);
+            memo,
+            // An order is dropped once it has as many gates as the best: only fewer replace it.
+            gates_allowed: best.as_ref().map_or(usize::MAX, |(c, _, _)| before + c),
+        };
+        let wire = decomposer.build(table);
+        memo = decomposer.memo;
         let cost = trial.len() - before;
         if best.as_ref().is_none_or(|(c, _, _)| cost < *c) {
             best = Some((cost, trial, wire));
@@ -269,7 +309,9 @@ struct Decomposer<'a, T> {
     var_masks: &'a [T],
     /// Every row of `vars` variables.
     full: T,
-    memo: HashMap<T, Wire>,
+    memo: KeyMap<T, Wire>,
+    /// The builder's gates past which the decomposition stops (its network is then not kept).
+    gates_allowed: usize,
 }
 
 impl<T: TruthBits> Decomposer<'_, T> {
@@ -285,16 +327,15 @@ impl<T: TruthBits> Decomposer<'_, T> {
         }
     }
 
-    fn depends_on(&self, table: T, v: usize) -> bool {
-        self.cofactor(table, v, true) != self.cofactor(table, v, false)
-    }
-
-    fn support(&self, table: T) -> Vec<usize> {
-        self.order
-            .iter()
-            .copied()
-            .filter(|&v| self.depends_on(table, v))
-            .collect()
+    /// The variables `table` depends on, in the decomposition's order: the first `.1` of `.0`.
+    fn support(&self, table: T) -> ([usize; MAX_TABLE_VARS], usize) {
+        let mut support = [0; MAX_TABLE_VARS];
+        let mut len = 0;
+        for &v in self.order.iter().filter(|&&v| table.depends_on(v)) {
+            support[len] = v;
+            len += 1;
+        }
+        (support, len)
     }
 
     /// The table of `table` as a function of `support` only (bit `k` of a row = `support[k]`).
@@ -312,6 +353,9 @@ impl<T: TruthBits> Decomposer<'_, T> {
     }
 
     fn build(&mut self, table: T) -> Wire {
+        if self.b.len() >= self.gates_allowed {
+            return self.vars[0];
+        }
         if let Some(&wire) = self.memo.get(&table) {
             return wire;
         }
@@ -321,13 +365,14 @@ impl<T: TruthBits> Decomposer<'_, T> {
     }
 
     fn build_new(&mut self, table: T) -> Wire {
-        let support = self.support(table);
+        let (support, len) = self.support(table);
+        let support = &support[..len];
         let max_leaf = match self.basis {
             Basis::Lut3 => 3,
             Basis::Gate2 => 2,
         };
         if support.len() <= max_leaf {
-            return self.leaf(table, &support);
+            return self.leaf(table, support);
         }
         let v = support[0];
         let var = self.vars[v];
@@ -385,7 +430,12 @@ impl<T: TruthBits> Decomposer<'_, T> {
 
     /// A function of at most one gate's inputs.
     fn leaf(&mut self, table: T, support: &[usize]) -> Wire {
-        let wires: Vec<Wire> = support.iter().map(|&v| self.vars[v]).collect();
+        // At most a gate's three inputs.
+        let mut wires = [self.vars[0]; 3];
+        for (wire, &v) in wires.iter_mut().zip(support) {
+            *wire = self.vars[v];
+        }
+        let wires = &wires[..support.len()];
         let projected = self.project(table, support);
         let first = *wires.first().unwrap_or(&self.vars[0]);
         match (self.basis, wires.len()) {
@@ -432,6 +482,39 @@ mod tests {
     use super::*;
     use crate::life::cell_spec;
     use crate::spec::verify;
+
+    /// Whether `table` (of `vars` variables) has rows `r` and `r` with bit `v` set that differ,
+    /// row by row.
+    fn differs_row_by_row<T: TruthBits>(table: T, vars: usize, v: usize) -> bool {
+        (0..1usize << vars)
+            .filter(|r| r >> v & 1 == 0)
+            .any(|r| table.bit(r) != table.bit(r | 1 << v))
+    }
+
+    #[test]
+    fn depends_on_finds_the_variables_a_table_reads() {
+        let mut state = 7;
+        for vars in 1..=9 {
+            for _ in 0..40 {
+                // Random tables, and tables of few variables, over `vars` variables.
+                let reads = xorshift(&mut state) as usize & ((1 << vars) - 1);
+                let random = xorshift(&mut state);
+                let wide = truth_table::<WideTable>(vars, |row| {
+                    let key = row & reads;
+                    (random.rotate_left(key as u32 % 64) ^ key as u64) & 1 == 1
+                });
+                for v in 0..vars {
+                    assert_eq!(wide.depends_on(v), differs_row_by_row(wide, vars, v));
+                }
+                if vars <= 7 {
+                    let narrow = truth_table::<u128>(vars, |row| wide.bit(row));
+                    for v in 0..vars {
+                        assert_eq!(narrow.depends_on(v), differs_row_by_row(narrow, vars, v));
+                    }
+                }
+            }
+        }
+    }
 
     fn xorshift(state: &mut u64) -> u64 {
         *state ^= *state << 13;

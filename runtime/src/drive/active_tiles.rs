@@ -36,7 +36,6 @@ use rayon::prelude::*;
 
 use crate::cpu::tiles::{Row, TILE_WORDS, WindowKernel, with_scratch};
 use crate::drive::bands::radius;
-use crate::drive::key_hasher::{KeyMap, KeySet};
 use crate::drive::plane::{
     Placed, PlaneEngine, PlaneError, births_from_nothing, cached_live_universe, cells_at,
 };
@@ -44,6 +43,7 @@ use crate::gpu::tiles::{TilePool, TileWords};
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
 use lifegen_gen::emit::ptx_tiles::ALIVE_FLAG;
+use lifegen_gen::key_hasher::{KeyMap, KeySet};
 
 use super::plane::MakeBox;
 

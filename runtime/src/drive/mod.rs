@@ -7,7 +7,6 @@ pub mod band_seams;
 pub mod bands;
 pub mod file_run;
 pub mod hashlife;
-pub mod key_hasher;
 pub mod out_of_core;
 pub mod plane;
 pub mod ranked;

@@ -19,7 +19,6 @@ use lifegen_gen::generations::Generations;
 use lifegen_gen::{Rule, Topology};
 
 use crate::drive::bands::radius;
-use crate::drive::key_hasher::KeyMap;
 use crate::drive::plane::{
     MakeBox, Placed, PlaneEngine, PlaneError, cached_live_universe, no_cells, refuse_birth_on_zero,
 };
@@ -27,6 +26,7 @@ use crate::formats::macrocell::{Fold, NodeLines};
 use crate::formats::rle::BodyWriter;
 use crate::simulator::{BackendError, Progress, Simulator};
 use crate::universe::Universe;
+use lifegen_gen::key_hasher::KeyMap;
 
 mod scratch;
 mod store;

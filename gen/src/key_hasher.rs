@@ -4,7 +4,8 @@ use std::collections::{HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A multiply-and-rotate hasher for keys of plain integers (HashLife's nodes, the tiles'
-/// coordinates), folded at the end: SipHash, the standard one, took 2.4% of a soup on the tiles.
+/// coordinates, truth tables), folded at the end: SipHash, the standard one, took 2.4% of a
+/// soup on the tiles and 8% of a table rule's decomposition.
 #[derive(Default)]
 pub struct KeyHasher(u64);
 
