@@ -427,7 +427,7 @@ fn run_in_pool(args: RunArgs, pattern: Option<Pattern>) -> Result<()> {
             let id_path = ranks.id_path(args.output.as_deref());
             let mut tell = |line: &str| eprintln!("{line}");
             Box::new(lifegen_runtime::backend::create_ranked(
-                ranks, &rule, universe, &id_path, &mut tell,
+                ranks, &rule, &universe, &id_path, &mut tell,
             )?)
         }
         None => lifegen_runtime::create_on_gpus(args.backend, &rule, universe, (gpus, args.gens))?,
@@ -650,9 +650,9 @@ fn run_into_file(
             );
         }
         let id_path = ranks.id_path(Some(&output));
-        simulators.ranked = Some(Box::new(move |universe| {
+        simulators.ranked = Some(Box::new(move |start| {
             let mut tell = |line: &str| eprintln!("{line}");
-            lifegen_runtime::backend::create_ranked(&ranks, &rule, universe, &id_path, &mut tell)
+            lifegen_runtime::backend::create_ranked(&ranks, &rule, start, &id_path, &mut tell)
         }));
     }
     let bytes = |flag: &str, text: &Option<String>| {

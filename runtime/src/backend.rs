@@ -565,13 +565,13 @@ pub fn create_on_gpus(
     )?))
 }
 
-/// This process's band of `universe` as one of `ranks` ([`crate::drive::ranked`]), on the GPU
-/// its local rank picks, the halos through NCCL; the ranks share NCCL's id through the file at
-/// `id_path` (`say` is told when a rank waits for it).
+/// This process's band of the universe `start` gives as one of `ranks`
+/// ([`crate::drive::ranked`]), on the GPU its local rank picks, the halos through NCCL; the
+/// ranks share NCCL's id through the file at `id_path` (`say` is told when a rank waits for it).
 pub fn create_ranked(
     ranks: &Ranks,
     rule: &Rule,
-    universe: Universe,
+    start: &dyn crate::drive::ranked::RankStart,
     id_path: &std::path::Path,
     say: &mut dyn FnMut(&str),
 ) -> Result<RankedSimulator, BackendError> {
@@ -588,7 +588,7 @@ pub fn create_ranked(
     let device = ranks.local_rank % present;
     RankedSimulator::new(
         rule,
-        universe,
+        start,
         (ranks.rank, ranks.size),
         MAX_EXCHANGE_GENS,
         |band| on_device(device, || create(BackendKind::Gpu, rule, band)),

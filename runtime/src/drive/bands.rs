@@ -291,6 +291,17 @@ fn halo_copies(bands: &[(usize, usize)], halo: usize, wrapped: bool) -> Vec<RowC
 /// Why `rule` on `universe` cannot be cut into bands of rows (several GPUs, several ranks,
 /// `LIFEGEN_BANDS_PER_GPU`), if it cannot: bands run tori, and bounded planes where `planes`.
 pub fn check_bands(rule: &Rule, universe: &Universe, planes: bool) -> Result<(), BackendError> {
+    let size = (universe.width() as u64, universe.height() as u64);
+    check_band_surface(rule, universe.topology(), size, planes)
+}
+
+/// [`check_bands`] for a universe of `width x height` on `topology`, not read yet.
+pub fn check_band_surface(
+    rule: &Rule,
+    topology: Topology,
+    (width, height): (u64, u64),
+    planes: bool,
+) -> Result<(), BackendError> {
     if rule.states() > 2 {
         return Err(BackendError::Bands(format!(
             "{rule} has {} states; bands (several GPUs or ranks, LIFEGEN_BANDS_PER_GPU) carry two-state cells only: run it on one GPU in one process",
@@ -304,7 +315,7 @@ pub fn check_bands(rule: &Rule, universe: &Universe, planes: bool) -> Result<(),
              run it on one GPU in one process"
         )));
     }
-    if !cuts(universe.topology()) || universe.topology() == Topology::Plane && !planes {
+    if !cuts(topology) || topology == Topology::Plane && !planes {
         let (what, run) = if planes {
             (
                 "bands (several GPUs, LIFEGEN_BANDS_PER_GPU) run tori and bounded planes",
@@ -314,11 +325,9 @@ pub fn check_bands(rule: &Rule, universe: &Universe, planes: bool) -> Result<(),
             ("ranks run tori", " in one process")
         };
         return Err(BackendError::Bands(format!(
-            "{what}; this {}x{} universe is a {} (:{}): run it on one GPU{run}",
-            universe.width(),
-            universe.height(),
-            universe.topology().name(),
-            universe.topology().letter()
+            "{what}; this {width}x{height} universe is a {} (:{}): run it on one GPU{run}",
+            topology.name(),
+            topology.letter()
         )));
     }
     Ok(())

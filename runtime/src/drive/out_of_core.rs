@@ -21,7 +21,7 @@ use lifegen_gen::{Rule, Topology};
 
 use crate::drive::band_seams::{BandSeams, RowMap};
 use crate::drive::bands::{self, BandedSimulator, radius};
-use crate::drive::ranked::RankedSimulator;
+use crate::drive::ranked::{RankStart, RankedSimulator};
 use crate::drive::slices::{Slices, Slicing};
 use crate::formats::universe_file::{self, FileError, RunRecord, UniverseFile};
 use crate::gpu::device::{GpuError, open_device};
@@ -139,13 +139,13 @@ pub struct Simulators {
     /// Whether they run on GPUs, whose memory then bounds the bands too.
     pub on_gpu: bool,
     /// In a run over ranks ([`crate::drive::ranked`]), this process's rank, made from the
-    /// universe: the universe is then held whole over the ranks, and each writes its band.
+    /// source: the universe is then held whole over the ranks, each reads and writes its band.
     pub ranked: Option<MakeRanked>,
 }
 
-/// Makes this process's rank of a run over ranks from the whole universe.
+/// Makes this process's rank of a run over ranks, reading its band of the start.
 pub type MakeRanked =
-    Box<dyn FnOnce(Universe) -> Result<RankedSimulator, BackendError> + Send + Sync>;
+    Box<dyn FnOnce(&dyn RankStart) -> Result<RankedSimulator, BackendError> + Send + Sync>;
 
 /// What a run does.
 pub struct Job {
@@ -547,25 +547,21 @@ fn run_whole(
 ) -> Result<Report, RunError> {
     let mut times = Times::default();
     let rule = job.rule_name();
-    let reading = Instant::now();
-    let universe = job.source.into_universe()?.with_topology(job.topology);
-    times.read = reading.elapsed().as_secs_f64();
-    let creating = Instant::now();
-    let simulators = &mut job.simulators;
-    let mut whole = match simulators.ranked.take() {
-        Some(make) => Whole::Ranked(make(universe)?),
-        None if simulators.devices.len() > 1 && bands::cuts(job.topology) => {
-            Whole::Here(Box::new(BandedSimulator::new(
-                &*simulators.make,
-                &job.rule,
-                universe,
-                &simulators.devices,
-                bands::MAX_EXCHANGE_GENS,
-            )?))
-        }
-        None => Whole::Here((simulators.make)(simulators.devices[0], universe)?),
+    let mut whole = if let Some(make) = job.simulators.ranked.take() {
+        // Each rank reads its own band.
+        let creating = Instant::now();
+        let start = SourceStart {
+            source: &job.source,
+            topology: job.topology,
+            read: std::cell::Cell::new(0.0),
+        };
+        let ranked = make(&start)?;
+        times.read = start.read.get();
+        times.simulate += creating.elapsed().as_secs_f64() - times.read;
+        Whole::Ranked(Box::new(ranked))
+    } else {
+        held_here(&mut job, &mut times)?
     };
-    times.simulate += creating.elapsed().as_secs_f64();
     progress.note(&format!(
         "the universe is held whole; the output is written every {} s of simulation and at the end",
         job.checkpoint_every.as_secs()
@@ -629,10 +625,106 @@ fn run_whole(
     })
 }
 
+/// The universe read whole and its simulator made in this process: on one device, or in bands
+/// over several (where bands cut its surface).
+fn held_here(job: &mut Job, times: &mut Times) -> Result<Whole, RunError> {
+    let reading = Instant::now();
+    let universe = std::mem::replace(&mut job.source, Source::Memory(Universe::new(1, 1)?))
+        .into_universe()?
+        .with_topology(job.topology);
+    times.read = reading.elapsed().as_secs_f64();
+    let creating = Instant::now();
+    let simulators = &job.simulators;
+    let whole = if simulators.devices.len() > 1 && bands::cuts(job.topology) {
+        Whole::Here(Box::new(BandedSimulator::new(
+            &*simulators.make,
+            &job.rule,
+            universe,
+            &simulators.devices,
+            bands::MAX_EXCHANGE_GENS,
+        )?))
+    } else {
+        Whole::Here((simulators.make)(simulators.devices[0], universe)?)
+    };
+    times.simulate += creating.elapsed().as_secs_f64();
+    Ok(whole)
+}
+
+/// A run's source as one rank reads it: only its band and halos, a file's blocks checked as
+/// they are read.
+struct SourceStart<'a> {
+    source: &'a Source,
+    topology: Topology,
+    /// Seconds spent reading.
+    read: std::cell::Cell<f64>,
+}
+
+impl RankStart for SourceStart<'_> {
+    fn size(&self) -> (u64, u64) {
+        self.source.size()
+    }
+    fn topology(&self) -> Topology {
+        self.topology
+    }
+    fn fingerprint(&self) -> u64 {
+        let words: Vec<u64> = match self.source {
+            Source::Soup {
+                width,
+                height,
+                density,
+                seed,
+            } => vec![*width, *height, density.to_bits(), *seed],
+            Source::File(file) => {
+                let m = file.metadata();
+                let blocks = m.checksums.blocks.iter().map(|&c| u64::from(c));
+                [m.width, m.height, m.generation]
+                    .into_iter()
+                    .chain(blocks)
+                    .collect()
+            }
+            Source::Memory(universe) => return universe.population(),
+        };
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        u64::from(crc32fast::hash(&bytes))
+    }
+    fn band(
+        &self,
+        first: usize,
+        rows: usize,
+        (above, below): (usize, usize),
+    ) -> Result<Universe, BackendError> {
+        let reading = Instant::now();
+        let (width, height) = self.source.size();
+        let count = (above + rows + below) as u64;
+        let mut band = Universe::new(width, count)?.with_topology(self.topology);
+        let start = first as i64 - above as i64;
+        let failed = |e: FileError| BackendError::Bands(e.to_string());
+        if let Source::File(file) = self.source {
+            // The window's rows round the torus: one run of them, or two.
+            let top = start.rem_euclid(height as i64) as u64;
+            let runs = if count >= height {
+                [(0, height), (0, 0)]
+            } else {
+                let first_run = count.min(height - top);
+                [(top, first_run), (0, count - first_run)]
+            };
+            for (y, rows) in runs.into_iter().filter(|r| r.1 > 0) {
+                file.verify_rows(y, rows).map_err(failed)?;
+            }
+        }
+        self.source
+            .read_window(start, band.words_mut(), BandSeams::Wrapped(self.topology))
+            .map_err(failed)?;
+        self.read
+            .set(self.read.get() + reading.elapsed().as_secs_f64());
+        Ok(band)
+    }
+}
+
 /// The simulator of a universe held whole: in this process, or this process's rank of it.
 enum Whole {
     Here(Box<dyn Simulator>),
-    Ranked(RankedSimulator),
+    Ranked(Box<RankedSimulator>),
 }
 
 /// What happens before the next slice: its generations (0: none, the run is over), whether a
@@ -648,7 +740,7 @@ impl Whole {
     fn sim(&mut self) -> &mut dyn Simulator {
         match self {
             Whole::Here(sim) => sim.as_mut(),
-            Whole::Ranked(sim) => sim,
+            Whole::Ranked(sim) => sim.as_mut(),
         }
     }
 
@@ -1315,6 +1407,55 @@ mod tests {
             assert_eq!(three, expected, "{rule}, three workers");
             assert_eq!(report.population, expected.population());
         }
+    }
+
+    /// A rank reads its band and halos of a universe file, round the torus, checking only the
+    /// blocks that hold them: a corrupt block elsewhere is not its concern.
+    #[test]
+    fn a_rank_reads_and_checks_only_its_band_of_a_file() {
+        use std::os::unix::fs::FileExt;
+        let (width, height) = (1u64 << 19, 300u64);
+        let per = universe_file::rows_per_block(width);
+        assert!(per < 100, "blocks of {per} rows");
+        let universe = Universe::random(width, height, 0.4, 3).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("u.npy");
+        universe_file::write(&path, &universe, "B3/S23", 0, None).unwrap();
+        // Flip a cell of row 150.
+        let row_bytes = width / 8;
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .read(true)
+            .open(&path)
+            .unwrap();
+        let at = universe_file::DATA_OFFSET + 150 * row_bytes;
+        let mut byte = [0u8];
+        file.read_exact_at(&mut byte, at).unwrap();
+        file.write_all_at(&[byte[0] ^ 1], at).unwrap();
+        let source = Source::File(UniverseFile::open(&path).unwrap());
+        let start = SourceStart {
+            source: &source,
+            topology: Topology::Torus,
+            read: std::cell::Cell::new(0.0),
+        };
+        // Rows 0..20 with 10 above (round the torus, from row 290) and 10 below.
+        let band = start.band(0, 20, (10, 10)).unwrap();
+        assert!(band == crate::drive::bands::band_of(&universe, 0, 20, (10, 10)));
+        let band = start.band(250, 40, (10, 10)).unwrap();
+        assert!(band == crate::drive::bands::band_of(&universe, 250, 40, (10, 10)));
+        let Err(why) = start.band(140, 20, (5, 5)) else {
+            panic!("the corrupt row was read");
+        };
+        assert!(why.to_string().contains("fail their checksum"), "{why}");
+        assert_eq!(start.fingerprint(), {
+            let again = Source::File(UniverseFile::open(&path).unwrap());
+            SourceStart {
+                source: &again,
+                topology: Topology::Torus,
+                read: std::cell::Cell::new(0.0),
+            }
+            .fingerprint()
+        });
     }
 
     #[test]

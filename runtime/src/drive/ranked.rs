@@ -4,22 +4,63 @@
 //! Rank `i` of `n` holds the rows [`crate::drive::bands`] gives band `i` of `n`, with `h` halo
 //! rows above and below. Every `h / r` generations it sends its last `h` interior rows to the
 //! next rank's top halo and its first `h` to the previous rank's bottom halo, round the torus,
-//! and receives its own halos from them ([`RankLink`]: NCCL between GPUs, [`NcclLink`]). The
-//! whole universe is assembled on every rank only when it is asked for (an all-gather).
+//! and receives its own halos from them ([`RankLink`]: NCCL between GPUs, [`NcclLink`]). A
+//! rank reads only its band and halos of the start ([`RankStart`]: a universe file, a soup);
+//! the whole universe is assembled on every rank only when it is asked for (an all-gather).
 
 use std::path::Path;
 use std::sync::Arc;
 
 use cudarc::driver::{CudaEvent, DevicePtr, sys};
-use lifegen_gen::Rule;
+use lifegen_gen::{Rule, Topology};
 
-use crate::drive::bands::{Rounds, band_of, check_bands, exchange_gens, radius};
+use crate::drive::bands::{Rounds, band_of, check_band_surface, exchange_gens, radius};
 use crate::formats::universe_file::{BlockPart, RunRecord, SharedWriter};
 use crate::gpu::device::driver;
 use crate::gpu::exchange::DeviceBand;
 use crate::gpu::nccl::{Communicator, Transfer};
 use crate::simulator::{BackendError, Simulator};
 use crate::universe::Universe;
+
+/// What a run over ranks starts from: its size and surface, what tells it from another run's
+/// start, and its rows, a band at a time.
+pub trait RankStart {
+    /// Width and height.
+    fn size(&self) -> (u64, u64);
+    fn topology(&self) -> Topology;
+    /// The same on every rank given the same start (a file's checksums, a soup's seed), so
+    /// ranks started on different runs can say so.
+    fn fingerprint(&self) -> u64;
+    /// Rows `first - above .. first + rows + below`, round the torus, as a universe of the
+    /// same surface.
+    fn band(
+        &self,
+        first: usize,
+        rows: usize,
+        halos: (usize, usize),
+    ) -> Result<Universe, BackendError>;
+}
+
+/// A universe in memory: a pattern's cells, a soup made whole.
+impl RankStart for Universe {
+    fn size(&self) -> (u64, u64) {
+        (self.width() as u64, self.height() as u64)
+    }
+    fn topology(&self) -> Topology {
+        Universe::topology(self)
+    }
+    fn fingerprint(&self) -> u64 {
+        self.population()
+    }
+    fn band(
+        &self,
+        first: usize,
+        rows: usize,
+        halos: (usize, usize),
+    ) -> Result<Universe, BackendError> {
+        Ok(band_of(self, first, rows, halos))
+    }
+}
 
 /// How a rank's band reaches the other ranks'.
 pub trait RankLink: Send {
@@ -85,26 +126,29 @@ pub struct RankedSimulator {
     shape: Vec<(usize, usize)>,
     halo: usize,
     rounds: Rounds,
-    assembled: Universe,
+    /// The whole universe, once asked for; `fresh` while the bands have not moved since.
+    assembled: Option<Universe>,
+    size: (u64, u64),
+    topology: Topology,
     fresh: bool,
     last_kernel_seconds: Option<f64>,
 }
 
 impl RankedSimulator {
-    /// Rank `rank` of `size` of `universe` (every rank is given the same one): its band in the
-    /// simulator `make_band` makes, linked to the others by `make_link` (given the band, on
-    /// the device the band is on). Checks that every rank was given the same universe and
-    /// rule.
+    /// Rank `rank` of `size` of the universe `start` gives (every rank is given the same
+    /// start, and reads its own band of it): its band in the simulator `make_band` makes,
+    /// linked to the others by `make_link` (given the band, on the device the band is on).
+    /// Checks that every rank was given the same start and rule.
     pub fn new(
         rule: &Rule,
-        universe: Universe,
+        start: &dyn RankStart,
         (rank, size): (usize, usize),
         most_gens: u64,
         make_band: impl FnOnce(Universe) -> Result<Box<dyn Simulator>, BackendError>,
         make_link: impl FnOnce(&mut dyn Simulator) -> Result<Box<dyn RankLink>, BackendError>,
     ) -> Result<RankedSimulator, BackendError> {
-        check_bands(rule, &universe, false)?;
-        let height = universe.height();
+        check_band_surface(rule, start.topology(), start.size(), false)?;
+        let (width, height) = (start.size().0, start.size().1 as usize);
         let r = radius(rule) as usize;
         if height < size * r.max(1) {
             return Err(BackendError::Bands(format!(
@@ -123,7 +167,7 @@ impl RankedSimulator {
         let most = exchange_gens(height, size, r, most_gens);
         let halo = most as usize * r;
         let (first, rows) = shape[rank];
-        let mut band = make_band(band_of(&universe, first, rows, (halo, halo)))?;
+        let mut band = make_band(start.band(first, rows, (halo, halo))?)?;
         let rounds = Rounds::new(most, band.preferred_step());
         let mut link = make_link(band.as_mut())?;
         // A refresh changes nothing yet (the halos are the neighbours' rows), but it makes the
@@ -132,18 +176,18 @@ impl RankedSimulator {
         link.finish(band.as_mut())?;
         // Every rank must have been started on the same run: compare what each was given.
         let mine = [
-            universe.width() as u64,
+            width,
             height as u64,
             rounds.every(),
             u64::from(crc32fast::hash(rule.to_string().as_bytes())),
-            universe.population(),
+            start.fingerprint(),
         ];
         let all = link.all_gather(band.as_mut(), &mine)?;
         for (other, theirs) in all.chunks(mine.len()).enumerate() {
             if theirs != mine {
                 return Err(BackendError::Bands(format!(
                     "rank {other} was started on another run than rank {rank} (universe \
-                     {}x{}, population {}, rule hash {:08x} against {}x{}, {}, {:08x}): give \
+                     {}x{}, start {:x}, rule hash {:08x} against {}x{}, {:x}, {:08x}): give \
                      every rank the same arguments",
                     theirs[0], theirs[1], theirs[4], theirs[3], mine[0], mine[1], mine[4], mine[3]
                 )));
@@ -156,8 +200,10 @@ impl RankedSimulator {
             shape,
             halo,
             rounds,
-            assembled: universe,
-            fresh: true,
+            assembled: None,
+            size: (width, height as u64),
+            topology: start.topology(),
+            fresh: false,
             last_kernel_seconds: None,
         })
     }
@@ -180,10 +226,7 @@ impl RankedSimulator {
         generation: u64,
         run: Option<RunRecord>,
     ) -> Result<u64, BackendError> {
-        let (width, height) = (
-            self.assembled.width() as u64,
-            self.assembled.height() as u64,
-        );
+        let (width, height) = self.size;
         // This rank's own error, else which ranks failed.
         let failed = |what: &str, ranks: &[usize], mine: Option<String>| {
             let why = mine.unwrap_or_else(|| format!("it failed on rank {ranks:?}"));
@@ -277,19 +320,24 @@ impl Simulator for RankedSimulator {
 
     fn universe(&mut self) -> Result<&Universe, BackendError> {
         if !self.fresh {
-            let row = self.assembled.words_per_row();
+            let assembled = match self.assembled.take() {
+                Some(universe) => universe,
+                None => Universe::new(self.size.0, self.size.1)?.with_topology(self.topology),
+            };
+            let assembled = self.assembled.insert(assembled);
+            let row = assembled.words_per_row();
             let most = self.shape.iter().map(|s| s.1).max().unwrap_or(0) * row;
             let (_, rows) = self.shape[self.rank];
             let mut mine = self.band.read_rows(self.halo, rows)?;
             mine.resize(most, 0);
             let all = self.link.all_gather(self.band.as_mut(), &mine)?;
             for (&(first, rows), theirs) in self.shape.iter().zip(all.chunks(most.max(1))) {
-                self.assembled.words_mut()[first * row..(first + rows) * row]
+                assembled.words_mut()[first * row..(first + rows) * row]
                     .copy_from_slice(&theirs[..rows * row]);
             }
             self.fresh = true;
         }
-        Ok(&self.assembled)
+        Ok(self.assembled.as_ref().expect("assembled above"))
     }
 
     fn replace(&mut self, universe: Universe) -> Result<Universe, BackendError> {
@@ -298,7 +346,7 @@ impl Simulator for RankedSimulator {
         self.band
             .replace(band_of(&universe, first, rows, (self.halo, self.halo)))?;
         self.rounds.restart();
-        Ok(std::mem::replace(&mut self.assembled, universe))
+        Ok(self.assembled.replace(universe).expect("assembled above"))
     }
 
     fn kernel_seconds(&self) -> Option<f64> {
@@ -545,7 +593,7 @@ mod tests {
                     scope.spawn(move || {
                         let mut sim = RankedSimulator::new(
                             rule,
-                            start,
+                            &start,
                             (rank, size),
                             most,
                             |band| create(BackendKind::Cpu, rule, band),
@@ -621,7 +669,7 @@ mod tests {
                     scope.spawn(move || {
                         let mut sim = RankedSimulator::new(
                             &rule,
-                            start,
+                            &start,
                             (rank, size),
                             4,
                             |band| create(BackendKind::Cpu, &rule, band),
@@ -704,10 +752,10 @@ mod tests {
                     let job = job(&ranked);
                     // A maker is shared between threads: the link's receivers are not.
                     let link = std::sync::Mutex::new(link);
-                    let make: crate::drive::out_of_core::MakeRanked = Box::new(move |universe| {
+                    let make: crate::drive::out_of_core::MakeRanked = Box::new(move |start| {
                         RankedSimulator::new(
                             &rule,
-                            universe,
+                            start,
                             (rank, size),
                             4,
                             |band| create(BackendKind::Cpu, &rule, band),

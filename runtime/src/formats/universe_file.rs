@@ -303,9 +303,16 @@ impl UniverseFile {
     /// Checks every block of rows against its checksum, blocks in parallel, reading about
     /// `threads x 4 MiB` at a time.
     pub fn verify(&self) -> Result<(), FileError> {
+        self.verify_rows(0, self.height())
+    }
+
+    /// Checks the blocks that hold rows `y .. y + rows` (no wrap), as [`Self::verify`] does.
+    pub fn verify_rows(&self, y: u64, rows: u64) -> Result<(), FileError> {
         let rows_per_block = self.metadata.checksums.rows_per_block;
         let blocks = self.metadata.checksums.blocks.len();
-        (0..blocks).into_par_iter().try_for_each(|block| {
+        let first = (y / rows_per_block) as usize;
+        let last = ((y + rows).div_ceil(rows_per_block) as usize).min(blocks);
+        (first..last).into_par_iter().try_for_each(|block| {
             let y = block as u64 * rows_per_block;
             let rows = rows_per_block.min(self.height() - y);
             let mut words = vec![0u64; rows as usize * self.row_words()];
