@@ -161,6 +161,18 @@ fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
 /// often as needed.
 fn fill_padded(row: &[u64], width: usize, pad: usize, out: &mut [u64]) {
     let full_words = width / 64;
+    if width % 64 == 0 {
+        // Whole words: word j is the row's word j - pad, round the row.
+        let mut k = (full_words - pad % full_words) % full_words;
+        for word in out {
+            *word = row[k];
+            k += 1;
+            if k == full_words {
+                k = 0;
+            }
+        }
+        return;
+    }
     for (j, word) in out.iter_mut().enumerate() {
         *word = if j >= pad && j - pad < full_words {
             row[j - pad]
@@ -442,7 +454,7 @@ mod tests {
 
     #[test]
     fn padded_rows_wrap_at_any_width_and_height() {
-        for width in [1usize, 2, 3, 63, 64, 65, 130] {
+        for width in [1usize, 2, 3, 63, 64, 65, 128, 130, 192] {
             let height = 3;
             let u = Universe::random(width as u64, height, 0.5, width as u64).unwrap();
             for pad in [0usize, 1, 3] {
