@@ -161,7 +161,7 @@ fn cells_at(row: &[u64], width: usize, start: i64) -> u64 {
 /// often as needed.
 fn fill_padded(row: &[u64], width: usize, pad: usize, out: &mut [u64]) {
     let full_words = width / 64;
-    if width % 64 == 0 {
+    if width.is_multiple_of(64) {
         // Whole words: word j is the row's word j - pad, round the row.
         let mut k = (full_words - pad % full_words) % full_words;
         for word in out {
