@@ -110,8 +110,8 @@ trait HostStepper: Send {
     fn describe(&self) -> String;
     fn step(&mut self, universe: &mut Universe, gens: u64) -> Result<(), BackendError>;
     /// [`Simulator::whole_row_words`].
-    fn whole_row_words(&self) -> &'static [usize] {
-        &[]
+    fn whole_row_words(&self) -> Vec<usize> {
+        Vec::new()
     }
     /// [`Simulator::prepare`].
     fn prepare(&mut self, _gens: u64) -> Result<(), BackendError> {
@@ -150,7 +150,7 @@ impl<S: HostStepper> Simulator for Resident<S> {
         self.universe.words_mut()[y * row..y * row + words.len()].copy_from_slice(words);
         Ok(())
     }
-    fn whole_row_words(&self) -> &'static [usize] {
+    fn whole_row_words(&self) -> Vec<usize> {
         self.stepper.whole_row_words()
     }
 }
@@ -182,8 +182,8 @@ impl HostStepper for TileStepper {
         TileStepper::advance(self, universe, gens);
         Ok(())
     }
-    fn whole_row_words(&self) -> &'static [usize] {
-        &crate::cpu::tiles::WHOLE_ROW_WORDS
+    fn whole_row_words(&self) -> Vec<usize> {
+        crate::cpu::tiles::WHOLE_ROW_WORDS.to_vec()
     }
 }
 
@@ -250,6 +250,9 @@ impl HostStepper for crate::cpu::jit::JitStepper {
     }
     fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
         Ok(crate::cpu::jit::JitStepper::prepare(self, gens)?)
+    }
+    fn whole_row_words(&self) -> Vec<usize> {
+        crate::cpu::jit::JitStepper::whole_row_words(self)
     }
 }
 

@@ -73,8 +73,8 @@ pub trait Simulator: Send {
     /// Widths of a torus, in words a row, that the kernels step without padding a row,
     /// narrowest first, for a caller that picks the width (HashLife's base batches); empty
     /// when the simulator does not say.
-    fn whole_row_words(&self) -> &'static [usize] {
-        &[]
+    fn whole_row_words(&self) -> Vec<usize> {
+        Vec::new()
     }
     /// Generation counts that are multiples of this run without extra kernels.
     fn preferred_step(&self) -> u64 {

@@ -105,6 +105,8 @@ pub struct JitStepper {
     name: String,
     isa: Isa,
     tile_words: usize,
+    /// Words of halo a tile carries each side, at most (the full pass's).
+    halo_words: usize,
     kernels: Passes<JitKernel>,
     spare: Universe,
 }
@@ -113,12 +115,14 @@ impl JitStepper {
     /// A stepper for one generation a pass of `program` (parameters folded).
     pub fn single(program: &Program, isa: Isa, spare: Universe) -> Result<JitStepper, JitError> {
         let isa = jit_isa(isa);
-        let tile_words = tile_words_for(x86::halo_words(program), isa)?;
+        let halo_words = x86::halo_words(program);
+        let tile_words = tile_words_for(halo_words, isa)?;
         let kernel = JitKernel::compile(program, isa, tile_words)?;
         Ok(JitStepper {
             name: program.name.clone(),
             isa,
             tile_words,
+            halo_words,
             kernels: Passes::new(None, 1, kernel),
             spare,
         })
@@ -145,6 +149,7 @@ impl JitStepper {
             name: one.name.clone(),
             isa,
             tile_words: tile_words_for(halo, isa)?,
+            halo_words: halo,
             kernels: Passes::lazy(chain, gens_per_pass),
             spare,
         })
@@ -164,6 +169,14 @@ impl JitStepper {
 
     pub fn tile_words(&self) -> usize {
         self.tile_words
+    }
+
+    /// Torus widths in words whose rows fill whole tiles (multiples of the words a tile keeps),
+    /// narrowest first: HashLife's batches of 16 words took two tiles of 16 a row, half of them
+    /// halo.
+    pub fn whole_row_words(&self) -> Vec<usize> {
+        let keep = self.tile_words - 2 * self.halo_words;
+        (1..=4).map(|tiles| tiles * keep).collect()
     }
 
     /// Compiles the passes a run of `gens` generations takes, before its clock.

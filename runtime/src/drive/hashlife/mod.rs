@@ -69,7 +69,7 @@ pub struct HashLife {
     spare: HashMap<(usize, usize), Universe>,
     /// The widths a batch's rows may take, narrowest first: a batch takes the narrowest that
     /// holds it in one row, else rows of the widest.
-    row_words: &'static [usize],
+    row_words: Vec<usize>,
     store: NodeStore,
     /// The rule's states, and the bit-planes a cell takes.
     states: u16,
@@ -136,7 +136,7 @@ impl HashLife {
             make,
             base: HashMap::new(),
             spare: HashMap::new(),
-            row_words: &BASE_ROW_WORDS,
+            row_words: BASE_ROW_WORDS.to_vec(),
             store: NodeStore::new(planes),
             states: rule.states(),
             planes,
@@ -176,8 +176,9 @@ impl HashLife {
         // the run can say what runs.
         let (first, description) = life.on_one_thread(|life| life.described_base())?;
         life.description = description;
-        if !first.whole_row_words().is_empty() {
-            life.row_words = first.whole_row_words();
+        let widths = first.whole_row_words();
+        if !widths.is_empty() {
+            life.row_words = widths;
         }
         life.base.insert(batch_shape(&BASE_ROW_WORDS, 1), first);
         life.make_empty(MAX_LEVEL);
@@ -579,7 +580,7 @@ impl HashLife {
         let widest = self.row_words[self.row_words.len() - 1];
         let planes = self.planes;
         for batch in ids.chunks(BASES_A_WORD * widest * BASE_ROWS_MAX) {
-            let shape = batch_shape(self.row_words, batch.len());
+            let shape = batch_shape(&self.row_words, batch.len());
             let row_words = shape.1;
             let mut universe = match self.spare.remove(&shape) {
                 Some(mut universe) => {
