@@ -560,7 +560,13 @@ fn run_whole(
         times.simulate += creating.elapsed().as_secs_f64() - times.read;
         Whole::Ranked(Box::new(ranked))
     } else {
-        held_here(&mut job, &mut times)?
+        let reading = Instant::now();
+        let universe = job.source.into_universe()?.with_topology(job.topology);
+        times.read = reading.elapsed().as_secs_f64();
+        let creating = Instant::now();
+        let here = held_here(&job.simulators, &job.rule, universe)?;
+        times.simulate += creating.elapsed().as_secs_f64();
+        here
     };
     progress.note(&format!(
         "the universe is held whole; the output is written every {} s of simulation and at the end",
@@ -625,29 +631,26 @@ fn run_whole(
     })
 }
 
-/// The universe read whole and its simulator made in this process: on one device, or in bands
-/// over several (where bands cut its surface).
-fn held_here(job: &mut Job, times: &mut Times) -> Result<Whole, RunError> {
-    let reading = Instant::now();
-    let universe = std::mem::replace(&mut job.source, Source::Memory(Universe::new(1, 1)?))
-        .into_universe()?
-        .with_topology(job.topology);
-    times.read = reading.elapsed().as_secs_f64();
-    let creating = Instant::now();
-    let simulators = &job.simulators;
-    let whole = if simulators.devices.len() > 1 && bands::cuts(job.topology) {
-        Whole::Here(Box::new(BandedSimulator::new(
-            &*simulators.make,
-            &job.rule,
-            universe,
-            &simulators.devices,
-            bands::MAX_EXCHANGE_GENS,
-        )?))
-    } else {
-        Whole::Here((simulators.make)(simulators.devices[0], universe)?)
-    };
-    times.simulate += creating.elapsed().as_secs_f64();
-    Ok(whole)
+/// The simulator of `universe` held whole in this process: on one device, or in bands over
+/// several (where bands cut its surface).
+fn held_here(
+    simulators: &Simulators,
+    rule: &Rule,
+    universe: Universe,
+) -> Result<Whole, BackendError> {
+    Ok(
+        if simulators.devices.len() > 1 && bands::cuts(universe.topology()) {
+            Whole::Here(Box::new(BandedSimulator::new(
+                &*simulators.make,
+                rule,
+                universe,
+                &simulators.devices,
+                bands::MAX_EXCHANGE_GENS,
+            )?))
+        } else {
+            Whole::Here((simulators.make)(simulators.devices[0], universe)?)
+        },
+    )
 }
 
 /// A run's source as one rank reads it: only its band and halos, a file's blocks checked as
