@@ -685,7 +685,7 @@ impl RankStart for SourceStart<'_> {
                     .chain(blocks)
                     .collect()
             }
-            Source::Memory(universe) => return universe.population(),
+            Source::Memory(universe) => return RankStart::fingerprint(universe),
         };
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
         u64::from(crc32fast::hash(&bytes))
@@ -702,22 +702,22 @@ impl RankStart for SourceStart<'_> {
         let mut band = Universe::new(width, count)?.with_topology(self.topology);
         let start = first as i64 - above as i64;
         let failed = |e: FileError| BackendError::Bands(e.to_string());
-        if let Source::File(file) = self.source {
-            // The window's rows round the torus: one run of them, or two.
-            let top = start.rem_euclid(height as i64) as u64;
-            let runs = if count >= height {
-                [(0, height), (0, 0)]
-            } else {
-                let first_run = count.min(height - top);
-                [(top, first_run), (0, count - first_run)]
-            };
-            for (y, rows) in runs.into_iter().filter(|r| r.1 > 0) {
-                file.verify_rows(y, rows).map_err(failed)?;
+        match self.source {
+            Source::File(file) => {
+                // The window's rows round the torus, run after run, each block read once.
+                let row = band.words_per_row();
+                let (mut y, mut words) = (start.rem_euclid(height as i64) as u64, band.words_mut());
+                while !words.is_empty() {
+                    let rows = ((height - y) as usize).min(words.len() / row);
+                    let (run, rest) = words.split_at_mut(rows * row);
+                    file.read_rows_verified(y, run).map_err(failed)?;
+                    (y, words) = (0, rest);
+                }
             }
+            source => source
+                .read_window(start, band.words_mut(), BandSeams::Wrapped(self.topology))
+                .map_err(failed)?,
         }
-        self.source
-            .read_window(start, band.words_mut(), BandSeams::Wrapped(self.topology))
-            .map_err(failed)?;
         self.read
             .set(self.read.get() + reading.elapsed().as_secs_f64());
         Ok(band)

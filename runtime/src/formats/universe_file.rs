@@ -303,21 +303,46 @@ impl UniverseFile {
     /// Checks every block of rows against its checksum, blocks in parallel, reading about
     /// `threads x 4 MiB` at a time.
     pub fn verify(&self) -> Result<(), FileError> {
-        self.verify_rows(0, self.height())
-    }
-
-    /// Checks the blocks that hold rows `y .. y + rows` (no wrap), as [`Self::verify`] does.
-    pub fn verify_rows(&self, y: u64, rows: u64) -> Result<(), FileError> {
         let rows_per_block = self.metadata.checksums.rows_per_block;
         let blocks = self.metadata.checksums.blocks.len();
-        let first = (y / rows_per_block) as usize;
-        let last = ((y + rows).div_ceil(rows_per_block) as usize).min(blocks);
-        (first..last).into_par_iter().try_for_each(|block| {
+        (0..blocks).into_par_iter().try_for_each(|block| {
             let y = block as u64 * rows_per_block;
             let rows = rows_per_block.min(self.height() - y);
             let mut words = vec![0u64; rows as usize * self.row_words()];
             self.read_rows(y, &mut words)?;
             self.check_block(block, &words)
+        })
+    }
+
+    /// Reads rows `y .. y + dst.len() / words a row` (no wrap) into `dst`, each block that holds
+    /// them read once and checked (a block the rows cover only in part read beside them).
+    pub fn read_rows_verified(&self, y: u64, dst: &mut [u64]) -> Result<(), FileError> {
+        let row = self.row_words();
+        let per_block = self.metadata.checksums.rows_per_block;
+        let end = y + (dst.len() / row) as u64;
+        // The rows cut at the blocks' edges: (block, first row, the rows' words).
+        let mut pieces = Vec::new();
+        let (mut rest, mut at) = (dst, y);
+        while at < end {
+            let block = at / per_block;
+            let piece_end = ((block + 1) * per_block).min(end);
+            let (piece, tail) = rest.split_at_mut((piece_end - at) as usize * row);
+            pieces.push((block as usize, at, piece));
+            (rest, at) = (tail, piece_end);
+        }
+        pieces.into_par_iter().try_for_each(|(block, at, piece)| {
+            let first = block as u64 * per_block;
+            let block_words = per_block.min(self.height() - first) as usize * row;
+            if at == first && piece.len() == block_words {
+                self.read_rows(at, piece)?;
+                return self.check_block(block, piece);
+            }
+            let mut words = vec![0u64; block_words];
+            self.read_rows(first, &mut words)?;
+            self.check_block(block, &words)?;
+            let from = (at - first) as usize * row;
+            piece.copy_from_slice(&words[from..from + piece.len()]);
+            Ok(())
         })
     }
 
