@@ -164,8 +164,27 @@ pub fn run(args: RunArgs) -> Result<()> {
         Some(path) if !is_universe_file(path) => Some(Pattern::open(path)?),
         _ => None,
     };
-    let pool = worker_pool(args.threads.or(planned_threads(&args, pattern.as_ref())?))?;
+    let threads = args.threads.or(planned_threads(&args, pattern.as_ref())?);
+    if threads == Some(1)
+        && let Some(_pool) = this_thread_as_only_worker()
+    {
+        return run_in_pool(args, pattern);
+    }
+    let pool = worker_pool(threads)?;
     pool.install(|| run_in_pool(args, pattern))
+}
+
+/// A pool of one worker that is the calling thread, so that a run of one worker starts no
+/// thread: a thread and its heap arena cost some 0.3 ms, which runs of a few milliseconds
+/// (small patterns in HashLife) feel. Rayon keeps the thread a worker of the pool for the rest
+/// of the process, so only `run`, once a process, asks for it; None where the thread already
+/// works in a pool. Threads the run starts itself use rayon's global pool, as they would have.
+fn this_thread_as_only_worker() -> Option<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .use_current_thread()
+        .build()
+        .ok()
 }
 
 /// The worker count for a run on a universe whose height the command line gives (`--size`, or
@@ -885,6 +904,27 @@ mod tests {
             planned(acorn, &["--size", "256x100"]),
             Some(lifegen_runtime::drive::threads::default_threads_for(100, 1))
         );
+    }
+
+    #[test]
+    fn a_run_of_one_worker_works_on_its_own_thread() {
+        // On a thread of its own: the thread stays the pool's worker after the test.
+        std::thread::spawn(|| {
+            let caller = std::thread::current().id();
+            let pool = this_thread_as_only_worker().expect("a thread in no pool");
+            assert_eq!(rayon::current_thread_index(), Some(0));
+            assert_eq!(rayon::current_num_threads(), 1);
+            use rayon::prelude::*;
+            let threads: std::collections::HashSet<_> = (0..64)
+                .into_par_iter()
+                .map(|_| std::thread::current().id())
+                .collect();
+            assert_eq!(threads, std::collections::HashSet::from([caller]));
+            assert!(this_thread_as_only_worker().is_none());
+            drop(pool);
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]
