@@ -583,30 +583,41 @@ impl HashLife {
             let shape = batch_shape(&self.row_words, batch.len());
             let row_words = shape.1;
             let mut universe = match self.spare.remove(&shape) {
-                Some(mut universe) => {
-                    (0..planes).for_each(|p| universe.plane_mut(p).fill(0));
-                    universe
-                }
+                Some(universe) => universe,
                 None => base_universe(shape, self.states)?,
             };
             // Golly's row 0 is a tree's odd row (`golly_root_origin`): a rule that reads the
             // parity of a cell's place sees its nodes a row lower in the batch, where the
-            // batch's parity is Golly's.
+            // batch's parity is Golly's. Two base nodes share a word of each row.
             let (height, down) = (shape.0 * BASE_SIDE, usize::from(self.parity));
-            let place = |slot: usize| {
-                let (word, shift) = (slot / BASES_A_WORD, slot % BASES_A_WORD * BASE_SIDE);
-                let (column, top) = (word % row_words, word / row_words * BASE_SIDE);
-                let at = move |y: usize| (top + y + down) % height * row_words + column;
-                (at, shift)
+            let rows_of = |pair: usize| {
+                let (column, top) = (pair % row_words, pair / row_words * BASE_SIDE + down);
+                move |y: usize| {
+                    let row = top + y;
+                    (if row >= height { row - height } else { row }) * row_words + column
+                }
             };
+            const LEAF: usize = 1 << LEAF_LEVEL;
             for p in 0..planes {
                 let words = universe.plane_mut(p);
-                for (slot, &id) in batch.iter().enumerate() {
-                    let (at, shift) = place(slot);
-                    let mut node_rows = [0u64; BASE_SIDE];
-                    self.paint_base(id, p, shift, &mut node_rows);
-                    for (y, word) in node_rows.into_iter().enumerate() {
-                        words[at(y)] |= word;
+                let pairs = batch.len().div_ceil(BASES_A_WORD);
+                for pair in pairs..shape.0 * row_words {
+                    let at = rows_of(pair);
+                    (0..BASE_SIDE).for_each(|y| words[at(y)] = 0);
+                }
+                for (pair, ids) in batch.chunks(BASES_A_WORD).enumerate() {
+                    let at = rows_of(pair);
+                    let left = self.base_leaves(ids[0], p);
+                    let right = ids.get(1).map_or([0; 16], |&id| self.base_leaves(id, p));
+                    for band in 0..4 {
+                        let (l, r) = (
+                            &left[4 * band..4 * band + 4],
+                            &right[4 * band..4 * band + 4],
+                        );
+                        let side_by_side = [l[0], l[1], l[2], l[3], r[0], r[1], r[2], r[3]];
+                        for (y, word) in transpose_bytes(side_by_side).into_iter().enumerate() {
+                            words[at(LEAF * band + y)] = word;
+                        }
                     }
                 }
             }
@@ -621,18 +632,23 @@ impl HashLife {
             // The centre's four leaves, each plane's word of each, nodes after nodes; made into
             // nodes together, so the hash table is read ahead.
             let after = sim.universe()?;
-            const QUARTER: usize = BASE_SIDE / 4;
-            const LEAF: usize = 1 << LEAF_LEVEL;
-            let mut leaf_planes = Vec::with_capacity(4 * planes * batch.len());
-            for slot in 0..batch.len() {
-                let (at, shift) = place(slot);
-                for k in 0..4 {
-                    let (x, y) = (QUARTER + LEAF * (k & 1), QUARTER + LEAF * (k >> 1));
-                    for p in 0..planes {
-                        let words = after.plane(p);
-                        leaf_planes.push((0..LEAF).fold(0u64, |bits, row| {
-                            bits | (words[at(y + row)] >> (shift + x) & 0xff) << (LEAF * row)
-                        }));
+            let mut leaf_planes = vec![0; 4 * planes * batch.len()];
+            for p in 0..planes {
+                let words = after.plane(p);
+                for (pair, ids) in batch.chunks(BASES_A_WORD).enumerate() {
+                    let at = rows_of(pair);
+                    for ky in 0..2 {
+                        let rows =
+                            std::array::from_fn(|y| words[at(BASE_SIDE / 4 + LEAF * ky + y)]);
+                        // A node's centre leaves are bytes 1 and 2 of its half of the word.
+                        let columns = transpose_bytes(rows);
+                        for half in 0..ids.len() {
+                            for kx in 0..2 {
+                                let slot = BASES_A_WORD * pair + half;
+                                let at = (4 * slot + 2 * ky + kx) * planes + p;
+                                leaf_planes[at] = columns[4 * half + 1 + kx];
+                            }
+                        }
                     }
                 }
             }
@@ -657,31 +673,22 @@ impl HashLife {
     /// ORs plane `p` of base node `id`'s cells into `rows` from column `x`: its sixteen leaves
     /// read straight from its children (what [`Self::paint_rows`] does, without the
     /// recursion).
-    fn paint_base(&self, id: NodeId, p: usize, x: usize, rows: &mut [u64; BASE_SIDE]) {
+    /// Plane `p` of a base node's sixteen leaves, row by row of leaves (west to east in each).
+    fn base_leaves(&self, id: NodeId, p: usize) -> [u64; 16] {
         const {
             assert!(
-                BASE_LEVEL == LEAF_LEVEL + 2,
-                "a base node's grandchildren are leaves"
+                BASE_LEVEL == LEAF_LEVEL + 2 && BASES_A_WORD == 2,
+                "a base node's grandchildren are leaves, and two base nodes fill a word"
             )
         };
-        const HALF: usize = BASE_SIDE / 2;
-        const LEAF: usize = 1 << LEAF_LEVEL;
+        let mut leaves = [0; 16];
         for (i, &child) in self.children(id).iter().enumerate() {
-            let (cx, cy) = (x + HALF * (i & 1), HALF * (i >> 1));
             for (k, &leaf) in self.children(child).iter().enumerate() {
-                let cells = match p {
-                    0 => self.store.cells(leaf),
-                    p => self.store.plane(leaf, p),
-                };
-                if cells == 0 {
-                    continue;
-                }
-                let (lx, ly) = (cx + LEAF * (k & 1), cy + LEAF * (k >> 1));
-                for (row, out) in rows[ly..ly + LEAF].iter_mut().enumerate() {
-                    *out |= (cells >> (LEAF * row) & 0xff) << lx;
-                }
+                let (x, y) = (2 * (i & 1) + (k & 1), 2 * (i >> 1) + (k >> 1));
+                leaves[4 * y + x] = self.store.plane(leaf, p);
             }
         }
+        leaves
     }
 
     /// ORs node `id`'s cells into `rows` (one word a row, at most 64 wide; plane p's rows from
@@ -1216,6 +1223,24 @@ fn golly_root_origin(level: u8) -> (i64, i64) {
     (-(x as i64), -(y as i64))
 }
 
+/// Byte `j` of word `i` of the result is byte `i` of word `j`: eight leaves of 8x8 cells (a row
+/// of cells a byte) side by side become eight rows of 64 cells, and eight rows become the leaves
+/// under them. Three rounds of swapping blocks of bytes (4x4, 2x2, 1x1).
+fn transpose_bytes(mut m: [u64; 8]) -> [u64; 8] {
+    for (step, mask) in [
+        (4, 0x0000_0000_ffff_ffff_u64),
+        (2, 0x0000_ffff_0000_ffff),
+        (1, 0x00ff_00ff_00ff_00ff),
+    ] {
+        for i in (0..8).filter(|i| i & step == 0) {
+            let t = ((m[i] >> (8 * step)) ^ m[i + step]) & mask;
+            m[i] ^= t << (8 * step);
+            m[i + step] ^= t;
+        }
+    }
+    m
+}
+
 /// The rows of base nodes and the words a row of a batch of `nodes` base nodes: one row of the
 /// narrowest of `widths` that holds them, else a power of two of rows of the widest.
 fn batch_shape(widths: &[usize], nodes: usize) -> (usize, usize) {
@@ -1392,5 +1417,29 @@ impl Simulator for HashLife {
     }
     fn set_progress(&mut self, progress: Option<Progress>) {
         self.progress = progress.map(|tell| (tell, None));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transposing_bytes_swaps_words_and_bytes() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let words: [u64; 8] = std::array::from_fn(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            state
+        });
+        let byte = |word: u64, i: usize| word >> (8 * i) & 0xff;
+        let swapped = transpose_bytes(words);
+        for (i, &word) in swapped.iter().enumerate() {
+            for (j, &from) in words.iter().enumerate() {
+                assert_eq!(byte(word, j), byte(from, i), "byte {j} of word {i}");
+            }
+        }
+        assert_eq!(transpose_bytes(swapped), words);
     }
 }
