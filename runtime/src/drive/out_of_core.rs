@@ -1081,6 +1081,7 @@ fn run_pass(
                             .map(|w| u64::from(w.count_ones()))
                             .sum::<u64>();
                         writer.write_rows(interior)?;
+                        writer.write_behind()?;
                         busy += writing.elapsed().as_secs_f64();
                         let _ = recycle.send(band);
                         next += 1;

@@ -29,6 +29,9 @@ use crate::formats::npy::{Header, HeaderError, as_bytes, as_bytes_mut};
 use crate::interrupt::TemporaryFile;
 use crate::universe::{Universe, UniverseError, words_per_row};
 
+/// Bytes of a file read by one request in [`UniverseFile::read_rows`].
+const READ_PIECE: usize = 8 << 20;
+
 /// Where the rows start: the `.npy` header is padded to one page.
 pub const DATA_OFFSET: u64 = 4096;
 const NPY_MAGIC: &[u8] = b"\x93NUMPY\x01\x00";
@@ -291,13 +294,20 @@ impl UniverseFile {
         words_per_row(self.metadata.width as usize)
     }
 
-    /// Reads rows `y .. y + dst.len() / words a row` (no wrap) into `dst`.
+    /// Reads rows `y .. y + dst.len() / words a row` (no wrap) into `dst`: pieces of
+    /// [`READ_PIECE`] bytes read at once, so the disk has several requests to work on (one
+    /// read of a 1.7 GiB band went at 1.11 GB/s where dd read 1.8 GB/s).
     pub fn read_rows(&self, y: u64, dst: &mut [u64]) -> Result<(), FileError> {
         let bytes = as_bytes_mut(dst);
         let at = DATA_OFFSET + y * self.row_words() as u64 * 8;
-        self.file
-            .read_exact_at(bytes, at)
-            .map_err(io_error(&self.path))
+        bytes
+            .par_chunks_mut(READ_PIECE)
+            .enumerate()
+            .try_for_each(|(i, piece)| {
+                self.file
+                    .read_exact_at(piece, at + (i * READ_PIECE) as u64)
+                    .map_err(io_error(&self.path))
+            })
     }
 
     /// Checks every block of rows against its checksum, blocks in parallel, reading about
@@ -453,6 +463,9 @@ pub struct Writer {
     width: u64,
     height: u64,
     rows_written: u64,
+    /// Bytes of the file on their way to the disk ([`Writer::write_behind`]): up to the first
+    /// waited for, up to the second started.
+    behind: (u64, u64),
     rows_per_block: u64,
     block: crc32fast::Hasher,
     rows_in_block: u64,
@@ -512,6 +525,7 @@ impl Writer {
             width,
             height,
             rows_written: 0,
+            behind: (0, DATA_OFFSET),
             rows_per_block: rows_per_block(width),
             block: crc32fast::Hasher::new(),
             rows_in_block: 0,
@@ -572,6 +586,53 @@ impl Writer {
         let hasher = std::mem::replace(&mut self.block, crc32fast::Hasher::new());
         self.blocks.push(hasher.finalize());
         self.rows_in_block = 0;
+    }
+
+    /// Starts the rows written since the last call on their way to the disk, and waits for
+    /// the ones the last call started. A writer that calls this as it goes keeps the disk busy
+    /// beside the work that makes the rows, a call's rows behind at most; otherwise the rows wait
+    /// in the page cache (a host of 256 GiB held a whole 19.3 GB universe there) and
+    /// [`Writer::finish`] waits for all of them at once. (Elsewhere than Linux: waits for all.)
+    pub fn write_behind(&mut self) -> Result<(), FileError> {
+        let sink = self.sink.as_mut().expect("not finished");
+        sink.flush().map_err(io_error(&self.partial))?;
+        let end = DATA_OFFSET + self.rows_written * words_per_row(self.width as usize) as u64 * 8;
+        let (waited, started) = self.behind;
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = sink.get_ref().as_raw_fd();
+            let range = |flags, from: u64, to: u64| {
+                // (A length of 0 would mean the rest of the file.)
+                // SAFETY: sync_file_range reads no memory of ours; a bad range is an error.
+                let done = match to > from {
+                    true => unsafe {
+                        libc::sync_file_range(fd, from as i64, (to - from) as i64, flags)
+                    },
+                    false => 0,
+                };
+                if done == 0 {
+                    Ok(())
+                } else {
+                    Err(io::Error::last_os_error())
+                }
+            };
+            range(
+                libc::SYNC_FILE_RANGE_WAIT_BEFORE
+                    | libc::SYNC_FILE_RANGE_WRITE
+                    | libc::SYNC_FILE_RANGE_WAIT_AFTER,
+                waited,
+                started,
+            )
+            .and_then(|()| range(libc::SYNC_FILE_RANGE_WRITE, started, end))
+            .map_err(io_error(&self.partial))?;
+        }
+        #[cfg(not(target_os = "linux"))]
+        sink.get_ref()
+            .sync_data()
+            .map_err(io_error(&self.partial))?;
+        self.behind = (started, end);
+        Ok(())
     }
 
     /// Writes the metadata, syncs the file and renames it over the path (then syncs the
@@ -957,12 +1018,19 @@ mod tests {
             writer
                 .write_rows(&universe.words()[start * row..end * row])
                 .unwrap();
+            // Rows sent on their way as they come (twice: nothing new the second time).
+            writer.write_behind().unwrap();
+            writer.write_behind().unwrap();
         }
         writer.finish("B3/S23", 0, None).unwrap();
         let file = UniverseFile::open(&path).unwrap();
         assert_eq!(file.metadata().checksums.blocks.len(), 3);
         file.verify().unwrap();
         assert_eq!(file.read_verified().unwrap(), universe);
+        // 10.5 MiB of rows: read in two pieces.
+        let mut words = vec![0; universe.words().len()];
+        file.read_rows(0, &mut words).unwrap();
+        assert!(words == universe.words());
     }
 
     #[test]
