@@ -670,10 +670,8 @@ impl HashLife {
         Ok((sim, description))
     }
 
-    /// ORs plane `p` of base node `id`'s cells into `rows` from column `x`: its sixteen leaves
-    /// read straight from its children (what [`Self::paint_rows`] does, without the
-    /// recursion).
-    /// Plane `p` of a base node's sixteen leaves, row by row of leaves (west to east in each).
+    /// Plane `p` of a base node's sixteen leaves, row by row of leaves (west to east in each),
+    /// read straight from its grandchildren.
     fn base_leaves(&self, id: NodeId, p: usize) -> [u64; 16] {
         const {
             assert!(
