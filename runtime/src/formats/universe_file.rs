@@ -604,17 +604,13 @@ impl Writer {
             let fd = sink.get_ref().as_raw_fd();
             let range = |flags, from: u64, to: u64| {
                 // (A length of 0 would mean the rest of the file.)
+                if to <= from {
+                    return Ok(());
+                }
                 // SAFETY: sync_file_range reads no memory of ours; a bad range is an error.
-                let done = match to > from {
-                    true => unsafe {
-                        libc::sync_file_range(fd, from as i64, (to - from) as i64, flags)
-                    },
-                    false => 0,
-                };
-                if done == 0 {
-                    Ok(())
-                } else {
-                    Err(io::Error::last_os_error())
+                match unsafe { libc::sync_file_range(fd, from as i64, (to - from) as i64, flags) } {
+                    0 => Ok(()),
+                    _ => Err(io::Error::last_os_error()),
                 }
             };
             range(
