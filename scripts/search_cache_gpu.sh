@@ -4,6 +4,8 @@
 # no search (the lowered network), then after a search of SECONDS into an empty cache (`count`
 # runs it), with the network each got; then a run that switches networks mid-run checked against
 # the CPU bit for bit.  Usage: scripts/search_cache_gpu.sh [SECONDS]   (60 by default)
+# SEED and RULES pick other random rules (issue 30's twelve: SEED=30 RULES=12); SWITCH=0 leaves
+# the switch out.
 set -euo pipefail
 seconds=${1:-60}
 # On a machine without cargo: BIN=.gpu (lifegen and on_demand_search, as scripts/gpu-build.sh
@@ -14,7 +16,7 @@ if [ -z "${BIN:-}" ]; then
   cargo build --release --quiet -p lifegen-gen --example on_demand_search
   cp ./target/release/examples/on_demand_search ./target/release/
 fi
-rules=$("$bin"/on_demand_search 20 18 0 | tail -n +3 | cut -d'|' -f2 | head -n "${RULES:-20}")
+rules=$("$bin"/on_demand_search "${RULES:-20}" "${SEED:-18}" 0 | tail -n +3 | cut -d'|' -f2)
 cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 export LIFEGEN_CACHE_DIR=$cache
@@ -28,6 +30,7 @@ for rule in $rules; do
     sed -n 's/^network: [^:]*: a combine network of \([0-9]*\) LUT3.*/\1/p')
   echo "| $rule | $lowered | $gates | $(rate) |"
 done
+[ "${SWITCH:-1}" = 0 ] && exit 0
 # The switch: a GPU run long enough (about a minute on an H100) for the search beside it to end,
 # against the same run on the lowered network; both universes must be identical.
 rule=B012468/S13457
