@@ -14,7 +14,7 @@ count), so a second backend's check, or one on a machine without bgolly (the GPU
 them instead of running bgolly again; `--jobs N` checks N files at once.
 
 Golly's side: `bgolly -o` writes the live cells' box as plain RLE (no position), and a test script
-(`--exec`: `step 1` G times, `show`, `edges`) prints the box's corners on Golly's plane; the two
+(`--exec`: `step G`, or `step 1` G times on a tube, `show`, `edges`) prints the box's corners on Golly's plane; the two
 place Golly's cells. lifegen's side: its RLE's `#CXRLE Pos=x,y` and its cells. Each file is
 IDENTICAL, DIFFERENT, REFUSED (lifegen says why; listed) or SKIPPED (grids bounded on both sides,
 rules bgolly cannot run); the exit status is 1 when any differs.
@@ -103,8 +103,10 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
     if Cells(text, 0, 0).count == 0:
         return Cells(None, 0, 0)
     script = os.path.join(work, "script.txt")
+    # `step N` advances N generations at once; on a grid (a tube) bgolly steps one a command.
+    bounded = ":" in compare.file_rule(path)
     with open(script, "w") as f:
-        f.write("step 1\n" * gens + "show\nedges\n")
+        f.write(("step 1\n" * gens if bounded else "step %d\n" % gens) + "show\nedges\n")
     rc, log = compare.run_cmd([bgolly, "-a", algo, "--exec", script, path], work, timeout)
     m = re.search(r"Bounding box (-?[\d,]+) (-?[\d,]+) \.\.", log)
     if not m:
