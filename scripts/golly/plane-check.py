@@ -14,8 +14,8 @@ count), so a second backend's check, or one on a machine without bgolly (the GPU
 them instead of running bgolly again; `--jobs N` checks N files at once.
 
 Golly's side: `bgolly -o` writes the live cells' box as plain RLE (no position), and a test script
-(`--exec`: `step G`, or `step 1` G times on a tube, `show`, `edges`) prints the box's corners on Golly's plane; the two
-place Golly's cells. lifegen's side: its RLE's `#CXRLE Pos=x,y` and its cells. Each file is
+(`--exec`: `step G`, or `step 1` G times on a tube, `show`, `edges`) prints the box's corners on
+Golly's plane; the two place Golly's cells. lifegen's side: its RLE's `#CXRLE Pos=x,y` and its cells. Each file is
 IDENTICAL, DIFFERENT, REFUSED (lifegen says why; listed) or SKIPPED (grids bounded on both sides,
 rules bgolly cannot run); the exit status is 1 when any differs.
 """
