@@ -82,9 +82,9 @@ pub struct RunArgs {
     /// With a .npy --output: the host memory the run may use for universes (like 512MiB, 8GiB;
     /// default: 80% of what is available). Less than the universe needs: it runs in bands.
     /// On Golly's unbounded plane: the memory the pattern may take (HashLife's tree, past which
-    /// unused nodes are dropped; the tiles; the dense box; default: half of what is
-    /// available). A pattern that outgrows it stops whole at the generation it reached, which
-    /// the outputs then hold, and the run says so and fails.
+    /// unused nodes are dropped, default Golly's 256 MiB; the tiles and the dense box, default
+    /// half of what is available). A pattern that outgrows it stops whole at the generation it
+    /// reached, which the outputs then hold, and the run says so and fails.
     #[arg(long, value_name = "SIZE")]
     pub(crate) host_memory: Option<String>,
     /// With a .npy --output on the GPU: the memory each GPU may use (default: what is free),

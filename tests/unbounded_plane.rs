@@ -999,31 +999,41 @@ fn a_hashlife_step_tells_how_it_is_getting_on_while_it_runs() {
 }
 
 #[test]
-fn a_hashlife_step_that_outgrows_its_memory_is_taken_in_shorter_steps_and_stops_only_at_one() {
-    // A 256x256 soup to 1024 in one step makes far more than 2^16 nodes: shorter steps are
-    // taken until they fit, and the pattern ends where a roomy tree puts it.
-    let start = soup(&Rule::CONWAY, 256, 3);
+fn a_hashlife_step_that_outgrows_its_memory_collects_within_itself_then_takes_shorter_steps() {
+    // A soup to 1024 in one step makes far more than the 2^12 nodes of the smallest budget:
+    // a 256x256 one keeps few enough of them at each collection to go on in the one step; a
+    // 1024x1024 one does not (the budget and a quarter, at least 2^16 nodes), and is taken in
+    // shorter steps. Both end where a roomy tree puts them.
     let tree_of = |start: &Universe| {
         let make = Box::new(|u| lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u));
         HashLife::new(Rule::CONWAY, start, (0, 0), make).unwrap()
     };
-    let mut tight = tree_of(&start);
-    tight.set_memory_budget(1);
-    tight.advance(1024).unwrap();
-    assert!(
-        !tight.report().contains(" 0 steps shortened"),
-        "{}",
-        tight.report()
-    );
-    let mut roomy = tree_of(&start);
-    roomy.set_memory_budget(1 << 30);
-    roomy.advance(1024).unwrap();
-    assert!(
-        roomy.report().contains(" 0 steps shortened"),
-        "{}",
-        roomy.report()
-    );
-    assert_eq!(tight.live_cells().unwrap(), roomy.live_cells().unwrap());
+    for (side, shortened) in [(256, false), (1024, true)] {
+        let start = soup(&Rule::CONWAY, side, 3);
+        let mut tight = tree_of(&start);
+        tight.set_memory_budget(1);
+        tight.advance(1024).unwrap();
+        assert!(tight.collections() > 0, "{}", tight.report());
+        assert_eq!(
+            !tight.report().contains(" 0 steps shortened"),
+            shortened,
+            "{side}: {}",
+            tight.report()
+        );
+        let mut roomy = tree_of(&start);
+        roomy.set_memory_budget(1 << 30);
+        roomy.advance(1024).unwrap();
+        assert!(
+            roomy.report().contains(" 0 collections, 0 steps shortened"),
+            "{}",
+            roomy.report()
+        );
+        assert_eq!(
+            tight.live_cells().unwrap(),
+            roomy.live_cells().unwrap(),
+            "{side}"
+        );
+    }
     // A soup whose tree alone passes 2^16 nodes fits no step: it stops at its generation.
     let mut crowded = tree_of(&soup(&Rule::CONWAY, 2048, 3));
     crowded.set_memory_budget(1);

@@ -96,6 +96,12 @@ pub struct HashLife {
     base_calls: u64,
     /// Nodes held at most before a collection (from the memory budget).
     node_limit: usize,
+    /// Nodes a step may hold before it collects within itself: the budget, or more when what
+    /// the last collection kept was near it.
+    collect_at: usize,
+    /// The lists of node ids the levels of a step under way keep while the levels below them
+    /// work (see [`HashLife::futures`]).
+    held: Vec<Vec<NodeId>>,
     /// Collections so far.
     collections: u64,
     /// Steps cut short because the whole one outgrew the memory.
@@ -152,6 +158,8 @@ impl HashLife {
             base_steps: 0,
             base_calls: 0,
             node_limit: usize::MAX,
+            collect_at: usize::MAX,
+            held: Vec::new(),
             collections: 0,
             shortened_steps: 0,
             largest_step: MAX_STEP_EXPONENT - slow,
@@ -384,9 +392,15 @@ impl HashLife {
 
     /// The centre half of `id` after 2^`j` generations (`j` at most the node's level - 2 - s).
     fn future(&mut self, id: NodeId, j: u8) -> Result<NodeId, BackendError> {
-        let mut out = self.scratch.take();
-        let done = self.futures(&[id], j, &mut out).map(|()| out[0]);
-        self.scratch.give(out);
+        let mut ids = self.scratch.take();
+        ids.push(id);
+        let done = self.futures(ids, j).map(|out| {
+            let future = out[0];
+            self.scratch.give(out);
+            future
+        });
+        // A step stopped short leaves its levels' lists behind.
+        self.held.clear();
         done
     }
 
@@ -482,22 +496,18 @@ impl HashLife {
         self.scratch.give(keys);
     }
 
-    /// Appends to `out` the futures of `ids` (nodes of one level) for 2^`j` generations (`j`
-    /// at most 2 + s below the level; a higher `j` gives the node's own future), a whole level
-    /// at a time: the nodes not known yet are worked out together, so that the base nodes they
-    /// come down to go to the simulator in large batches, and the memory is read ahead.
-    fn futures(
-        &mut self,
-        ids: &[NodeId],
-        j: u8,
-        out: &mut Vec<NodeId>,
-    ) -> Result<(), BackendError> {
-        self.check_room(j)?;
+    /// The futures of `ids` (nodes of one level) for 2^`j` generations (`j` at most 2 + s below
+    /// the level; a higher `j` gives the node's own future), in order, a whole level at a time:
+    /// the nodes not known yet are worked out together, so that the base nodes they come down
+    /// to go to the simulator in large batches, and the memory is read ahead. The lists a level
+    /// keeps while the levels below work are [`HashLife::held`], where a collection within the
+    /// step finds them.
+    fn futures(&mut self, ids: Vec<NodeId>, j: u8) -> Result<Vec<NodeId>, BackendError> {
+        let ids = self.make_room(ids, j)?;
         self.tell_progress(j);
         let level = self.level(ids[0]);
         let full = j + 2 + self.slow >= level;
-        let start = out.len();
-        let mut unknown = self.scratch.take();
+        let (mut out, mut unknown) = (self.scratch.take(), self.scratch.take());
         out.reserve(ids.len());
         for (i, &id) in ids.iter().enumerate() {
             if let Some(&ahead) = ids.get(i + store::AHEAD) {
@@ -510,41 +520,49 @@ impl HashLife {
             out.push(known.unwrap_or(NONE));
         }
         if unknown.is_empty() {
+            self.scratch.give(ids);
             self.scratch.give(unknown);
-            return Ok(());
+            return Ok(out);
         }
         unknown.sort_unstable();
         unknown.dedup();
         let mut results = self.scratch.take();
-        if level == BASE_LEVEL {
+        let (ids, mut out, unknown) = if level == BASE_LEVEL {
             let gens = if full { level - 2 - self.slow } else { j };
             self.advance_bases(&unknown, 1 << gens, &mut results)?;
+            (ids, out, unknown)
         } else {
-            let (mut nines, mut first) = (self.scratch.take(), self.scratch.take());
+            let mut nines = self.scratch.take();
             self.nines(&unknown, &mut nines);
+            self.held.extend([ids, out, unknown]);
             // The first half of the time, or none of it when the step is shorter than a half.
-            if full {
-                self.futures(&nines, j, &mut first)?;
+            let first = if full {
+                self.futures(nines, j)?
             } else {
-                self.centres(&nines, &mut first);
-            }
-            let (mut quads, mut second) = (nines, self.scratch.take());
-            quads.clear();
-            quads.reserve(16 * unknown.len());
+                let mut centres = self.scratch.take();
+                self.centres(&nines, &mut centres);
+                self.scratch.give(nines);
+                centres
+            };
+            let mut quads = self.scratch.take();
+            quads.reserve(16 * first.len() / 9);
             for f in first.as_chunks::<9>().0 {
                 for [r, c] in [[0, 0], [0, 1], [1, 0], [1, 1]] {
                     let at = |dr: usize, dc: usize| f[3 * (r + dr) + c + dc];
                     quads.extend([at(0, 0), at(0, 1), at(1, 0), at(1, 1)]);
                 }
             }
-            first.clear();
-            self.store.nodes(quads.as_chunks::<4>().0, &mut first);
-            self.futures(&first, j, &mut second)?;
-            self.store.nodes(second.as_chunks::<4>().0, &mut results);
-            self.scratch.give(quads);
             self.scratch.give(first);
+            let mut halfway = self.scratch.take();
+            self.store.nodes(quads.as_chunks::<4>().0, &mut halfway);
+            self.scratch.give(quads);
+            let second = self.futures(halfway, j)?;
+            self.store.nodes(second.as_chunks::<4>().0, &mut results);
             self.scratch.give(second);
-        }
+            let unknown = self.held.pop().expect("held above");
+            let out = self.held.pop().expect("held above");
+            (self.held.pop().expect("held above"), out, unknown)
+        };
         for (&id, &result) in unknown.iter().zip(&results) {
             if full {
                 self.store.set_result(id, result);
@@ -552,14 +570,15 @@ impl HashLife {
                 self.shorter.insert((id, j), result);
             }
         }
-        for (&id, future) in ids.iter().zip(&mut out[start..]) {
+        for (&id, future) in ids.iter().zip(&mut out) {
             if *future == NONE {
                 *future = results[unknown.binary_search(&id).expect("worked out above")];
             }
         }
+        self.scratch.give(ids);
         self.scratch.give(unknown);
         self.scratch.give(results);
-        Ok(())
+        Ok(out)
     }
 
     /// 32x32 nodes' centres 16x16 after `gens` (at most 8) generations, by the simulator. The
@@ -757,10 +776,29 @@ impl HashLife {
         self.origin = (self.origin.0 - half, self.origin.1 - half);
     }
 
-    /// The nodes a step may make before it stops: the budget and a quarter (at least 2^16), as
-    /// nodes are collected only between steps, and past the budget the machine's memory is next.
+    /// The nodes a step may hold before it stops: the budget and a quarter (at least 2^16), as
+    /// past the budget the machine's memory is next.
     fn ceiling(&self) -> usize {
         (self.node_limit.saturating_add(self.node_limit / 4)).max(1 << 16)
+    }
+
+    /// Collects what a step no longer needs once the tree holds [`HashLife::collect_at`]
+    /// nodes, as Golly's hlifealgo collects within a step: the root, `ids` and the lists the
+    /// levels above hold are kept, with the futures of what is kept (all of them dropped too
+    /// if that keeps over half the budget). Then stops the step if what it needs still outgrows
+    /// [`HashLife::ceiling`]. Returns `ids` renumbered.
+    fn make_room(&mut self, ids: Vec<NodeId>, j: u8) -> Result<Vec<NodeId>, BackendError> {
+        if self.store.len() <= self.collect_at {
+            return Ok(ids);
+        }
+        self.held.push(ids);
+        self.collect(true);
+        if self.store.len() > self.node_limit / 2 {
+            self.collect(false);
+        }
+        let ids = self.held.pop().expect("held above");
+        self.check_room(j)?;
+        Ok(ids)
     }
 
     /// Stops a step whose nodes outgrow [`HashLife::ceiling`].
@@ -772,10 +810,10 @@ impl HashLife {
         let bytes =
             |nodes: usize| crate::memory::human_bytes((nodes as u64).saturating_mul(BYTES_A_NODE));
         Err(BackendError::OutOfRoom(format!(
-            "HashLife's tree outgrew its memory within one step of 2^{j} generations: {nodes} \
-             nodes (about {}) against a budget of {}; nodes are dropped only between steps, and \
-             a step of one generation is the smallest, so give it more (--host-memory SIZE, up \
-             to what the machine has free)",
+            "HashLife's tree outgrew its memory within one step of 2^{j} generations: the \
+             step needs {nodes} nodes (about {}) against a budget of {}, and a step of one \
+             generation is the smallest, so give it more (--host-memory SIZE, up to what the \
+             machine has free)",
             bytes(nodes),
             bytes(self.node_limit)
         )))
@@ -804,14 +842,16 @@ impl HashLife {
         self.collections
     }
 
-    /// Keeps the nodes reachable from the root (through the memoized futures too, unless
-    /// `keep_futures` is false), renumbered in the order they were made.
+    /// Keeps the nodes reachable from the root and the lists a step holds (through the
+    /// memoized futures too, unless `keep_futures` is false), renumbered in the order they were
+    /// made.
     fn collect(&mut self, keep_futures: bool) {
-        let mut keep = vec![false; self.store.len()];
+        let mut keep = store::Marks::new(self.store.len());
         let mut stack: Vec<NodeId> = vec![self.root];
         stack.extend(self.empty.iter().copied().filter(|&e| e != NONE));
+        stack.extend(self.held.iter().flatten().filter(|&&id| id != NONE));
         while let Some(id) = stack.pop() {
-            if std::mem::replace(&mut keep[id as usize], true) {
+            if !keep.mark(id) {
                 continue;
             }
             if self.level(id) > LEAF_LEVEL {
@@ -821,28 +861,33 @@ impl HashLife {
                 stack.extend(self.store.result(id));
             }
         }
-        let renumbered = self.store.retain(&keep, keep_futures);
-        let map = |id: NodeId| {
-            if id == NONE {
-                NONE
-            } else {
-                renumbered[id as usize]
-            }
-        };
-        self.shorter = std::mem::take(&mut self.shorter)
-            .into_iter()
-            .filter_map(|((id, j), result)| {
-                let (id, result) = (map(id), map(result));
-                (keep_futures && id != NONE && result != NONE).then_some(((id, j), result))
-            })
-            .collect();
-        self.empty = self.empty.iter().map(|&e| map(e)).collect();
-        self.root = map(self.root);
+        drop(stack);
+        let (mut root, mut empty, mut held) = (
+            self.root,
+            std::mem::take(&mut self.empty),
+            std::mem::take(&mut self.held),
+        );
+        let mut shorter = std::mem::take(&mut self.shorter);
+        self.store.retain(&keep, keep_futures, |map| {
+            shorter = std::mem::take(&mut shorter)
+                .into_iter()
+                .filter_map(|((id, j), result)| {
+                    let (id, result) = (map(id), map(result));
+                    (keep_futures && id != NONE && result != NONE).then_some(((id, j), result))
+                })
+                .collect();
+            empty.iter_mut().for_each(|e| *e = map(*e));
+            held.iter_mut().flatten().for_each(|id| *id = map(*id));
+            root = map(root);
+        });
+        (self.root, self.empty, self.held, self.shorter) = (root, empty, held, shorter);
         // The lists a step borrowed hold memory the size of its largest level: let it go with
         // the nodes.
         self.scratch = Scratch::default();
         self.counted = None;
         self.collections += 1;
+        let kept = self.store.len();
+        self.collect_at = self.node_limit.max(kept + kept / 4).min(self.ceiling());
     }
 
     /// Advances 2^`j` generations.
@@ -1358,6 +1403,7 @@ impl PlaneEngine for HashLife {
 
     fn set_memory_budget(&mut self, bytes: u64) {
         self.node_limit = (bytes / BYTES_A_NODE).max(1 << 12) as usize;
+        self.collect_at = self.node_limit;
         // Room for a step that stops at the ceiling having made a level more (the check comes
         // a level at a time), so the node array never grows by a copy near the budget: its
         // doubling from 2^23 nodes as a step of logarithmic-width outgrew 256 MiB held both
