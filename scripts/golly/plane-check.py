@@ -36,25 +36,38 @@ import compare  # noqa: E402
 
 
 class Cells:
-    """A side's live cells at Golly's coordinates, held as its RLE text and the offset of the
-    RLE's top-left. Two sides whose RLE (header and body, whitespace aside) and offset agree hold
-    the same cells: that is decided on the text, and the cells counted by a scan of its runs (a
-    metacell's 88 million cells at 2^20 took Python's run-by-run walk many minutes). Otherwise
-    they are counted and hashed run by run (a check of a hundred million cells holds none of
-    them), and expanded only to show where two sides differ."""
+    """A side's live cells at Golly's coordinates: its RLE file (None for no cells) and the offset
+    of the RLE's top-left. Two sides whose RLE header sizes, bodies (whitespace aside) and offsets
+    agree hold the same cells: that is decided on a digest of each body taken as its file streams,
+    with its cells counted on the way, so neither file is held (a metacell's RLE at 2^20 is 3 GB;
+    holding the texts took the harness to 15 GB on the third metacell). Otherwise they are counted
+    and hashed run by run, and expanded only to show where two sides differ."""
 
-    def __init__(self, text, x0, y0):
-        self.text, self.x0, self.y0 = text, x0, y0
-        self.rle = rle_text(text)
+    def __init__(self, path, x0, y0):
+        self.path, self.x0, self.y0 = path, x0, y0
+        self._body = None
         self._runs = None
+
+    def text(self):
+        if self.path is None:
+            return None
+        with open(self.path) as f:
+            return f.read()
+
+    def body(self):
+        """(header's width and height, digest of the body without whitespace, cells not dead)."""
+        if self._body is None:
+            self._body = body_summary(self.path) if self.path is not None else (None, None, 0)
+        return self._body
 
     def runs_summary(self):
         """(cells, digest of the runs at Golly's coordinates), walked once."""
         if self._runs is None:
             digest = hashlib.sha256()
             count = 0
-            if self.text is not None:
-                for y, x, length, state in compare.rle_runs(self.text)[1]:
+            text = self.text()
+            if text is not None:
+                for y, x, length, state in compare.rle_runs(text)[1]:
                     digest.update(b"%d %d %d %d\n" % (x + self.x0, y + self.y0, length, state))
                     count += length
             self._runs = (count, digest.hexdigest())
@@ -62,30 +75,52 @@ class Cells:
 
     @property
     def count(self):
-        if self._runs is None and self.rle is not None:
-            return live_in_body(self.rle[1])
-        return self.runs_summary()[0]
+        return self.body()[2]
 
     def __eq__(self, other):
-        if self.rle is not None and (self.rle, self.x0, self.y0) == (other.rle, other.x0, other.y0):
+        if (self.body()[:2], self.x0, self.y0) == (other.body()[:2], other.x0, other.y0):
             return True
         return self.runs_summary() == other.runs_summary()
 
     def cells(self):
-        if self.text is None:
+        text = self.text()
+        if text is None:
             return {}
-        _, cells = compare.parse_rle(self.text)
+        _, cells = compare.parse_rle(text)
         return {(x + self.x0, y + self.y0): s for (x, y), s in cells.items()}
 
 
-def rle_text(text):
-    """(header's width and height, body without whitespace) of an RLE, or None for none."""
-    if text is None:
-        return None
-    lines = [l.strip() for l in text.splitlines()]
-    at = next(i for i, l in enumerate(lines) if l and not l.startswith("#"))
-    size = re.match(r"x\s*=\s*(\d+)\s*,\s*y\s*=\s*(\d+)", lines[at])
-    return (size.groups() if size else lines[at]), "".join(lines[at + 1:])
+# The last character of an RLE token: a run of dead cells, of live ones, a row's end, the end.
+TOKEN_END = re.compile(r"[bo$!.A-X][^bo$!.A-X]*$")
+
+
+def body_summary(path, piece=1 << 24):
+    """(header's width and height, SHA-256 of the body without whitespace, cells not dead) of an
+    RLE file, read a piece at a time."""
+    digest, live, carry, size = hashlib.sha256(), 0, "", None
+    with open(path) as f:
+        while True:
+            line = f.readline()
+            if not line:
+                break
+            line = line.strip()
+            if line and not line.startswith("#"):
+                m = re.match(r"x\s*=\s*(\d+)\s*,\s*y\s*=\s*(\d+)", line)
+                size = m.groups() if m else line
+                break
+        while True:
+            text = f.read(piece)
+            if not text:
+                break
+            text = re.sub(r"\s+", "", text)
+            digest.update(text.encode())
+            # Count whole tokens only: a run's count or a state's prefix may go on in the next.
+            text = carry + text
+            end = TOKEN_END.search(text)
+            cut = end.start() + 1 if end else 0
+            live += live_in_body(text[:cut])
+            carry = text[cut:]
+    return size, digest.hexdigest(), live + live_in_body(carry)
 
 
 def live_in_body(body):
@@ -100,26 +135,46 @@ SHOWN_BELOW = 2_000_000
 def golly_cells_cached(cache, bgolly, algo, path, gens, work, timeout):
     """Golly's cells, from `cache` (a folder, or None) when an earlier check of the same file's
     bytes, algorithm and generation count put them there: Golly's answer does not depend on
-    which of lifegen's backends is checked, and a machine without bgolly can check with it."""
+    which of lifegen's backends is checked, and a machine without bgolly can check with it. An
+    entry is Golly's RLE gzipped and its place (`.rle.gz`, `.json`); the first form kept both in
+    one JSON (`.json.gz`), still read."""
     if cache is None:
         return golly_cells(bgolly, algo, path, gens, work, timeout)
     with open(path, "rb") as f:
-        key = "%s-%s-%d.json.gz" % (hashlib.sha256(f.read()).hexdigest()[:32],
-                                     algo.replace(" ", "-"), gens)
-    stored = os.path.join(cache, key)
-    if os.path.exists(stored):
-        with gzip.open(stored, "rt") as f:
+        key = "%s-%s-%d" % (hashlib.sha256(f.read()).hexdigest()[:32], algo.replace(" ", "-"),
+                            gens)
+    stored, place, first_form = (os.path.join(cache, key + end)
+                                 for end in (".rle.gz", ".json", ".json.gz"))
+    out = os.path.join(work, "golly.rle")
+    if os.path.exists(place):
+        with open(place) as f:
             kept = json.load(f)
-        return Cells(kept["rle"], kept["x0"], kept["y0"])
+        if kept["empty"]:
+            return Cells(None, 0, 0)
+        with gzip.open(stored, "rb") as f, open(out, "wb") as to:
+            shutil.copyfileobj(f, to, 1 << 24)
+        return Cells(out, kept["x0"], kept["y0"])
+    if os.path.exists(first_form):
+        with gzip.open(first_form, "rt") as f:
+            kept = json.load(f)
+        if kept["rle"] is None:
+            return Cells(None, 0, 0)
+        with open(out, "w") as to:
+            to.write(kept["rle"])
+        return Cells(out, kept["x0"], kept["y0"])
     if not os.path.exists(bgolly):
         raise compare.CaseError("Golly's cells are not in %s and there is no bgolly at %s"
                                 % (cache, bgolly))
     cells = golly_cells(bgolly, algo, path, gens, work, timeout)
     os.makedirs(cache, exist_ok=True)
-    partial = stored + ".%d.tmp" % os.getpid()
-    with gzip.open(partial, "wt") as f:
-        json.dump({"rle": cells.text, "x0": cells.x0, "y0": cells.y0}, f)
-    os.replace(partial, stored)
+    partial = ".%d.tmp" % os.getpid()
+    if cells.path is not None:
+        with open(cells.path, "rb") as f, gzip.open(stored + partial, "wb") as to:
+            shutil.copyfileobj(f, to, 1 << 24)
+        os.replace(stored + partial, stored)
+    with open(place + partial, "w") as f:
+        json.dump({"empty": cells.path is None, "x0": cells.x0, "y0": cells.y0}, f)
+    os.replace(place + partial, place)
     return cells
 
 
@@ -131,9 +186,7 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
                               work, timeout)
     if rc != 0 or not os.path.exists(out) or "Fatal error" in log:
         raise compare.CaseError("bgolly -m %d failed (rc %d): %s" % (gens, rc, log.strip()[-300:]))
-    with open(out) as f:
-        text = f.read()
-    if Cells(text, 0, 0).count == 0:
+    if Cells(out, 0, 0).count == 0:
         return Cells(None, 0, 0)
     script = os.path.join(work, "script.txt")
     # `step N` advances N generations at once; on a grid (a tube) bgolly steps one a command.
@@ -145,7 +198,7 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
     if not m:
         raise compare.CaseError("bgolly --exec printed no bounding box: %s" % log.strip()[-300:])
     x0, y0 = (int(v.replace(",", "")) for v in m.groups())
-    return Cells(text, x0, y0)
+    return Cells(out, x0, y0)
 
 
 def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
@@ -160,11 +213,15 @@ def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
     rc, log = compare.run_cmd(cmd, work, timeout)
     if rc != 0 or not os.path.exists(out):
         return None, log.strip().splitlines()[-1] if log.strip() else "rc %d" % rc
+    x0, y0 = 0, 0
     with open(out) as f:
-        text = f.read()
-    m = re.search(r"^#CXRLE Pos=(-?\d+),(-?\d+)", text, re.M)
-    x0, y0 = (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-    return Cells(text, x0, y0), None
+        for line in iter(f.readline, ""):
+            if not line.startswith("#"):
+                break
+            m = re.match(r"#CXRLE Pos=(-?\d+),(-?\d+)", line)
+            if m:
+                x0, y0 = int(m.group(1)), int(m.group(2))
+    return Cells(out, x0, y0), None
 
 
 def check_file(args, bgolly, lifegen, gens, path):
