@@ -653,7 +653,8 @@ fn run(
 /// macrocell, at Golly's coordinates, from the generation the file gives; a macrocell tree goes
 /// to HashLife whole, never expanded) or a universe or 2-D array (its top-left cell at (0, 0)).
 /// `algo` is auto, tiles, dense or hashlife, as `--algo`; `host_memory` bounds HashLife's nodes
-/// (bytes). Ctrl-C stops the run between slices. Returns a dict: cells (a Universe of the live
+/// (bytes; default 256 MiB, bgolly's, past which it collects as it goes) or the tiles (default
+/// half of what is free). Ctrl-C stops the run between slices. Returns a dict: cells (a Universe of the live
 /// cells' box, None when nothing lives), x and y (Golly's coordinates of its top-left cell),
 /// generation, population and engine (what ran).
 #[pyfunction]
