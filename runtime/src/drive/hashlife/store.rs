@@ -422,4 +422,71 @@ mod tests {
         }
         assert_eq!(store.len(), made, "nothing made twice");
     }
+
+    #[test]
+    fn retained_nodes_keep_their_children_and_futures_under_new_ids() {
+        // Eight leaves, six nodes of four of them, two nodes of those: what the first of the
+        // two does not reach is dropped, and a future stays where it and its node are kept.
+        let mut store = NodeStore::new(1);
+        let leaves: Vec<NodeId> = (0..8u64).map(|i| store.leaf(&[i << 9 | 1])).collect();
+        let quads: Vec<[NodeId; 4]> = (0..6)
+            .map(|i| [0, 1, 2, 3].map(|k| leaves[(i + 2 * k) % 8]))
+            .collect();
+        let middle: Vec<NodeId> = quads.iter().map(|&q| store.node(q)).collect();
+        let top = [
+            store.node([middle[0], middle[2], middle[4], middle[0]]),
+            store.node([middle[1], middle[3], middle[5], middle[1]]),
+        ];
+        store.set_result(top[0], middle[4]);
+        store.set_result(middle[0], leaves[6]);
+        store.set_result(middle[2], middle[3]);
+        let mut keep = Marks::new(store.len());
+        let mut stack = vec![top[0]];
+        while let Some(id) = stack.pop() {
+            if keep.mark(id) && store.level(id) > LEAF_LEVEL {
+                stack.extend(store.children(id));
+            }
+        }
+        let before: Vec<(NodeId, Option<[u64; 4]>)> = keep
+            .iter()
+            .map(|id| (id, store.result(id).map(|r| cells_of(&store, r))))
+            .collect();
+        let mut seen = Vec::new();
+        store.retain(&keep, true, |map| {
+            seen = (0..top[1] + 1).map(map).collect();
+        });
+        assert_eq!(store.len(), before.len());
+        // Kept ids numbered in order, the dropped ones none.
+        assert_eq!(seen.iter().filter(|&&id| id != NONE).count(), before.len());
+        assert_eq!(seen[top[1] as usize], NONE);
+        assert_eq!(seen[middle[1] as usize], NONE);
+        for (new, (old, future)) in before.iter().enumerate() {
+            assert_eq!(seen[*old as usize], new as NodeId);
+            // A kept future whose node is kept (middle[3] was not: middle[2]'s is dropped).
+            let expected = if *old == middle[2] { None } else { *future };
+            assert_eq!(
+                store.result(new as NodeId).map(|r| cells_of(&store, r)),
+                expected
+            );
+        }
+        // The table finds every kept node under its new id, and makes new ones after them.
+        let new_quad = quads[0].map(|leaf| seen[leaf as usize]);
+        assert_eq!(store.node(new_quad), seen[middle[0] as usize]);
+        assert_eq!(store.leaf(&[6 << 9 | 1]), seen[leaves[6] as usize]);
+        let fresh = store.node([new_quad[0]; 4]);
+        assert_eq!(fresh as usize, before.len());
+        assert_eq!(store.node([new_quad[0]; 4]), fresh);
+    }
+
+    /// The alive planes of a node's sixteen leaves, folded into four words (one a quadrant).
+    fn cells_of(store: &NodeStore, id: NodeId) -> [u64; 4] {
+        if store.level(id) == LEAF_LEVEL {
+            return [store.cells(id), 0, 0, 0];
+        }
+        store.children(id).map(|c| {
+            cells_of(store, c)
+                .iter()
+                .fold(0u64, |a, &w| a.rotate_left(7) ^ w)
+        })
+    }
 }
