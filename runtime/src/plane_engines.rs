@@ -265,8 +265,8 @@ impl PlaneRequest {
 
     /// `--host-memory`, else half of what is free; for HashLife, which collects what it no
     /// longer needs as it goes, at most bgolly's own default (`-M 256`), the peak Golly's users
-    /// expect (logarithmic-width to 2^30: 29 s in 2.1 GB without a collection, 22-30 s in 266
-    /// MB with twelve; Golly 24-27 s in 267 MB). A pattern whose memo outgrows it runs with
+    /// expect (logarithmic-width to 2^30: 29 s in 2.1 GB without a collection, 21-30 s in 266
+    /// MB with twelve; Golly 21-27 s in 267 MB). A pattern whose memo outgrows it runs with
     /// fewer futures kept; `--host-memory` gives it more.
     fn budget(&self, algo: PlaneAlgo) -> u64 {
         self.host_memory.unwrap_or_else(|| {
