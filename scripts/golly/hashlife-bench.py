@@ -240,7 +240,7 @@ def main():
             ratios.append(ratio)
         if ratio > 1:
             slower.append("%s at %d" % (name, gens))
-        fmt = lambda t: "%9.3f" % t if t is not None else "  >limit"
+        fmt = lambda t: "%9.4f" % t if t is not None else "  >limit"
         print("%-52s %11d %s %s %s %7.2f %s" % (name, gens, fmt(hl), fmt(ql), fmt(mine),
                                                ratio, agree))
         sys.stdout.flush()
