@@ -892,12 +892,6 @@ impl HashLife {
 
     /// Advances 2^`j` generations.
     fn step(&mut self, j: u8) -> Result<(), BackendError> {
-        if self.store.len() > self.node_limit {
-            self.collect(true);
-            if self.store.len() > self.node_limit / 2 {
-                self.collect(false);
-            }
-        }
         // The root's centre half after 2^j generations holds every cell the pattern can reach
         // when the pattern lies in the root's centre quarter and 2^j times the range (at most
         // 2^(j+s)) is at most an eighth of its side.
