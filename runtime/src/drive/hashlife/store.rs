@@ -319,32 +319,27 @@ impl NodeStore {
             self.nodes[id as usize].next = kept;
             kept += 1;
         }
-        let nodes = &self.nodes;
-        let map = |id: NodeId| {
+        // A kept node's new id is its link; a dropped node (or none) has none.
+        let new_id = |nodes: &[Node], id: NodeId| {
             if id != NONE && keep.get(id) {
                 nodes[id as usize].next
             } else {
                 NONE
             }
         };
-        renumber(&map);
+        renumber(&|id| new_id(&self.nodes, id));
         // Children and futures renumbered while every kept node is still where it was (the
         // links are not touched), then the kept nodes moved down to their new places.
         for id in keep.iter() {
             let node = self.nodes[id as usize];
-            let link = |id: NodeId| self.nodes[id as usize].next;
-            let children = if node.level == LEAF_LEVEL {
-                node.children
-            } else {
-                node.children.map(link)
-            };
-            let result = if keep_futures && node.result != NONE && keep.get(node.result) {
-                link(node.result)
+            if node.level != LEAF_LEVEL {
+                self.nodes[id as usize].children = node.children.map(|c| new_id(&self.nodes, c));
+            }
+            self.nodes[id as usize].result = if keep_futures {
+                new_id(&self.nodes, node.result)
             } else {
                 NONE
             };
-            let node = &mut self.nodes[id as usize];
-            (node.children, node.result) = (children, result);
         }
         let mut kept_ages = Vec::new();
         for id in keep.iter() {
