@@ -186,7 +186,8 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
                               work, timeout)
     if rc != 0 or not os.path.exists(out) or "Fatal error" in log:
         raise compare.CaseError("bgolly -m %d failed (rc %d): %s" % (gens, rc, log.strip()[-300:]))
-    if Cells(out, 0, 0).count == 0:
+    cells = Cells(out, 0, 0)
+    if cells.count == 0:
         return Cells(None, 0, 0)
     script = os.path.join(work, "script.txt")
     # `step N` advances N generations at once; on a grid (a tube) bgolly steps one a command.
@@ -197,8 +198,9 @@ def golly_cells(bgolly, algo, path, gens, work, timeout):
     m = re.search(r"Bounding box (-?[\d,]+) (-?[\d,]+) \.\.", log)
     if not m:
         raise compare.CaseError("bgolly --exec printed no bounding box: %s" % log.strip()[-300:])
-    x0, y0 = (int(v.replace(",", "")) for v in m.groups())
-    return Cells(out, x0, y0)
+    # Placed where Golly's box puts it; its body, read once for the count above, is kept.
+    cells.x0, cells.y0 = (int(v.replace(",", "")) for v in m.groups())
+    return cells
 
 
 def lifegen_cells(lifegen, backend, algo, path, gens, work, timeout):
