@@ -25,7 +25,8 @@ pub fn wanted(args: &RunArgs, pattern: Option<&Pattern>, rule: &RuleSpec) -> boo
 }
 
 /// The workers a run of `pattern` on the plane wants before its engine is made: one where it
-/// goes to HashLife, whose steps run on one thread (a pool of more only waits beside them).
+/// goes to HashLife alone, whose steps run on one thread (a pool of more only waits beside
+/// them); auto's engine keeps them for the tiles it may move the pattern to.
 pub fn threads(args: &RunArgs, pattern: &Pattern, spec: &RuleSpec) -> Result<Option<usize>> {
     let (algo, _) = request(args, spec)?.choice(&spec.rule, pattern.macrocell().is_some());
     Ok((algo == PlaneAlgo::Hashlife).then_some(1))

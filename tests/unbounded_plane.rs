@@ -12,6 +12,7 @@ use lifegen_runtime::cpu::tiles::WindowKernel;
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use lifegen_runtime::drive::hashlife::HashLife;
 use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
+use lifegen_runtime::drive::switching::{Holder, Judge, Switching, Trial};
 use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
 use lifegen_runtime::{BackendError, BackendKind, Simulator, Universe};
 
@@ -74,14 +75,34 @@ fn soups_far_apart(rule: &Rule, side: u64, seed: u64) -> Universe {
 }
 
 /// How the plane is held in a test: the dense box, active tiles of a side (their windows
-/// stacked in tori run by simulators, or in place through the CPU's generated kernel), or
-/// HashLife.
+/// stacked in tori run by simulators, or in place through the CPU's generated kernel),
+/// HashLife, or auto's engine that moves the pattern between HashLife and tiles of 64, here
+/// as [`Restless`] judges.
 #[derive(Clone, Copy, Debug)]
 enum Engine {
     Dense,
     Tiles(Option<i64>),
     TilesInKernel(Option<i64>),
     HashLife,
+    Switching,
+}
+
+/// A judge of [`Switching`]'s trials that asks for one before every piece and moves the
+/// pattern after two trials of three (the candidate's first piece), dropping the third's work.
+#[derive(Default)]
+struct Restless {
+    trials: u64,
+}
+
+impl Judge for Restless {
+    fn due(&mut self, _: Holder, _: std::time::Duration) -> bool {
+        true
+    }
+    fn verdict(&mut self, _: &Trial) -> Option<bool> {
+        self.trials += 1;
+        Some(!self.trials.is_multiple_of(3))
+    }
+    fn ended(&mut self, _: bool, _: std::time::Duration) {}
 }
 
 /// The CPU's generated kernel for `rule`, if one was generated.
@@ -101,6 +122,22 @@ fn engine(
 ) -> Box<dyn PlaneEngine> {
     match engine {
         Engine::Dense => Box::new(plane(rule, cells, origin, kind)),
+        Engine::Switching => {
+            let open = move |holder, cells, at| {
+                let side = match holder {
+                    Holder::Tree => Engine::HashLife,
+                    Holder::Tiles => Engine::Tiles(Some(64)),
+                };
+                Ok(self::engine(side, rule, cells, at, kind))
+            };
+            let tree = self::engine(Engine::HashLife, rule, cells, origin, kind);
+            Box::new(Switching::with_judge(
+                Holder::Tree,
+                tree,
+                Box::new(open),
+                Box::<Restless>::default(),
+            ))
+        }
         Engine::HashLife => Box::new(
             HashLife::new(
                 rule,
@@ -129,13 +166,14 @@ fn engine(
     }
 }
 
-const ENGINES: [Engine; 6] = [
+const ENGINES: [Engine; 7] = [
     Engine::Dense,
     Engine::Tiles(None),
     Engine::Tiles(Some(64)),
     Engine::TilesInKernel(None),
     Engine::TilesInKernel(Some(64)),
     Engine::HashLife,
+    Engine::Switching,
 ];
 
 /// The same start on the plane (placed at `origin`) and in the middle of a torus of `torus`
@@ -148,7 +186,9 @@ fn agrees_with_a_wide_torus(rule: &str, side: u64, gens: u64, torus: u64, kind: 
     let on_torus = on_a_wide_torus(&rule, &start, origin, gens, torus);
     for e in ENGINES {
         // HashLife's 32x32 base nodes hold ranges up to 8 (its constructor says so).
-        if matches!(e, Engine::HashLife) && lifegen_runtime::drive::bands::radius(&rule) > 8 {
+        if matches!(e, Engine::HashLife | Engine::Switching)
+            && lifegen_runtime::drive::bands::radius(&rule) > 8
+        {
             continue;
         }
         if matches!(e, Engine::TilesInKernel(_)) && generated_kernel(&rule).is_none() {
@@ -562,7 +602,7 @@ fn auto_runs_larger_than_life_on_tiles_decaying_too() {
     for text in ["B3/S23", "/2/3", "B2-a/S12"] {
         assert_eq!(
             request.choice(&parse(text), false).0,
-            PlaneAlgo::Hashlife,
+            PlaneAlgo::Switching,
             "{text}"
         );
     }
@@ -570,6 +610,8 @@ fn auto_runs_larger_than_life_on_tiles_decaying_too() {
 
 #[test]
 fn auto_keeps_hashlife_on_the_cpu_and_macrocells_with_hashlife_on_the_gpu() {
+    // On the CPU, auto's engine starts in HashLife and may move the pattern to the tiles; a
+    // macrocell stays in HashLife node for node.
     // `--backend cpu` once sent auto to the tiles, which expanded Golly's metacells to their
     // boxes and refused them ("a 3932156x3932156 universe needs 1.8 TiB").
     let life = parse("B3/S23");
@@ -581,12 +623,8 @@ fn auto_keeps_hashlife_on_the_cpu_and_macrocells_with_hashlife_on_the_gpu() {
         strip: None,
     };
     for backend in [BackendKind::Auto, BackendKind::Cpu, BackendKind::Reference] {
-        for macrocell in [false, true] {
-            assert_eq!(
-                on(backend).choice(&life, macrocell).0,
-                PlaneAlgo::Hashlife,
-                "{backend:?}"
-            );
+        for (macrocell, algo) in [(false, PlaneAlgo::Switching), (true, PlaneAlgo::Hashlife)] {
+            assert_eq!(on(backend).choice(&life, macrocell).0, algo, "{backend:?}");
         }
     }
     assert_eq!(
@@ -602,6 +640,57 @@ fn auto_keeps_hashlife_on_the_cpu_and_macrocells_with_hashlife_on_the_gpu() {
         ..on(BackendKind::Cpu)
     };
     assert_eq!(sized.choice(&life, true).0, PlaneAlgo::Tiles);
+}
+
+#[test]
+fn a_pattern_moved_between_hashlife_and_the_tiles_keeps_every_cell() {
+    // Moved at every chance (and a third of the trials dropped, their work undone), a soup and
+    // a Generations soup end where HashLife alone takes them, and each move is recorded.
+    for text in ["B3/S23", "/2/3"] {
+        let rule = parse(text);
+        let start = soup(&rule, 48, 11);
+        let at = (-1000, 77);
+        let mut alone = engine(Engine::HashLife, rule, start.clone(), at, BackendKind::Cpu);
+        let open = move |holder, cells, at| {
+            let side = match holder {
+                Holder::Tree => Engine::HashLife,
+                Holder::Tiles => Engine::Tiles(Some(64)),
+            };
+            Ok(engine(side, rule, cells, at, BackendKind::Cpu))
+        };
+        let tree = engine(Engine::HashLife, rule, start, at, BackendKind::Cpu);
+        let mut moving = Switching::with_judge(
+            Holder::Tree,
+            tree,
+            Box::new(open),
+            Box::<Restless>::default(),
+        );
+        for piece in [3, 200, 1, 512, 77] {
+            alone.advance(piece).unwrap();
+            moving.advance(piece).unwrap();
+            assert_eq!(moving.generation(), alone.generation(), "{text}");
+            let (a, b) = (alone.live_cells().unwrap(), moving.live_cells().unwrap());
+            assert_eq!(
+                a.map(|(c, at)| live(&c, at)),
+                b.map(|(c, at)| live(&c, at)),
+                "{text} at {}",
+                alone.generation()
+            );
+        }
+        let moves = moving.moves();
+        assert!(moves.len() >= 4, "{text}: {moves:?}");
+        assert!(
+            moves
+                .windows(2)
+                .all(|pair| pair[0].1 != pair[1].1 && pair[0].0 <= pair[1].0)
+        );
+        assert_eq!(moves[0].1, Holder::Tiles);
+        assert!(
+            moving.report().contains("moved to the tiles at"),
+            "{}",
+            moving.report()
+        );
+    }
 }
 
 #[test]

@@ -183,9 +183,9 @@ def suite_runs(args):
 
 
 def lifegen_run(args, path, gens):
-    """The lifegen command line for a run of `path` to `gens`."""
+    """The lifegen command line for a run of `path` to `gens`, on one thread as bgolly runs."""
     algo = [] if args.algo == "auto" else ["--algo", args.algo]
-    return [args.lifegen, "run", "--input", path, "--gens", str(gens)] + algo
+    return [args.lifegen, "run", "--input", path, "--gens", str(gens), "--threads", "1"] + algo
 
 
 def main():

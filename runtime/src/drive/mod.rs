@@ -11,4 +11,5 @@ pub mod out_of_core;
 pub mod plane;
 pub mod ranked;
 pub mod slices;
+pub mod switching;
 pub mod threads;

@@ -1,0 +1,531 @@
+//! What auto runs on the plane for a rule of range one: HashLife, whose memo wins on engineered
+//! patterns, with the pattern moved to the active tiles while they run it clearly faster (an
+//! explosion, a chaotic Generations rule) and back when the tree pays again. Every move is a
+//! measured trial: the other engine, made from the live cells, runs on by the clock; it keeps the
+//! pattern when it beats the holder's latest pace, else it is dropped and the next trial waits
+//! four times as long. Either engine gives the same cells: only the time depends on the choice.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::drive::plane::{Placed, PlaneEngine, PlaneError};
+use crate::simulator::{BackendError, Progress, Simulator};
+use crate::universe::Universe;
+
+/// Which engine holds the pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder {
+    Tree,
+    Tiles,
+}
+
+impl Holder {
+    fn other(self) -> Holder {
+        match self {
+            Holder::Tree => Holder::Tiles,
+            Holder::Tiles => Holder::Tree,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Holder::Tree => "HashLife",
+            Holder::Tiles => "the tiles",
+        }
+    }
+}
+
+/// Makes the engine `holder` names for `cells`, their top-left cell at Golly's position.
+pub type Open =
+    dyn FnMut(Holder, Universe, (i64, i64)) -> Result<Box<dyn PlaneEngine>, PlaneError> + Send;
+
+/// How a trial stands after the candidate's latest piece. Paces are seconds a cell of the live
+/// box a generation (the box's area the mean of its areas before and after): a growing
+/// pattern's later generations cost more in either engine, and the holder's pace was taken
+/// before the trial's.
+#[derive(Clone, Copy, Debug)]
+pub struct Trial {
+    pub candidate: Holder,
+    /// The candidate's latest piece: its pace and the time it took.
+    pub piece: f64,
+    pub took: Duration,
+    /// Whether that was its first piece, which makes its simulators or memo.
+    pub first: bool,
+    /// All the candidate ran, and its time.
+    pub ran: u64,
+    pub spent: Duration,
+    /// The holder's latest pace and its time on the pattern.
+    pub pace: f64,
+    pub held: Duration,
+    /// The time the holder had left on its turn: the trial must end now.
+    pub last: bool,
+}
+
+/// When the holder is due a trial, and what a trial decides: [`Switching::with_judge`] lets a
+/// test script the moves; runs use [`Clock`].
+pub trait Judge: Send {
+    /// Whether the holder, having held the pattern for `held` (its own time on it), is due a
+    /// trial now.
+    fn due(&mut self, holder: Holder, held: Duration) -> bool;
+    /// `Some(true)`: the candidate takes the pattern; `Some(false)`: the trial ends, the
+    /// candidate dropped; `None`: it runs on (never when `trial.last`).
+    fn verdict(&mut self, trial: &Trial) -> Option<bool>;
+    /// A trial ended (`moved`: the candidate took the pattern).
+    fn ended(&mut self, moved: bool, held: Duration);
+}
+
+/// The clock's judge. The first trial comes once the holder has run [`Clock::FIRST_TRIAL`]: a
+/// trial that loses costs a millisecond or so, which shorter runs could not win back.
+pub struct Clock {
+    next: Duration,
+}
+
+impl Clock {
+    pub const FIRST_TRIAL: Duration = Duration::from_millis(20);
+    /// The tiles take the pattern from the tree only when this many times faster: the tree's
+    /// steps get cheaper a generation as they grow, the tiles' do not.
+    const TILES_MARGIN: f64 = 1.5;
+    /// The tiles are judged by a piece that took this long, once they have run
+    /// [`Self::TILES_WARM`] generations: their first hundreds make the simulators of their
+    /// batches (lava's pace in pieces of 64 to 2048 generations: 25, 25, 15, 9, 9, 9 us a
+    /// generation).
+    const TILES_PATIENCE: Duration = Duration::from_millis(4);
+    const TILES_WARM: u64 = 500;
+    /// A tree's trial takes at least this long before it is given up for its time.
+    const TREE_PATIENCE: Duration = Duration::from_millis(1);
+
+    pub fn new() -> Clock {
+        Clock {
+            next: Self::FIRST_TRIAL,
+        }
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Clock {
+        Clock::new()
+    }
+}
+
+impl Judge for Clock {
+    fn due(&mut self, _: Holder, held: Duration) -> bool {
+        held >= self.next
+    }
+
+    fn verdict(&mut self, trial: &Trial) -> Option<bool> {
+        let (piece, pace) = (trial.piece, trial.pace);
+        match trial.candidate {
+            // The tree's first steps fill its memo: it is judged by its latest step, which
+            // wins as cheap as the tiles' pace and loses twice as dear, or once the trial has
+            // taken a sixteenth of the holder's time.
+            Holder::Tree => {
+                if piece <= pace {
+                    Some(true)
+                } else if piece > 2.0 * pace
+                    || trial.spent > (trial.held / 16).max(Self::TREE_PATIENCE)
+                    || trial.last
+                {
+                    Some(false)
+                } else {
+                    None
+                }
+            }
+            // The tiles' first pieces make the simulators of their batches: they are judged by
+            // a piece long enough to time once past those, and given up early only when far
+            // behind.
+            Holder::Tiles if trial.last => Some(piece * Self::TILES_MARGIN <= pace),
+            Holder::Tiles if trial.first => None,
+            Holder::Tiles if trial.took < Self::TILES_PATIENCE || trial.ran < Self::TILES_WARM => {
+                (piece > 4.0 * pace).then_some(false)
+            }
+            Holder::Tiles => Some(piece * Self::TILES_MARGIN <= pace),
+        }
+    }
+
+    fn ended(&mut self, moved: bool, held: Duration) {
+        self.next = if moved {
+            Self::FIRST_TRIAL
+        } else {
+            (held * 4).max(Self::FIRST_TRIAL)
+        };
+    }
+}
+
+/// The live boxes a trial copies out of the tree, in cells at most: a larger one stays in the
+/// tree (a metacell's box of millions of cells a side would not fit).
+const LARGEST_MOVE: u64 = 1 << 26;
+
+/// The pattern in the engine that runs it faster (see the module's comment).
+pub struct Switching {
+    holder: Holder,
+    engine: Box<dyn PlaneEngine>,
+    open: Box<Open>,
+    judge: Box<dyn Judge>,
+    /// The holder's own time on the pattern since it took it.
+    held: Duration,
+    /// The holder's latest pace (see [`Trial`]), and its live box's area after its last advance.
+    pace: f64,
+    area: Option<f64>,
+    /// The tiles' next advance, doubled while one takes under [`Self::QUICK`].
+    chunk: u64,
+    /// The tree's largest next step after a slow one: twice that step, so a trial comes
+    /// before a pattern the tree runs slowly spends a long step in it.
+    tree_cap: Option<u64>,
+    /// Generations at which the pattern moved, and where to.
+    moves: Vec<(u64, Holder)>,
+    trials: u64,
+    budget: Option<u64>,
+    progress: Option<Arc<Mutex<Progress>>>,
+}
+
+impl Switching {
+    const QUICK: Duration = Duration::from_millis(20);
+
+    /// `engine` holding the pattern as `holder`, trials judged by the clock.
+    pub fn new(holder: Holder, engine: Box<dyn PlaneEngine>, open: Box<Open>) -> Switching {
+        Self::with_judge(holder, engine, open, Box::new(Clock::new()))
+    }
+
+    pub fn with_judge(
+        holder: Holder,
+        engine: Box<dyn PlaneEngine>,
+        open: Box<Open>,
+        judge: Box<dyn Judge>,
+    ) -> Switching {
+        Switching {
+            holder,
+            engine,
+            open,
+            judge,
+            held: Duration::ZERO,
+            pace: f64::INFINITY,
+            area: None,
+            chunk: 64,
+            tree_cap: None,
+            moves: Vec::new(),
+            trials: 0,
+            budget: None,
+            progress: None,
+        }
+    }
+
+    /// Which engine holds the pattern now.
+    pub fn holder(&self) -> Holder {
+        self.holder
+    }
+
+    /// Where the pattern moved: (generation, the engine that took it).
+    pub fn moves(&self) -> &[(u64, Holder)] {
+        &self.moves
+    }
+
+    /// Advances the holder up to `left` generations in one piece: one tree step (a power of
+    /// two: the lowest bit of `left`, as HashLife steps, unless capped), or a chunk of the
+    /// tiles.
+    fn advance_holder(&mut self, left: u64) -> Result<u64, BackendError> {
+        let gens = match (self.holder, self.tree_cap) {
+            (Holder::Tree, None) => 1 << left.trailing_zeros(),
+            (Holder::Tree, Some(cap)) => cap.min(1 << left.ilog2()),
+            (Holder::Tiles, _) => self.chunk.min(left),
+        };
+        let before = match self.area {
+            Some(area) => area,
+            None => area_of(self.engine.as_mut())?,
+        };
+        let started = Instant::now();
+        self.engine.advance(gens)?;
+        let took = started.elapsed();
+        let after = area_of(self.engine.as_mut())?;
+        self.area = Some(after);
+        self.held += took;
+        self.pace = pace(took, gens, before, after);
+        match self.holder {
+            Holder::Tree => self.tree_cap = (took > Self::QUICK).then(|| gens.saturating_mul(2)),
+            Holder::Tiles if took < Self::QUICK => self.chunk = self.chunk.saturating_mul(2),
+            Holder::Tiles if took > 4 * Self::QUICK => self.chunk = (self.chunk / 2).max(1),
+            Holder::Tiles => {}
+        }
+        Ok(gens)
+    }
+
+    /// The other engine tries the pattern for up to `left` generations; returns the
+    /// generations the pattern advanced (none when the candidate lost: its work is dropped).
+    fn trial(&mut self, left: u64) -> Result<u64, BackendError> {
+        let candidate_holder = self.holder.other();
+        let Some((cells, at)) = self.cells_to_move()? else {
+            self.judge.ended(false, self.held);
+            return Ok(0);
+        };
+        let mut candidate = (self.open)(candidate_holder, cells, at).map_err(into_backend)?;
+        candidate.start_at(self.engine.generation());
+        if let Some(bytes) = self.budget {
+            candidate.set_memory_budget(bytes);
+        }
+        self.trials += 1;
+        // The tree's steps double from 64 generations; the tiles' chunks from 8.
+        let mut piece = match candidate_holder {
+            Holder::Tree => 64,
+            Holder::Tiles => 8,
+        };
+        let (mut ran, mut took) = (0, Duration::ZERO);
+        let mut area = area_of(candidate.as_mut())?;
+        let mut piece_pace;
+        let moved = loop {
+            let gens = piece.min(left - ran);
+            let started = Instant::now();
+            candidate.advance(gens)?;
+            let step = started.elapsed();
+            let after = area_of(candidate.as_mut())?;
+            piece_pace = pace(step, gens, area, after);
+            area = after;
+            let first = ran == 0;
+            ran += gens;
+            took += step;
+            let trial = Trial {
+                candidate: candidate_holder,
+                piece: piece_pace,
+                took: step,
+                first,
+                ran,
+                spent: took,
+                pace: self.pace,
+                held: self.held,
+                last: ran == left,
+            };
+            match self.judge.verdict(&trial) {
+                Some(moved) => break moved,
+                None if ran < left => piece *= 2,
+                None => break false,
+            }
+        };
+        self.judge.ended(moved, self.held);
+        if !moved {
+            return Ok(0);
+        }
+        if let Some(progress) = &self.progress {
+            candidate.set_progress(Some(forward(progress)));
+        }
+        self.engine.set_progress(None);
+        self.engine = candidate;
+        self.holder = candidate_holder;
+        self.held = took;
+        self.pace = piece_pace;
+        self.area = Some(area);
+        self.chunk = 64;
+        self.tree_cap = None;
+        self.moves
+            .push((self.engine.generation() - ran, candidate_holder));
+        Ok(ran)
+    }
+
+    /// The live cells a trial starts from, when there are any and they are few enough to move.
+    fn cells_to_move(&mut self) -> Result<Option<Placed>, BackendError> {
+        match self.engine.live_box().map_err(into_backend)? {
+            Some((_, _, width, height)) if width.saturating_mul(height) <= LARGEST_MOVE => {
+                self.engine.live_cells().map_err(into_backend)
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// The live box's area, in cells (1 when none lives).
+fn area_of(engine: &mut dyn PlaneEngine) -> Result<f64, BackendError> {
+    let live = engine.live_box().map_err(into_backend)?;
+    Ok(live.map_or(1.0, |(_, _, width, height)| {
+        (width as f64 * height as f64).max(1.0)
+    }))
+}
+
+/// Seconds a cell a generation: `took` for `gens` generations of a box whose area went from
+/// `before` to `after`.
+fn pace(took: Duration, gens: u64, before: f64, after: f64) -> f64 {
+    took.as_secs_f64() / gens as f64 / ((before + after) / 2.0)
+}
+
+fn into_backend(error: PlaneError) -> BackendError {
+    match error {
+        PlaneError::Backend(error) => error,
+        other => BackendError::Plane(other.to_string()),
+    }
+}
+
+/// A progress callback that tells the shared one.
+fn forward(shared: &Arc<Mutex<Progress>>) -> Progress {
+    let shared = Arc::clone(shared);
+    Box::new(move |line| {
+        if let Ok(mut tell) = shared.lock() {
+            tell(line)
+        }
+    })
+}
+
+impl Simulator for Switching {
+    fn describe(&self) -> String {
+        format!(
+            "{} (auto: moved to the tiles while they run it faster, and back): {}",
+            self.holder.name(),
+            self.engine.describe()
+        )
+    }
+
+    fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
+        let mut left = gens;
+        while left > 0 {
+            if self.judge.due(self.holder, self.held) {
+                let ran = self.trial(left)?;
+                left -= ran;
+                if ran > 0 {
+                    continue;
+                }
+            }
+            left -= self.advance_holder(left)?;
+        }
+        Ok(())
+    }
+
+    fn universe(&mut self) -> Result<&Universe, BackendError> {
+        self.engine.universe()
+    }
+
+    fn replace(&mut self, _: Universe) -> Result<Universe, BackendError> {
+        Err(BackendError::Plane(
+            "a pattern on the plane is not swapped for a band".into(),
+        ))
+    }
+
+    /// Powers of two, as the tree steps: the tiles take any.
+    fn steps_in_powers_of_two(&self) -> bool {
+        true
+    }
+
+    fn set_progress(&mut self, progress: Option<Progress>) {
+        self.progress = progress.map(|tell| Arc::new(Mutex::new(tell)));
+        let forwarded = self.progress.as_ref().map(forward);
+        self.engine.set_progress(forwarded);
+    }
+}
+
+impl PlaneEngine for Switching {
+    fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
+        self.engine.live_cells()
+    }
+    fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
+        self.engine.live_box()
+    }
+    fn population(&mut self) -> Result<u64, PlaneError> {
+        self.engine.population()
+    }
+    fn generation(&self) -> u64 {
+        self.engine.generation()
+    }
+    fn start_at(&mut self, generation: u64) {
+        self.engine.start_at(generation);
+    }
+    fn report(&self) -> String {
+        let moves = if self.moves.is_empty() {
+            format!("never moved ({} trials)", self.trials)
+        } else {
+            let list: Vec<String> = self
+                .moves
+                .iter()
+                .map(|(generation, to)| format!("to {} at {generation}", to.name()))
+                .collect();
+            format!("moved {} ({} trials)", list.join(", "), self.trials)
+        };
+        format!("{}; {moves}", self.engine.report())
+    }
+    fn set_memory_budget(&mut self, bytes: u64) {
+        self.budget = Some(bytes);
+        self.engine.set_memory_budget(bytes);
+    }
+    fn write_rle(
+        &mut self,
+        rule: &lifegen_gen::rule::RuleSpec,
+        sink: &mut dyn std::io::Write,
+    ) -> Result<(), PlaneError> {
+        self.engine.write_rle(rule, sink)
+    }
+    fn write_macrocell(
+        &mut self,
+        rule: &lifegen_gen::rule::RuleSpec,
+        sink: &mut dyn std::io::Write,
+    ) -> Result<(), PlaneError> {
+        self.engine.write_macrocell(rule, sink)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// A trial of `candidate` whose latest piece ran at `piece` against the holder's `pace`.
+    fn trial(candidate: Holder, piece: f64, took: Duration, ran: u64) -> Trial {
+        Trial {
+            candidate,
+            piece,
+            took,
+            first: false,
+            ran,
+            spent: took,
+            pace: 1.0,
+            held: ms(100),
+            last: false,
+        }
+    }
+
+    #[test]
+    fn the_tiles_take_the_pattern_only_when_clearly_faster_once_warm() {
+        let mut clock = Clock::new();
+        let warm = Clock::TILES_WARM;
+        let tiles = |piece, took, ran| trial(Holder::Tiles, piece, took, ran);
+        // A first piece makes simulators: never judged, however slow.
+        let first = Trial {
+            first: true,
+            ..tiles(100.0, ms(50), 8)
+        };
+        assert_eq!(clock.verdict(&first), None);
+        // Far behind: given up at once; a little behind or ahead: run on until warm and timed.
+        assert_eq!(clock.verdict(&tiles(5.0, ms(1), 24)), Some(false));
+        assert_eq!(clock.verdict(&tiles(3.0, ms(1), 24)), None);
+        assert_eq!(clock.verdict(&tiles(0.1, ms(1), 24)), None);
+        assert_eq!(clock.verdict(&tiles(0.1, ms(10), warm - 1)), None);
+        // Warm and timed: moved when at least TILES_MARGIN times faster.
+        assert_eq!(clock.verdict(&tiles(0.6, ms(5), warm)), Some(true));
+        assert_eq!(clock.verdict(&tiles(0.8, ms(5), warm)), Some(false));
+        // The holder's turn ends: judged on what there is.
+        let last = Trial {
+            last: true,
+            ..tiles(0.5, ms(1), 16)
+        };
+        assert_eq!(clock.verdict(&last), Some(true));
+    }
+
+    #[test]
+    fn the_tree_takes_the_pattern_back_when_a_step_is_as_cheap_as_the_tiles() {
+        let mut clock = Clock::new();
+        let tree = |piece, spent| trial(Holder::Tree, piece, spent, 64);
+        assert_eq!(clock.verdict(&tree(1.0, ms(1))), Some(true));
+        assert_eq!(clock.verdict(&tree(2.5, ms(1))), Some(false));
+        // Dearer but not by half: another, longer step, while the trial is within a sixteenth
+        // of the holder's time.
+        assert_eq!(clock.verdict(&tree(1.5, ms(1))), None);
+        assert_eq!(clock.verdict(&tree(1.5, ms(7))), Some(false));
+    }
+
+    #[test]
+    fn a_refused_trial_waits_four_times_as_long_for_the_next() {
+        let mut clock = Clock::new();
+        assert!(!clock.due(Holder::Tree, ms(19)));
+        assert!(clock.due(Holder::Tree, Clock::FIRST_TRIAL));
+        clock.ended(false, ms(30));
+        assert!(!clock.due(Holder::Tree, ms(119)));
+        assert!(clock.due(Holder::Tree, ms(120)));
+        clock.ended(true, ms(500));
+        assert!(clock.due(Holder::Tiles, Clock::FIRST_TRIAL));
+    }
+}
