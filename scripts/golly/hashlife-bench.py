@@ -93,6 +93,7 @@ BEYOND = [
     "Generations/p8009-gun.rle",
     "Generations/steeplechase.rle",
     "Generations/perfect-spiral.rle",
+    "Generations/lava.rle",
     "Larger-than-Life/bosco.rle",
     "Larger-than-Life/bug-gun.rle",
     "Larger-than-Life/butterfly.rle",

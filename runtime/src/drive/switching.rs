@@ -179,7 +179,12 @@ pub struct Switching {
     trials: u64,
     budget: Option<u64>,
     progress: Option<Arc<Mutex<Progress>>>,
+    /// When the progress callback was last told of the tiles.
+    told: Option<Instant>,
 }
+
+/// How often a run on the tiles is told of.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 impl Switching {
     const QUICK: Duration = Duration::from_millis(20);
@@ -209,6 +214,7 @@ impl Switching {
             trials: 0,
             budget: None,
             progress: None,
+            told: None,
         }
     }
 
@@ -277,7 +283,15 @@ impl Switching {
         let moved = loop {
             let gens = piece.min(left - ran);
             let started = Instant::now();
-            candidate.advance(gens)?;
+            match candidate.advance(gens) {
+                Ok(()) => {}
+                // The candidate's memory is not the run's: the holder goes on.
+                Err(BackendError::OutOfRoom(_)) => {
+                    self.judge.ended(false, self.held);
+                    return Ok(0);
+                }
+                Err(error) => return Err(error),
+            }
             let step = started.elapsed();
             let after = area_of(candidate.as_mut())?;
             piece_pace = pace(step, gens, area, after);
@@ -324,6 +338,27 @@ impl Switching {
         self.moves
             .push((self.engine.generation() - ran, candidate_holder));
         Ok(ran)
+    }
+
+    /// Tells the progress callback, at most every [`PROGRESS_EVERY`], where the tiles are (the
+    /// tree tells of its own steps).
+    fn tell_progress(&mut self) {
+        let Some(progress) = &self.progress else {
+            return;
+        };
+        if self.holder != Holder::Tiles || self.told.is_some_and(|t| t.elapsed() < PROGRESS_EVERY) {
+            return;
+        }
+        let line = format!(
+            "generation {} on {}: {}",
+            self.engine.generation(),
+            self.holder.name(),
+            self.engine.report()
+        );
+        if let Ok(mut tell) = progress.lock() {
+            tell(line);
+        }
+        self.told = Some(Instant::now());
     }
 
     /// The live cells a trial starts from, when there are any and they are few enough to move.
@@ -388,6 +423,7 @@ impl Simulator for Switching {
                 }
             }
             left -= self.advance_holder(left)?;
+            self.tell_progress();
         }
         Ok(())
     }
