@@ -63,12 +63,13 @@ pub struct PlaneRequest {
 }
 
 impl PlaneRequest {
-    /// What `auto` runs for a pattern (`macrocell`: read from a macrocell file): HashLife for
-    /// two-state and Generations rules of range one (as Golly runs them: its HashLife and its
-    /// HashLife-based Generations), unless a tile size or the GPU was named (HashLife's base
-    /// nodes run on the CPU; a macrocell file stays with HashLife, node for node, where the
-    /// tiles would expand it: Golly's metacells are boxes of millions of cells a side); active
-    /// tiles otherwise, and for
+    /// What `auto` runs for a pattern (`macrocell`: read from a macrocell file): for two-state
+    /// and Generations rules of range one (as Golly runs them: its HashLife and its
+    /// HashLife-based Generations) HashLife, the pattern moved to the tiles where they run it
+    /// faster ([`PlaneAlgo::Switching`]; a macrocell file stays with HashLife, node for node,
+    /// where the tiles would expand it: Golly's metacells are boxes of millions of cells a
+    /// side), unless a tile size or the GPU was named (HashLife's base nodes run on the CPU);
+    /// active tiles otherwise, and for
     /// Larger than Life (Golly's `ltlalgo` is no tree either: HashLife wins on its engineered
     /// patterns and loses by 10x and more where they explode, globe.rle to 1000 14.5 s against
     /// 1.1 s). Measured on one thread against the tiles (BENCHMARKS.md, the unbounded plane):
@@ -130,8 +131,8 @@ impl PlaneRequest {
         (
             PlaneAlgo::Switching,
             "auto: a rule of range one: HashLife, whose memo pays for engineered patterns, the \
-             pattern moved to tiles of 64 while they run it at least twice as fast (a chaotic \
-             one), and back when the tree pays again",
+             pattern moved to tiles of 64 while timed trials find them clearly faster (a \
+             chaotic one), and back when the tree pays again",
         )
     }
 

@@ -443,6 +443,11 @@ impl Simulator for Switching {
         true
     }
 
+    /// The holder's, where a driver slices by time after all (Python).
+    fn preferred_step(&self) -> u64 {
+        self.engine.preferred_step()
+    }
+
     fn set_progress(&mut self, progress: Option<Progress>) {
         self.progress = progress.map(|tell| Arc::new(Mutex::new(tell)));
         let forwarded = self.progress.as_ref().map(forward);
