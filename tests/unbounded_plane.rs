@@ -694,6 +694,33 @@ fn a_pattern_moved_between_hashlife_and_the_tiles_keeps_every_cell() {
 }
 
 #[test]
+fn the_dense_box_runs_long_thin_lines() {
+    // Golly's one-cell-thick-quadratic-growth-2596x1.rle hung the dense box: its fitted box
+    // counted as oversized, so it was re-cut forever without a generation advanced. Run where a
+    // hang fails the test instead of holding it.
+    let (done, waited) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for width in [2560, 2600, 3000, 7242] {
+            let rule = parse("B3/S23");
+            let mut line = Universe::new(width, 1).unwrap();
+            (0..width as usize).for_each(|x| line.set_state(x, 0, 1));
+            let mut dense = engine(Engine::Dense, rule, line, (0, 0), BackendKind::Cpu);
+            dense.advance(10).unwrap();
+            let (x, y, w, h) = dense.live_box().unwrap().unwrap();
+            // Ten generations on, a band about as wide as the line and some rows high.
+            done.send((width, (x, w, y, h))).unwrap();
+        }
+    });
+    for width in [2560u64, 2600, 3000, 7242] {
+        let (line, live) = waited
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("the dense box advanced a long line within two minutes");
+        assert_eq!(line, width);
+        assert!(live.1 > width / 2 && live.3 > 1, "{width}: {live:?}");
+    }
+}
+
+#[test]
 fn birth_on_no_neighbours_with_s8_runs_as_its_dual_in_every_engine() {
     // Golly steps B0123478/S01234678 (B0 and S8) as the rule on complemented cells, complemented
     // again: Life.

@@ -400,12 +400,7 @@ impl PlaneSimulator {
             let reach = room / r - 1;
             let needed = (cells_along as i64 / 4).max(MIN_MARGIN) / r;
             let oversized = match self.strip {
-                None => {
-                    box_along as f64
-                        > 16.0
-                            * ((b.width() + 2 * MIN_MARGIN as u64) as f64)
-                            * ((b.height() + 2 * MIN_MARGIN as u64) as f64)
-                }
+                None => oversized(box_along as u64, &b, r, self.even),
                 Some(_) => box_along as f64 > 4.0 * (cells_along + 2 * MIN_MARGIN as u64) as f64,
             };
             if reach < needed.min(left as i64).max(1) || oversized {
@@ -446,6 +441,34 @@ fn size_of(universe: &Universe) -> (u64, u64, u64) {
     (width, height, 8 * words)
 }
 
+/// The width and height of [`fitted`]'s box round live cells of bounds `b` whose side that
+/// counts is `along` cells, and its margin.
+fn box_round(b: &Bounds, along: u64, radius: i64, even: bool) -> (u64, u64, i64) {
+    let margin = ((along / 4).max(MIN_MARGIN as u64) + 2 * radius as u64).div_ceil(64) * 64;
+    let (width, height) = if even {
+        // Room for a column and a row more before the cells.
+        (
+            (b.width() + 2 * margin + 1).div_ceil(64) * 64,
+            b.height() + 2 * margin + 1,
+        )
+    } else {
+        (
+            (b.width() + 2 * margin).div_ceil(64) * 64,
+            b.height() + 2 * margin,
+        )
+    };
+    (width, height, margin as i64)
+}
+
+/// Whether a box of `area` cells round live cells of bounds `b` is far larger than they need:
+/// eight times the box [`fitted`] would cut, which itself never is (a fixed multiple of the
+/// cells' box once re-cut a 3000x1 line's fitted box forever: its margin is a quarter of its
+/// length on every side).
+fn oversized(area: u64, b: &Bounds, radius: i64, even: bool) -> bool {
+    let (width, height, _) = box_round(b, b.width().max(b.height()), radius, even);
+    area as f64 > 8.0 * width as f64 * height as f64
+}
+
 /// A box round `cells`' live cells with a margin of a quarter of their larger side (at least
 /// [`MIN_MARGIN`] cells), its width a multiple of 64; and the shift of the cells into it. On a
 /// `strip`, the box's bounded side is the grid's (`cells`' (0, 0) at Golly's `origin`). A box
@@ -471,15 +494,7 @@ fn fitted(
         Some(s) if s.rows => b.width(),
         Some(_) => b.height(),
     };
-    let margin = ((along / 4).max(MIN_MARGIN as u64) + 2 * radius as u64).div_ceil(64) * 64;
-    let mut width = (b.width() + 2 * margin).div_ceil(64) * 64;
-    let mut height = b.height() + 2 * margin;
-    if even {
-        // Room for a column and a row more before the cells.
-        width = (b.width() + 2 * margin + 1).div_ceil(64) * 64;
-        height += 1;
-    }
-    let margin = margin as i64;
+    let (mut width, mut height, margin) = box_round(&b, along, radius, even);
     let mut shift = (margin - b.left, margin - b.top);
     if even {
         shift.0 += (origin.0 - shift.0).rem_euclid(2);
