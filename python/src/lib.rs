@@ -734,6 +734,8 @@ fn run_plane<'py>(
     let slicing = Slicing::Timed {
         step: engine.preferred_step(),
     };
+    // Where the run ends (auto's engine weighs its moves by it), before the clock starts.
+    engine.prepare(gens).map_err(backend_error)?;
     let mut slices = Slices::new(gens, slicing, None);
     while let Some(n) = slices.next() {
         let started = Instant::now();

@@ -60,6 +60,11 @@ pub struct Trial {
     /// The holder's latest pace and its time on the pattern.
     pub pace: f64,
     pub held: Duration,
+    /// The pace of the candidate's piece before the latest (infinite for the first).
+    pub previous: f64,
+    /// Seconds the holder would take, at its pace, to the end of the run (or of the
+    /// advance asked for, where the run's end is not known).
+    pub projected: f64,
     /// The time the holder had left on its turn: the trial must end now.
     pub last: bool,
 }
@@ -118,15 +123,22 @@ impl Judge for Clock {
     fn verdict(&mut self, trial: &Trial) -> Option<bool> {
         let (piece, pace) = (trial.piece, trial.pace);
         match trial.candidate {
-            // The tree's first steps fill its memo: it is judged by its latest step, which
-            // wins as cheap as the tiles' pace and loses twice as dear, or once the trial has
-            // taken a sixteenth of the holder's time.
+            // The tree's first steps fill its memo, and a settled pattern's steps cost about
+            // the same however long: its steps double, and it wins with one as cheap a
+            // generation as the tiles. It loses when its steps stop getting cheaper while
+            // twice as dear, or when the trial has taken a sixteenth of the holder's time or a
+            // thirty-second of what the holder would take to the end (a 512^2 soup to 10^6
+            // stayed on the tiles for 36 s when a cold step of 64 was judged alone: HashLife
+            // takes 0.11 s).
             Holder::Tree => {
+                let budget = (trial.held.as_secs_f64() / 16.0)
+                    .max(trial.projected / 32.0)
+                    .max(Self::TREE_PATIENCE.as_secs_f64());
                 if piece <= pace {
                     Some(true)
-                } else if piece > 2.0 * pace
-                    || trial.spent > (trial.held / 16).max(Self::TREE_PATIENCE)
-                    || trial.last
+                } else if trial.last
+                    || trial.spent.as_secs_f64() > budget
+                    || (piece > 2.0 * pace && piece > 0.7 * trial.previous)
                 {
                     Some(false)
                 } else {
@@ -181,6 +193,8 @@ pub struct Switching {
     progress: Option<Arc<Mutex<Progress>>>,
     /// When the progress callback was last told of the tiles.
     told: Option<Instant>,
+    /// The generation the run ends at, when the driver said ([`Simulator::prepare`]).
+    end: Option<u64>,
 }
 
 /// How often a run on the tiles is told of.
@@ -215,12 +229,8 @@ impl Switching {
             budget: None,
             progress: None,
             told: None,
+            end: None,
         }
-    }
-
-    /// Which engine holds the pattern now.
-    pub fn holder(&self) -> Holder {
-        self.holder
     }
 
     /// Where the pattern moved: (generation, the engine that took it).
@@ -278,8 +288,14 @@ impl Switching {
         };
         let (mut ran, mut took) = (0, Duration::ZERO);
         let mut area = area_of(candidate.as_mut())?;
-        let mut piece_pace;
+        let mut piece_pace = f64::INFINITY;
+        let mut previous;
         let mut best = f64::INFINITY;
+        let remaining = self
+            .end
+            .map_or(left, |end| end.saturating_sub(self.engine.generation()))
+            .max(left);
+        let projected = self.pace * self.area.unwrap_or(1.0) * remaining as f64;
         let moved = loop {
             let gens = piece.min(left - ran);
             let started = Instant::now();
@@ -294,6 +310,7 @@ impl Switching {
             }
             let step = started.elapsed();
             let after = area_of(candidate.as_mut())?;
+            previous = piece_pace;
             piece_pace = pace(step, gens, area, after);
             area = after;
             let first = ran == 0;
@@ -312,6 +329,8 @@ impl Switching {
                 spent: took,
                 pace: self.pace,
                 held: self.held,
+                previous,
+                projected,
                 last: ran == left,
             };
             match self.judge.verdict(&trial) {
@@ -448,6 +467,14 @@ impl Simulator for Switching {
         self.engine.preferred_step()
     }
 
+    /// Notes where the run ends (a driver's first call gives the whole run, later ones a
+    /// stride of it): the tree's trials are given time by what the tiles would take to there.
+    fn prepare(&mut self, gens: u64) -> Result<(), BackendError> {
+        let end = self.engine.generation().saturating_add(gens);
+        self.end = Some(self.end.map_or(end, |known| known.max(end)));
+        self.engine.prepare(gens)
+    }
+
     fn set_progress(&mut self, progress: Option<Progress>) {
         self.progress = progress.map(|tell| Arc::new(Mutex::new(tell)));
         let forwarded = self.progress.as_ref().map(forward);
@@ -525,6 +552,8 @@ mod tests {
             spent: took,
             pace: 1.0,
             held: ms(100),
+            previous: f64::INFINITY,
+            projected: 0.0,
             last: false,
         }
     }
@@ -565,13 +594,25 @@ mod tests {
     #[test]
     fn the_tree_takes_the_pattern_back_when_a_step_is_as_cheap_as_the_tiles() {
         let mut clock = Clock::new();
-        let tree = |piece, spent| trial(Holder::Tree, piece, spent, 64);
-        assert_eq!(clock.verdict(&tree(1.0, ms(1))), Some(true));
-        assert_eq!(clock.verdict(&tree(2.5, ms(1))), Some(false));
-        // Dearer but not by half: another, longer step, while the trial is within a sixteenth
-        // of the holder's time.
-        assert_eq!(clock.verdict(&tree(1.5, ms(1))), None);
-        assert_eq!(clock.verdict(&tree(1.5, ms(7))), Some(false));
+        let tree = |piece, spent, previous| Trial {
+            previous,
+            ..trial(Holder::Tree, piece, spent, 64)
+        };
+        let first = f64::INFINITY;
+        assert_eq!(clock.verdict(&tree(1.0, ms(1), first)), Some(true));
+        // A cold first step is not judged alone; a dear step no cheaper than the one before
+        // is (a chaotic pattern), one half as dear runs on.
+        assert_eq!(clock.verdict(&tree(2.5, ms(1), first)), None);
+        assert_eq!(clock.verdict(&tree(2.5, ms(1), 3.0)), Some(false));
+        assert_eq!(clock.verdict(&tree(2.5, ms(1), 5.0)), None);
+        assert_eq!(clock.verdict(&tree(1.5, ms(1), 1.8)), None);
+        // Past a sixteenth of the holder's 100 ms, unless the holder had far to go.
+        assert_eq!(clock.verdict(&tree(1.5, ms(7), 3.0)), Some(false));
+        let far = Trial {
+            projected: 1.0,
+            ..tree(1.5, ms(7), 3.0)
+        };
+        assert_eq!(clock.verdict(&far), None);
     }
 
     #[test]
