@@ -11,8 +11,8 @@ use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::cpu::tiles::WindowKernel;
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use lifegen_runtime::drive::hashlife::HashLife;
-use lifegen_runtime::drive::plane::{PlaneEngine, PlaneSimulator};
-use lifegen_runtime::drive::switching::{Holder, Judge, Switching, Trial};
+use lifegen_runtime::drive::plane::{Placed, PlaneEngine, PlaneSimulator, painted};
+use lifegen_runtime::drive::switching::{Holder, Judge, Open, Switching, Trial};
 use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
 use lifegen_runtime::{BackendError, BackendKind, Simulator, Universe};
 
@@ -87,6 +87,27 @@ enum Engine {
     Switching,
 }
 
+/// What [`Switching`] opens in the tests: HashLife from the tiles' pieces, tiles of 64 from the
+/// tree's box.
+fn moves_between(rule: Rule, kind: BackendKind) -> Box<Open> {
+    Box::new(move |holder, pieces: Vec<Placed>| {
+        Ok(match holder {
+            Holder::Tree => {
+                let pieces: Vec<_> = pieces.iter().map(|(cells, at)| (cells, *at)).collect();
+                Box::new(HashLife::from_pieces(
+                    rule,
+                    &pieces,
+                    Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
+                )?) as Box<dyn PlaneEngine>
+            }
+            Holder::Tiles => {
+                let (cells, at) = painted(pieces)?.expect("live cells to move");
+                engine(Engine::Tiles(Some(64)), rule, cells, at, kind)
+            }
+        })
+    })
+}
+
 /// A judge of [`Switching`]'s trials that asks for one before every piece and moves the
 /// pattern after two trials of three (the candidate's first piece), dropping the third's work.
 #[derive(Default)]
@@ -123,18 +144,11 @@ fn engine(
     match engine {
         Engine::Dense => Box::new(plane(rule, cells, origin, kind)),
         Engine::Switching => {
-            let open = move |holder, cells, at| {
-                let side = match holder {
-                    Holder::Tree => Engine::HashLife,
-                    Holder::Tiles => Engine::Tiles(Some(64)),
-                };
-                Ok(self::engine(side, rule, cells, at, kind))
-            };
             let tree = self::engine(Engine::HashLife, rule, cells, origin, kind);
             Box::new(Switching::with_judge(
                 Holder::Tree,
                 tree,
-                Box::new(open),
+                moves_between(rule, kind),
                 Box::<Restless>::default(),
             ))
         }
@@ -651,18 +665,11 @@ fn a_pattern_moved_between_hashlife_and_the_tiles_keeps_every_cell() {
         let start = soup(&rule, 48, 11);
         let at = (-1000, 77);
         let mut alone = engine(Engine::HashLife, rule, start.clone(), at, BackendKind::Cpu);
-        let open = move |holder, cells, at| {
-            let side = match holder {
-                Holder::Tree => Engine::HashLife,
-                Holder::Tiles => Engine::Tiles(Some(64)),
-            };
-            Ok(engine(side, rule, cells, at, BackendKind::Cpu))
-        };
         let tree = engine(Engine::HashLife, rule, start, at, BackendKind::Cpu);
         let mut moving = Switching::with_judge(
             Holder::Tree,
             tree,
-            Box::new(open),
+            moves_between(rule, BackendKind::Cpu),
             Box::<Restless>::default(),
         );
         for piece in [3, 200, 1, 512, 77] {
@@ -690,6 +697,46 @@ fn a_pattern_moved_between_hashlife_and_the_tiles_keeps_every_cell() {
             "{}",
             moving.report()
         );
+    }
+}
+
+#[test]
+fn a_tree_of_pieces_is_the_tree_of_their_box() {
+    // The tiles move to HashLife piece by piece (their live tiles); the box those pieces paint
+    // is the same pattern, and both run on alike. Generations too (several planes).
+    for text in ["B3/S23", "/2/3"] {
+        let rule = parse(text);
+        let places = [(-70, 5), (1000, -3000), (64, 0), (-5000, 4096)];
+        let pieces: Vec<Placed> = places
+            .iter()
+            .enumerate()
+            .map(|(i, &at)| (soup(&rule, 40 + 8 * i as u64, i as u64 + 3), at))
+            .collect();
+        let borrowed: Vec<_> = pieces.iter().map(|(cells, at)| (cells, *at)).collect();
+        let make = move || -> Box<lifegen_runtime::drive::plane::MakeBox> {
+            Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &rule, u))
+        };
+        let mut of_pieces = HashLife::from_pieces(rule, &borrowed, make()).unwrap();
+        let (cells, at) = painted(pieces.clone()).unwrap().unwrap();
+        assert_eq!(
+            (cells.width(), cells.height(), at),
+            (1048 + 5000, 4160 + 3000, (-5000, -3000))
+        );
+        let mut of_box = HashLife::new(rule, &cells, at, make()).unwrap();
+        let expected: BTreeSet<_> = pieces.iter().flat_map(|(c, at)| live(c, *at)).collect();
+        for gens in [0, 100] {
+            of_pieces.advance(gens).unwrap();
+            of_box.advance(gens).unwrap();
+            let (a, b) = (
+                of_pieces.live_cells().unwrap(),
+                of_box.live_cells().unwrap(),
+            );
+            let (a, b) = (a.map(|(c, at)| live(&c, at)), b.map(|(c, at)| live(&c, at)));
+            assert_eq!(a, b, "{text} at {gens}");
+            if gens == 0 {
+                assert_eq!(a, Some(expected.clone()), "{text}");
+            }
+        }
     }
 }
 

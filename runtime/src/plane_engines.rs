@@ -6,7 +6,7 @@ use lifegen_gen::{BirthOnZero, Rule, Strip};
 use crate::backend::{BackendKind, create};
 use crate::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use crate::drive::hashlife::HashLife;
-use crate::drive::plane::{PlaneEngine, PlaneError, PlaneSimulator};
+use crate::drive::plane::{Placed, PlaneEngine, PlaneError, PlaneSimulator, painted};
 use crate::drive::switching::{Holder, Switching};
 use crate::formats::pattern::Pattern;
 use crate::simulator::BackendError;
@@ -229,11 +229,21 @@ impl PlaneRequest {
                     ..*self
                 };
                 let (tree_request, tiles_request) = (*self, tiles);
-                let open = move |holder, cells, at| match holder {
+                let open = move |holder, pieces: Vec<Placed>| match holder {
                     Holder::Tree => {
-                        tree_request.open_cells_as(PlaneAlgo::Hashlife, cells, at, rule)
+                        let pieces: Vec<_> =
+                            pieces.iter().map(|(cells, at)| (cells, *at)).collect();
+                        let mut tree =
+                            HashLife::from_pieces(rule, &pieces, tree_request.base_maker(rule))?;
+                        tree.set_memory_budget(tree_request.budget(PlaneAlgo::Hashlife));
+                        Ok(Box::new(tree) as Box<dyn PlaneEngine>)
                     }
-                    Holder::Tiles => tiles_request.open_cells_as(PlaneAlgo::Tiles, cells, at, rule),
+                    Holder::Tiles => {
+                        let (cells, at) = painted(pieces)?.ok_or_else(|| {
+                            refused("no live cells to move to the tiles".to_string())
+                        })?;
+                        tiles_request.open_cells_as(PlaneAlgo::Tiles, cells, at, rule)
+                    }
                 };
                 return Ok(Box::new(Switching::new(Holder::Tree, tree, Box::new(open))));
             }

@@ -1558,6 +1558,31 @@ impl Tiles {
         Ok(Some((cells, (left, top))))
     }
 
+    /// Each tile holding a live cell as a universe of its own, where it lies.
+    fn live_tiles(&self, states: u16) -> Result<Vec<Placed>, PlaneError> {
+        let side = self.shape.side;
+        let per_plane = side as usize * self.words;
+        let mut pieces = Vec::new();
+        for (&(tx, ty), tile) in &self.held {
+            if tile[..self.planes * per_plane]
+                .iter()
+                .all(|&word| word == 0)
+            {
+                continue;
+            }
+            let mut cells = Universe::new(side as u64, side as u64)
+                .and_then(|u| u.with_states(states))
+                .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
+            for p in 0..self.planes {
+                cells
+                    .plane_mut(p)
+                    .copy_from_slice(&tile[p * per_plane..(p + 1) * per_plane]);
+            }
+            pieces.push((cells, (tx * side, ty * side)));
+        }
+        Ok(pieces)
+    }
+
     /// First and last column and row with a live cell, in Golly's coordinates.
     fn live_bounds(&self) -> Option<(i64, i64, i64, i64)> {
         let side = self.shape.side;
@@ -1674,6 +1699,10 @@ impl PlaneEngine for ActiveTiles {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
         self.bring_home()?;
         self.tiles.gather_live_cells(self.states, self.generation)
+    }
+    fn live_pieces(&mut self) -> Result<Vec<Placed>, PlaneError> {
+        self.bring_home()?;
+        self.tiles.live_tiles(self.states)
     }
     fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
         self.bring_home()?;

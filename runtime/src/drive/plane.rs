@@ -197,6 +197,13 @@ pub trait PlaneEngine: Simulator {
             .live_cells()?
             .map(|(cells, (x, y))| (x, y, cells.width() as u64, cells.height() as u64)))
     }
+    /// The live cells in pieces that do not overlap, each where it lies on Golly's plane (none
+    /// when the pattern died out): this default is the live cells' box as one piece; the tiles
+    /// give their tiles, so a pattern whose box is far larger than its cells (gliders flown
+    /// far apart) moves without painting the box.
+    fn live_pieces(&mut self) -> Result<Vec<Placed>, PlaneError> {
+        Ok(self.live_cells()?.into_iter().collect())
+    }
     /// Cells not dead, as Golly counts them.
     fn population(&mut self) -> Result<u64, PlaneError>;
     fn generation(&self) -> u64;
@@ -239,6 +246,46 @@ pub trait PlaneEngine: Simulator {
         crate::formats::macrocell::write_plane_to(&cells, at, rule, generation, sink)
             .map_err(PlaneError::Write)
     }
+}
+
+/// `pieces` (as [`PlaneEngine::live_pieces`] gives them) painted into the box round them, and
+/// where its top-left cell lies; `None` for no pieces.
+pub fn painted(mut pieces: Vec<Placed>) -> Result<Option<Placed>, PlaneError> {
+    if pieces.len() <= 1 {
+        return Ok(pieces.pop());
+    }
+    let ends =
+        |(cells, (x, y)): &Placed| (*x, *y, x + cells.width() as i64, y + cells.height() as i64);
+    let (left, top, right, bottom) = pieces.iter().map(ends).fold(
+        (i64::MAX, i64::MAX, i64::MIN, i64::MIN),
+        |(l, t, r, b), (x0, y0, x1, y1)| (l.min(x0), t.min(y0), r.max(x1), b.max(y1)),
+    );
+    let (width, height) = ((right - left) as u64, (bottom - top) as u64);
+    let mut out = Universe::new(width, height)
+        .and_then(|u| u.with_states(pieces[0].0.states()))
+        .map_err(|source| PlaneError::Grown {
+            generation: 0,
+            width,
+            height,
+            source,
+        })?;
+    let n = out.words_per_row();
+    for (cells, (x, y)) in &pieces {
+        let (m, piece_width) = (cells.words_per_row(), cells.width() as i64);
+        // The box's words this piece reaches.
+        let words = ((x - left) / 64) as usize..((x + piece_width - left + 63) / 64) as usize;
+        for p in 0..cells.planes() {
+            let (from, to) = (cells.plane(p), out.plane_mut(p));
+            for row in 0..cells.height() {
+                let line = &from[row * m..(row + 1) * m];
+                let at = (y - top) as usize + row;
+                for j in words.clone() {
+                    to[at * n + j] |= cells_at(line, piece_width, left + 64 * j as i64 - x);
+                }
+            }
+        }
+    }
+    Ok(Some((out, (left, top))))
 }
 
 /// What a file of `engine`'s pattern is written from: its live cells' box and where it lies,

@@ -35,9 +35,9 @@ impl Holder {
     }
 }
 
-/// Makes the engine `holder` names for `cells`, their top-left cell at Golly's position.
-pub type Open =
-    dyn FnMut(Holder, Universe, (i64, i64)) -> Result<Box<dyn PlaneEngine>, PlaneError> + Send;
+/// Makes the engine `holder` names for the live cells in `pieces` that do not overlap, each
+/// with its top-left cell at a place on Golly's plane ([`PlaneEngine::live_pieces`]).
+pub type Open = dyn FnMut(Holder, Vec<Placed>) -> Result<Box<dyn PlaneEngine>, PlaneError> + Send;
 
 /// How a trial stands after the candidate's latest piece. Paces are seconds a cell of the live
 /// box a generation (the box's area the mean of its areas before and after): a growing
@@ -167,7 +167,8 @@ impl Judge for Clock {
 }
 
 /// The live boxes a trial copies out of the tree, in cells at most: a larger one stays in the
-/// tree (a metacell's box of millions of cells a side would not fit).
+/// tree (a metacell's box of millions of cells a side would not fit). The tiles move to the
+/// tree tile by tile, whatever their box.
 const LARGEST_MOVE: u64 = 1 << 26;
 
 /// The pattern in the engine that runs it faster (see the module's comment).
@@ -271,11 +272,11 @@ impl Switching {
     /// generations the pattern advanced (none when the candidate lost: its work is dropped).
     fn trial(&mut self, left: u64) -> Result<u64, BackendError> {
         let candidate_holder = self.holder.other();
-        let Some((cells, at)) = self.cells_to_move()? else {
+        let Some(pieces) = self.cells_to_move()? else {
             self.judge.ended(false, self.held);
             return Ok(0);
         };
-        let mut candidate = (self.open)(candidate_holder, cells, at).map_err(into_backend)?;
+        let mut candidate = (self.open)(candidate_holder, pieces).map_err(into_backend)?;
         candidate.start_at(self.engine.generation());
         if let Some(bytes) = self.budget {
             candidate.set_memory_budget(bytes);
@@ -380,14 +381,19 @@ impl Switching {
         self.told = Some(Instant::now());
     }
 
-    /// The live cells a trial starts from, when there are any and they are few enough to move.
-    fn cells_to_move(&mut self) -> Result<Option<Placed>, BackendError> {
-        match self.engine.live_box().map_err(into_backend)? {
-            Some((_, _, width, height)) if width.saturating_mul(height) <= LARGEST_MOVE => {
-                self.engine.live_cells().map_err(into_backend)
-            }
-            _ => Ok(None),
-        }
+    /// The live cells a trial starts from, when there are any and they can move: the tiles
+    /// give their live tiles; the tree its live box, when it is at most [`LARGEST_MOVE`] cells.
+    fn cells_to_move(&mut self) -> Result<Option<Vec<Placed>>, BackendError> {
+        let pieces = match self.holder {
+            Holder::Tiles => self.engine.live_pieces().map_err(into_backend)?,
+            Holder::Tree => match self.engine.live_box().map_err(into_backend)? {
+                Some((_, _, width, height)) if width.saturating_mul(height) <= LARGEST_MOVE => {
+                    self.engine.live_pieces().map_err(into_backend)?
+                }
+                _ => Vec::new(),
+            },
+        };
+        Ok((!pieces.is_empty()).then_some(pieces))
     }
 }
 

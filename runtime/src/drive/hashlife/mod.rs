@@ -128,6 +128,17 @@ impl HashLife {
         origin: (i64, i64),
         make: Box<MakeBox>,
     ) -> Result<HashLife, PlaneError> {
+        Self::from_pieces(rule, &[(cells, origin)], make)
+    }
+
+    /// The cells of `pieces`, universes that do not overlap, each with its (0, 0) at a place
+    /// on Golly's plane: the tiles' live tiles become a tree without their box painted (gliders
+    /// flown far apart).
+    pub fn from_pieces(
+        rule: Rule,
+        pieces: &[(&Universe, (i64, i64))],
+        make: Box<MakeBox>,
+    ) -> Result<HashLife, PlaneError> {
         refuse_birth_on_zero(&rule, "HashLife")?;
         let range = radius(&rule);
         if range > MAX_RADIUS {
@@ -153,7 +164,7 @@ impl HashLife {
             scratch: Scratch::default(),
             counted: None,
             root: NONE,
-            origin,
+            origin: (0, 0),
             generation: 0,
             base_steps: 0,
             base_calls: 0,
@@ -192,10 +203,10 @@ impl HashLife {
         life.make_empty(MAX_LEVEL);
         // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
         // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
-        let size = (cells.width() as u64, cells.height() as u64);
+        let (corner, size) = union_box(pieces);
         let (level, (left, top)) =
-            crate::formats::macrocell::plane_root(origin, size, u32::from(BASE_LEVEL) + 1);
-        life.root = life.build(cells, left - origin.0, top - origin.1, level as u8);
+            crate::formats::macrocell::plane_root(corner, size, u32::from(BASE_LEVEL) + 1);
+        life.root = life.build(pieces, left, top, level as u8);
         life.origin = (left, top);
         Ok(life)
     }
@@ -346,26 +357,52 @@ impl HashLife {
 
     /// The node of side 2^`level` whose top-left cell is `cells`' (`x`, `y`); cells outside
     /// `cells` are dead.
-    fn build(&mut self, cells: &Universe, x: i64, y: i64, level: u8) -> NodeId {
+    /// The node of side 2^`level` whose top-left cell is Golly's (`x`, `y`), of the cells of
+    /// `pieces` (see [`HashLife::from_pieces`]).
+    fn build(&mut self, pieces: &[(&Universe, (i64, i64))], x: i64, y: i64, level: u8) -> NodeId {
         let side = 1i64 << level;
-        let (width, height) = (cells.width() as i64, cells.height() as i64);
-        if x >= width || y >= height || x + side <= 0 || y + side <= 0 {
+        let meets = |(cells, (px, py)): &(&Universe, (i64, i64))| {
+            x < px + cells.width() as i64
+                && y < py + cells.height() as i64
+                && x + side > *px
+                && y + side > *py
+        };
+        let met = pieces.iter().filter(|piece| meets(piece)).count();
+        if met == 0 {
             return self.empty(level);
         }
+        // The pieces this node meets (the same list when it meets them all, as one piece does).
+        let fewer: Vec<(&Universe, (i64, i64))>;
+        let pieces = if met == pieces.len() {
+            pieces
+        } else {
+            fewer = pieces
+                .iter()
+                .filter(|piece| meets(piece))
+                .copied()
+                .collect();
+            &fewer
+        };
         if level == LEAF_LEVEL {
-            let n = cells.words_per_row();
             let mut planes = [0u64; MAX_PLANES];
-            let planes_read = self.planes.min(cells.planes());
-            for (p, bits) in planes[..planes_read].iter_mut().enumerate() {
-                let words = cells.plane(p);
-                for row in 0..8 {
-                    let yy = y + row;
-                    if !(0..height).contains(&yy) {
-                        continue;
+            for (cells, (px, py)) in pieces {
+                let (n, width, height) = (
+                    cells.words_per_row(),
+                    cells.width() as i64,
+                    cells.height() as i64,
+                );
+                let planes_read = self.planes.min(cells.planes());
+                for (p, bits) in planes[..planes_read].iter_mut().enumerate() {
+                    let words = cells.plane(p);
+                    for row in 0..8 {
+                        let yy = y + row - py;
+                        if !(0..height).contains(&yy) {
+                            continue;
+                        }
+                        let line = &words[yy as usize * n..(yy as usize + 1) * n];
+                        let byte = crate::drive::plane::cells_at(line, width, x - px) & 0xff;
+                        *bits |= byte << (8 * row);
                     }
-                    let line = &words[yy as usize * n..(yy as usize + 1) * n];
-                    let byte = crate::drive::plane::cells_at(line, width, x) & 0xff;
-                    *bits |= byte << (8 * row);
                 }
             }
             return self.store.leaf(&planes[..self.planes]);
@@ -373,10 +410,10 @@ impl HashLife {
         let half = side / 2;
         let level = level - 1;
         let quadrants = [
-            self.build(cells, x, y, level),
-            self.build(cells, x + half, y, level),
-            self.build(cells, x, y + half, level),
-            self.build(cells, x + half, y + half, level),
+            self.build(pieces, x, y, level),
+            self.build(pieces, x + half, y, level),
+            self.build(pieces, x, y + half, level),
+            self.build(pieces, x + half, y + half, level),
         ];
         self.node(quadrants)
     }
@@ -1313,6 +1350,21 @@ fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
         "a macrocell tree of level {} reaches past 64-bit coordinates",
         tree.level().unwrap_or(0)
     )))
+}
+
+/// The box round `pieces` (Golly's corner, and size; a cell at (0, 0) when there are none).
+fn union_box(pieces: &[(&Universe, (i64, i64))]) -> ((i64, i64), (u64, u64)) {
+    let ends = pieces
+        .iter()
+        .map(|(cells, (x, y))| (*x, *y, x + cells.width() as i64, y + cells.height() as i64));
+    let (left, top, right, bottom) = ends.fold(
+        (i64::MAX, i64::MAX, i64::MIN, i64::MIN),
+        |(l, t, r, b), (x0, y0, x1, y1)| (l.min(x0), t.min(y0), r.max(x1), b.max(y1)),
+    );
+    if pieces.is_empty() {
+        return ((0, 0), (1, 1));
+    }
+    ((left, top), ((right - left) as u64, (bottom - top) as u64))
 }
 
 impl PlaneEngine for HashLife {
