@@ -248,19 +248,25 @@ pub trait PlaneEngine: Simulator {
     }
 }
 
+/// The box round `pieces` (universes with their (0, 0) at a place on Golly's plane): its
+/// top-left cell and size; `None` for no pieces.
+pub(crate) fn pieces_box<'a>(
+    pieces: impl Iterator<Item = (&'a Universe, (i64, i64))>,
+) -> Option<((i64, i64), (u64, u64))> {
+    pieces
+        .map(|(cells, (x, y))| (x, y, x + cells.width() as i64, y + cells.height() as i64))
+        .reduce(|(l, t, r, b), (x0, y0, x1, y1)| (l.min(x0), t.min(y0), r.max(x1), b.max(y1)))
+        .map(|(l, t, r, b)| ((l, t), ((r - l) as u64, (b - t) as u64)))
+}
+
 /// `pieces` (as [`PlaneEngine::live_pieces`] gives them) painted into the box round them, and
 /// where its top-left cell lies; `None` for no pieces.
 pub fn painted(mut pieces: Vec<Placed>) -> Result<Option<Placed>, PlaneError> {
     if pieces.len() <= 1 {
         return Ok(pieces.pop());
     }
-    let ends =
-        |(cells, (x, y)): &Placed| (*x, *y, x + cells.width() as i64, y + cells.height() as i64);
-    let (left, top, right, bottom) = pieces.iter().map(ends).fold(
-        (i64::MAX, i64::MAX, i64::MIN, i64::MIN),
-        |(l, t, r, b), (x0, y0, x1, y1)| (l.min(x0), t.min(y0), r.max(x1), b.max(y1)),
-    );
-    let (width, height) = ((right - left) as u64, (bottom - top) as u64);
+    let ((left, top), (width, height)) =
+        pieces_box(pieces.iter().map(|(c, at)| (c, *at))).expect("two pieces at least");
     let mut out = Universe::new(width, height)
         .and_then(|u| u.with_states(pieces[0].0.states()))
         .map_err(|source| PlaneError::Grown {

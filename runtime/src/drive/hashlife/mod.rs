@@ -203,7 +203,9 @@ impl HashLife {
         life.make_empty(MAX_LEVEL);
         // The root is kept where Golly keeps it, its centre at Golly's (0, 0) (see
         // `golly_root_origin`), so the tree is written as a macrocell file as it stands.
-        let (corner, size) = union_box(pieces);
+        // A cell at (0, 0) when there are no pieces.
+        let (corner, size) =
+            crate::drive::plane::pieces_box(pieces.iter().copied()).unwrap_or(((0, 0), (1, 1)));
         let (level, (left, top)) =
             crate::formats::macrocell::plane_root(corner, size, u32::from(BASE_LEVEL) + 1);
         life.root = life.build(pieces, left, top, level as u8);
@@ -1350,21 +1352,6 @@ fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
         "a macrocell tree of level {} reaches past 64-bit coordinates",
         tree.level().unwrap_or(0)
     )))
-}
-
-/// The box round `pieces` (Golly's corner, and size; a cell at (0, 0) when there are none).
-fn union_box(pieces: &[(&Universe, (i64, i64))]) -> ((i64, i64), (u64, u64)) {
-    let ends = pieces
-        .iter()
-        .map(|(cells, (x, y))| (*x, *y, x + cells.width() as i64, y + cells.height() as i64));
-    let (left, top, right, bottom) = ends.fold(
-        (i64::MAX, i64::MAX, i64::MIN, i64::MIN),
-        |(l, t, r, b), (x0, y0, x1, y1)| (l.min(x0), t.min(y0), r.max(x1), b.max(y1)),
-    );
-    if pieces.is_empty() {
-        return ((0, 0), (1, 1));
-    }
-    ((left, top), ((right - left) as u64, (bottom - top) as u64))
 }
 
 impl PlaneEngine for HashLife {
