@@ -11,7 +11,7 @@ use lifegen_gen::{Rule, Topology};
 use lifegen_runtime::cpu::tiles::WindowKernel;
 use lifegen_runtime::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use lifegen_runtime::drive::hashlife::HashLife;
-use lifegen_runtime::drive::plane::{Placed, PlaneEngine, PlaneSimulator, painted};
+use lifegen_runtime::drive::plane::{Placed, PlaneEngine, PlaneSimulator};
 use lifegen_runtime::drive::switching::{Holder, Judge, Open, Switching, Trial};
 use lifegen_runtime::plane_engines::{PlaneAlgo, PlaneRequest};
 use lifegen_runtime::{BackendError, BackendKind, Simulator, Universe};
@@ -88,22 +88,17 @@ enum Engine {
 }
 
 /// What [`Switching`] opens in the tests: HashLife from the tiles' pieces, tiles of 64 from the
-/// tree's box.
+/// tree's.
 fn moves_between(rule: Rule, kind: BackendKind) -> Box<Open> {
     Box::new(move |holder, pieces: Vec<Placed>| {
+        let pieces: Vec<_> = pieces.iter().map(|(cells, at)| (cells, *at)).collect();
         Ok(match holder {
-            Holder::Tree => {
-                let pieces: Vec<_> = pieces.iter().map(|(cells, at)| (cells, *at)).collect();
-                Box::new(HashLife::from_pieces(
-                    rule,
-                    &pieces,
-                    Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
-                )?) as Box<dyn PlaneEngine>
-            }
-            Holder::Tiles => {
-                let (cells, at) = painted(pieces)?.expect("live cells to move");
-                engine(Engine::Tiles(Some(64)), rule, cells, at, kind)
-            }
+            Holder::Tree => Box::new(HashLife::from_pieces(
+                rule,
+                &pieces,
+                Box::new(move |u| lifegen_runtime::create(kind, &rule, u)),
+            )?) as Box<dyn PlaneEngine>,
+            Holder::Tiles => Box::new(tiles(Engine::Tiles(Some(64)), rule, &pieces, kind)),
         })
     })
 }
@@ -116,7 +111,7 @@ struct Restless {
 }
 
 impl Judge for Restless {
-    fn due(&mut self, _: Holder, _: std::time::Duration) -> bool {
+    fn due(&mut self, _: Holder, _: std::time::Duration, _: Option<f64>) -> bool {
         true
     }
     fn verdict(&mut self, _: &Trial) -> Option<bool> {
@@ -161,23 +156,36 @@ fn engine(
             )
             .unwrap(),
         ),
-        Engine::Tiles(side) | Engine::TilesInKernel(side) => {
-            let stepper = match engine {
-                Engine::TilesInKernel(_) => {
-                    WindowStepper::Kernel(generated_kernel(&rule).expect("a generated kernel"))
-                }
-                _ => WindowStepper::Simulators(Box::new(move |u| {
-                    lifegen_runtime::create(kind, &rule, u)
-                })),
-            };
-            let shape = side.map(|side| {
-                TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
-                    .with_side(side)
-                    .unwrap()
-            });
-            Box::new(ActiveTiles::new(rule, &cells, origin, shape, stepper).unwrap())
+        Engine::Tiles(_) | Engine::TilesInKernel(_) => {
+            Box::new(tiles(engine, rule, &[(&cells, origin)], kind))
         }
     }
+}
+
+/// The cells of `pieces` on the tiles `engine` names.
+fn tiles(
+    engine: Engine,
+    rule: Rule,
+    pieces: &[(&Universe, (i64, i64))],
+    kind: BackendKind,
+) -> ActiveTiles {
+    let (stepper, side) = match engine {
+        Engine::TilesInKernel(side) => (
+            WindowStepper::Kernel(generated_kernel(&rule).expect("a generated kernel")),
+            side,
+        ),
+        Engine::Tiles(side) => (
+            WindowStepper::Simulators(Box::new(move |u| lifegen_runtime::create(kind, &rule, u))),
+            side,
+        ),
+        other => panic!("{other:?} is not tiles"),
+    };
+    let shape = side.map(|side| {
+        TileShape::for_radius(lifegen_runtime::drive::bands::radius(&rule) as i64)
+            .with_side(side)
+            .unwrap()
+    });
+    ActiveTiles::new(rule, pieces, shape, stepper).unwrap()
 }
 
 const ENGINES: [Engine; 7] = [
@@ -492,8 +500,7 @@ fn settled_tiles_are_left_alone() {
     }
     let mut tiles = ActiveTiles::new(
         Rule::CONWAY,
-        &cells,
-        (0, 0),
+        &[(&cells, (0, 0))],
         None,
         WindowStepper::Simulators(Box::new(|u| {
             lifegen_runtime::create(BackendKind::Cpu, &Rule::CONWAY, u)
@@ -701,9 +708,11 @@ fn a_pattern_moved_between_hashlife_and_the_tiles_keeps_every_cell() {
 }
 
 #[test]
-fn a_tree_of_pieces_is_the_tree_of_their_box() {
-    // The tiles move to HashLife piece by piece (their live tiles); the box those pieces paint
-    // is the same pattern, and both run on alike. Generations too (several planes).
+fn pieces_move_between_the_tree_and_the_tiles_whole() {
+    // The tiles move to HashLife piece by piece (their live tiles), and HashLife to the tiles
+    // (its live nodes of 64x64): each engine made of scattered pieces holds their cells, gives
+    // them back in pieces that hold them again, and both run on alike. Generations too
+    // (several planes).
     for text in ["B3/S23", "/2/3"] {
         let rule = parse(text);
         let places = [(-70, 5), (1000, -3000), (64, 0), (-5000, 4096)];
@@ -716,27 +725,35 @@ fn a_tree_of_pieces_is_the_tree_of_their_box() {
         let make = move || -> Box<lifegen_runtime::drive::plane::MakeBox> {
             Box::new(move |u| lifegen_runtime::create(BackendKind::Cpu, &rule, u))
         };
-        let mut of_pieces = HashLife::from_pieces(rule, &borrowed, make()).unwrap();
-        let (cells, at) = painted(pieces.clone()).unwrap().unwrap();
-        assert_eq!(
-            (cells.width(), cells.height(), at),
-            (1048 + 5000, 4160 + 3000, (-5000, -3000))
-        );
-        let mut of_box = HashLife::new(rule, &cells, at, make()).unwrap();
+        let mut tree = HashLife::from_pieces(rule, &borrowed, make()).unwrap();
+        let mut on_tiles = tiles(Engine::Tiles(Some(64)), rule, &borrowed, BackendKind::Cpu);
         let expected: BTreeSet<_> = pieces.iter().flat_map(|(c, at)| live(c, *at)).collect();
+        let of_pieces = |pieces: Vec<Placed>| -> BTreeSet<_> {
+            pieces.iter().flat_map(|(c, at)| live(c, *at)).collect()
+        };
         for gens in [0, 100] {
-            of_pieces.advance(gens).unwrap();
-            of_box.advance(gens).unwrap();
+            tree.advance(gens).unwrap();
+            on_tiles.advance(gens).unwrap();
             let (a, b) = (
-                of_pieces.live_cells().unwrap(),
-                of_box.live_cells().unwrap(),
+                tree.live_pieces(u64::MAX).unwrap().expect("no limit"),
+                on_tiles.live_pieces(u64::MAX).unwrap().expect("no limit"),
             );
-            let (a, b) = (a.map(|(c, at)| live(&c, at)), b.map(|(c, at)| live(&c, at)));
+            assert!(
+                a.iter()
+                    .chain(&b)
+                    .all(|(c, _)| (c.width(), c.height()) == (64, 64))
+            );
+            let (a, b) = (of_pieces(a), of_pieces(b));
             assert_eq!(a, b, "{text} at {gens}");
+            let box_cells = tree.live_cells().unwrap().map(|(c, at)| live(&c, at));
+            assert_eq!(Some(&a), box_cells.as_ref(), "{text} at {gens}");
             if gens == 0 {
-                assert_eq!(a, Some(expected.clone()), "{text}");
+                assert_eq!(a, expected, "{text}");
             }
         }
+        // Pieces over the limit stay where they are.
+        assert!(tree.live_pieces(64 * 64).unwrap().is_none(), "{text}");
+        assert!(on_tiles.live_pieces(64 * 64).unwrap().is_none(), "{text}");
     }
 }
 

@@ -6,7 +6,7 @@ use lifegen_gen::{BirthOnZero, Rule, Strip};
 use crate::backend::{BackendKind, create};
 use crate::drive::active_tiles::{ActiveTiles, TileShape, WindowStepper};
 use crate::drive::hashlife::HashLife;
-use crate::drive::plane::{Placed, PlaneEngine, PlaneError, PlaneSimulator, painted};
+use crate::drive::plane::{Placed, PlaneEngine, PlaneError, PlaneSimulator};
 use crate::drive::switching::{Holder, Switching};
 use crate::formats::pattern::Pattern;
 use crate::simulator::BackendError;
@@ -212,6 +212,47 @@ impl PlaneRequest {
         self.open_cells_as(algo, cells, position, rule_golly_runs(rule))
     }
 
+    /// The cells of `pieces` (see [`ActiveTiles::new`]) on active tiles, as `--algo tiles`
+    /// runs them.
+    fn open_tiles(
+        &self,
+        pieces: &[(&Universe, (i64, i64))],
+        rule: Rule,
+    ) -> Result<ActiveTiles, PlaneError> {
+        let backend = self.backend;
+        let radius = crate::drive::bands::radius(&rule) as i64;
+        let shape = match (self.tile, backend) {
+            (Some(side), _) => Some(
+                TileShape::for_radius(radius)
+                    .with_side(side)
+                    .map_err(|e| refused(format!("--tile {e}")))?,
+            ),
+            (None, BackendKind::Gpu) => Some(TileShape::for_gpu(radius)),
+            (None, _) => None,
+        };
+        // Tiles held on the GPU pay a few launches, copies of descriptions up and of
+        // flags down, and a wait each chunk, and 15-20 ms for each shape of batch: on
+        // sparse patterns no faster than the CPU's tiles (BENCHMARKS.md, tenth session),
+        // so auto steps the tiles on the CPU; --backend gpu puts them there.
+        let backend = match backend {
+            BackendKind::Auto => BackendKind::Cpu,
+            chosen => chosen,
+        };
+        let kernel = match (backend, rule) {
+            (BackendKind::Cpu, Rule::LifeLike(life)) => {
+                crate::backend::generated_kernel(&life).map_err(PlaneError::Backend)?
+            }
+            _ => None,
+        };
+        let stepper = match kernel {
+            Some(kernel) => WindowStepper::Kernel(kernel),
+            None => WindowStepper::Simulators(Box::new(move |universe| {
+                create(backend, &rule, universe)
+            })),
+        };
+        ActiveTiles::new(rule, pieces, shape, stepper)
+    }
+
     /// [`Self::open_cells`] in `algo`, the engine [`Self::check`] chose, in its memory budget.
     fn open_cells_as(
         &self,
@@ -228,57 +269,30 @@ impl PlaneRequest {
                     tile: Some(SWITCHING_TILE),
                     ..*self
                 };
-                let (tree_request, tiles_request) = (*self, tiles);
-                let open = move |holder, pieces: Vec<Placed>| match holder {
-                    Holder::Tree => {
-                        let pieces: Vec<_> =
-                            pieces.iter().map(|(cells, at)| (cells, *at)).collect();
-                        let mut tree =
-                            HashLife::from_pieces(rule, &pieces, tree_request.base_maker(rule))?;
-                        tree.set_memory_budget(tree_request.budget(PlaneAlgo::Hashlife));
-                        Ok(Box::new(tree) as Box<dyn PlaneEngine>)
-                    }
-                    Holder::Tiles => {
-                        let (cells, at) = painted(pieces)?.ok_or_else(|| {
-                            refused("no live cells to move to the tiles".to_string())
-                        })?;
-                        tiles_request.open_cells_as(PlaneAlgo::Tiles, cells, at, rule)
-                    }
+                let (request, tiles_request) = (*self, tiles);
+                let open = move |holder, pieces: Vec<Placed>| {
+                    let pieces: Vec<_> = pieces.iter().map(|(cells, at)| (cells, *at)).collect();
+                    let (mut engine, algo): (Box<dyn PlaneEngine>, _) = match holder {
+                        Holder::Tree => (
+                            Box::new(HashLife::from_pieces(
+                                rule,
+                                &pieces,
+                                request.base_maker(rule),
+                            )?),
+                            PlaneAlgo::Hashlife,
+                        ),
+                        Holder::Tiles => (
+                            Box::new(tiles_request.open_tiles(&pieces, rule)?),
+                            PlaneAlgo::Tiles,
+                        ),
+                    };
+                    engine.set_memory_budget(request.budget(algo));
+                    Ok(engine)
                 };
                 return Ok(Box::new(Switching::new(Holder::Tree, tree, Box::new(open))));
             }
             PlaneAlgo::Tiles | PlaneAlgo::Auto => {
-                let radius = crate::drive::bands::radius(&rule) as i64;
-                let shape = match (self.tile, backend) {
-                    (Some(side), _) => Some(
-                        TileShape::for_radius(radius)
-                            .with_side(side)
-                            .map_err(|e| refused(format!("--tile {e}")))?,
-                    ),
-                    (None, BackendKind::Gpu) => Some(TileShape::for_gpu(radius)),
-                    (None, _) => None,
-                };
-                // Tiles held on the GPU pay a few launches, copies of descriptions up and of
-                // flags down, and a wait each chunk, and 15-20 ms for each shape of batch: on
-                // sparse patterns no faster than the CPU's tiles (BENCHMARKS.md, tenth session),
-                // so auto steps the tiles on the CPU; --backend gpu puts them there.
-                let backend = match backend {
-                    BackendKind::Auto => BackendKind::Cpu,
-                    chosen => chosen,
-                };
-                let kernel = match (backend, rule) {
-                    (BackendKind::Cpu, Rule::LifeLike(life)) => {
-                        crate::backend::generated_kernel(&life).map_err(PlaneError::Backend)?
-                    }
-                    _ => None,
-                };
-                let stepper = match kernel {
-                    Some(kernel) => WindowStepper::Kernel(kernel),
-                    None => WindowStepper::Simulators(Box::new(move |universe| {
-                        create(backend, &rule, universe)
-                    })),
-                };
-                Box::new(ActiveTiles::new(rule, &cells, position, shape, stepper)?)
+                Box::new(self.open_tiles(&[(&cells, position)], rule)?)
             }
             PlaneAlgo::Hashlife => Box::new(HashLife::new(
                 rule,

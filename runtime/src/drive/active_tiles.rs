@@ -31,6 +31,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use lifegen_gen::generations::Generations;
 use lifegen_gen::{BirthOnZero, Rule, Topology};
 use rayon::prelude::*;
 
@@ -513,12 +514,12 @@ impl GpuLaunch<'_> {
 }
 
 impl ActiveTiles {
-    /// `cells` with its cell (0, 0) at Golly's `origin`, in tiles of `shape`, stepped by
-    /// `stepper`.
+    /// The cells of `pieces` (universes that do not overlap, each with its cell (0, 0) at a
+    /// place on Golly's plane), in tiles of `shape`, stepped by `stepper`: HashLife's live
+    /// nodes move here without their box painted.
     pub fn new(
         rule: Rule,
-        cells: &Universe,
-        origin: (i64, i64),
+        pieces: &[(&Universe, (i64, i64))],
         shape: Option<TileShape>,
         stepper: WindowStepper,
     ) -> Result<ActiveTiles, PlaneError> {
@@ -528,7 +529,7 @@ impl ActiveTiles {
         }
         let radius = radius(&rule) as i64;
         let shape = shape.unwrap_or_else(|| TileShape::for_radius(radius));
-        if cells.states() != rule.states() {
+        if let Some((cells, _)) = pieces.iter().find(|(c, _)| c.states() != rule.states()) {
             return Err(PlaneError::Backend(BackendError::Plane(format!(
                 "cells of {} states for {rule}, a rule of {}",
                 cells.states(),
@@ -536,14 +537,19 @@ impl ActiveTiles {
             ))));
         }
         let mut tiles = Tiles {
-            planes: cells.planes(),
+            planes: Generations::planes_for(rule.states()) as usize,
             radius,
             shape,
             words: (shape.side / 64) as usize,
             held: KeyMap::default(),
             spare: Mutex::new(Vec::new()),
         };
-        tiles.place(cells, origin);
+        for &(cells, origin) in pieces {
+            tiles.place(cells, origin);
+        }
+        tiles
+            .held
+            .retain(|_, tile| tile.iter().any(|&word| word != 0));
         let mut engine = ActiveTiles {
             tiles,
             stepper,
@@ -1170,7 +1176,8 @@ impl Tiles {
         self.planes * self.shape.side as usize * self.words
     }
 
-    /// Writes `cells` (its (0, 0) at `origin`) into the tiles.
+    /// Adds `cells` (its (0, 0) at `origin`) to the tiles; a tile it meets is held, even
+    /// when no live cell falls in it.
     fn place(&mut self, cells: &Universe, origin: (i64, i64)) {
         let side = self.shape.side;
         let (w, h) = (cells.width() as i64, cells.height() as i64);
@@ -1180,10 +1187,13 @@ impl Tiles {
             (origin.0 + w - 1).div_euclid(side),
             (origin.1 + h - 1).div_euclid(side),
         );
-        let len = self.tile_len();
+        let (len, words) = (self.tile_len(), self.words);
         for ty in first.1..=last.1 {
             for tx in first.0..=last.0 {
-                let mut tile = vec![0u64; len].into_boxed_slice();
+                let tile = self
+                    .held
+                    .entry((tx, ty))
+                    .or_insert_with(|| vec![0u64; len].into_boxed_slice());
                 for p in 0..self.planes {
                     let from = cells.plane(p);
                     for row in 0..side {
@@ -1192,14 +1202,11 @@ impl Tiles {
                             continue;
                         }
                         let src = &from[y as usize * n..(y as usize + 1) * n];
-                        for j in 0..self.words {
-                            tile[self.at(p, row as usize, j)] =
+                        for j in 0..words {
+                            tile[(p * side as usize + row as usize) * words + j] |=
                                 cells_at(src, w, tx * side + 64 * j as i64 - origin.0);
                         }
                     }
-                }
-                if tile.iter().any(|&word| word != 0) {
-                    self.held.insert((tx, ty), tile);
                 }
             }
         }
@@ -1700,9 +1707,13 @@ impl PlaneEngine for ActiveTiles {
         self.bring_home()?;
         self.tiles.gather_live_cells(self.states, self.generation)
     }
-    fn live_pieces(&mut self) -> Result<Vec<Placed>, PlaneError> {
+    fn live_pieces(&mut self, most: u64) -> Result<Option<Vec<Placed>>, PlaneError> {
         self.bring_home()?;
-        self.tiles.live_tiles(self.states)
+        let side = self.tiles.shape.side as u64;
+        if (self.tiles.held.len() as u64).saturating_mul(side * side) > most {
+            return Ok(None);
+        }
+        self.tiles.live_tiles(self.states).map(Some)
     }
     fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
         self.bring_home()?;
@@ -1872,8 +1883,13 @@ mod tests {
         let rule = lifegen_gen::rule::parse("B3/S23").unwrap().rule;
         let make = Box::new(move |u| crate::create(crate::BackendKind::Cpu, &rule, u));
         let cells = Universe::new(64, 64).unwrap();
-        let engine =
-            ActiveTiles::new(rule, &cells, (0, 0), None, WindowStepper::Simulators(make)).unwrap();
+        let engine = ActiveTiles::new(
+            rule,
+            &[(&cells, (0, 0))],
+            None,
+            WindowStepper::Simulators(make),
+        )
+        .unwrap();
         let shape = engine.shape();
         assert_eq!((shape.side, shape.chunk), (128, 16));
         // 40x30 tiles, all but one active: one window, the next chunks 40 generations of the

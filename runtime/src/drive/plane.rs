@@ -198,11 +198,15 @@ pub trait PlaneEngine: Simulator {
             .map(|(cells, (x, y))| (x, y, cells.width() as u64, cells.height() as u64)))
     }
     /// The live cells in pieces that do not overlap, each where it lies on Golly's plane (none
-    /// when the pattern died out): this default is the live cells' box as one piece; the tiles
-    /// give their tiles, so a pattern whose box is far larger than its cells (gliders flown
-    /// far apart) moves without painting the box.
-    fn live_pieces(&mut self) -> Result<Vec<Placed>, PlaneError> {
-        Ok(self.live_cells()?.into_iter().collect())
+    /// when the pattern died out), or `None` when the pieces would cover more than `most`
+    /// cells: this default is the live cells' box as one piece; the tiles give their tiles and
+    /// HashLife its live nodes of 64x64, so a pattern whose box is far larger than its cells
+    /// (gliders flown far apart) moves without painting the box.
+    fn live_pieces(&mut self, most: u64) -> Result<Option<Vec<Placed>>, PlaneError> {
+        match self.live_box()? {
+            Some((_, _, width, height)) if width.saturating_mul(height) > most => Ok(None),
+            _ => Ok(Some(self.live_cells()?.into_iter().collect())),
+        }
     }
     /// Cells not dead, as Golly counts them.
     fn population(&mut self) -> Result<u64, PlaneError>;
@@ -257,41 +261,6 @@ pub(crate) fn pieces_box<'a>(
         .map(|(cells, (x, y))| (x, y, x + cells.width() as i64, y + cells.height() as i64))
         .reduce(|(l, t, r, b), (x0, y0, x1, y1)| (l.min(x0), t.min(y0), r.max(x1), b.max(y1)))
         .map(|(l, t, r, b)| ((l, t), ((r - l) as u64, (b - t) as u64)))
-}
-
-/// `pieces` (as [`PlaneEngine::live_pieces`] gives them) painted into the box round them, and
-/// where its top-left cell lies; `None` for no pieces.
-pub fn painted(mut pieces: Vec<Placed>) -> Result<Option<Placed>, PlaneError> {
-    if pieces.len() <= 1 {
-        return Ok(pieces.pop());
-    }
-    let ((left, top), (width, height)) =
-        pieces_box(pieces.iter().map(|(c, at)| (c, *at))).expect("two pieces at least");
-    let mut out = Universe::new(width, height)
-        .and_then(|u| u.with_states(pieces[0].0.states()))
-        .map_err(|source| PlaneError::Grown {
-            generation: 0,
-            width,
-            height,
-            source,
-        })?;
-    let n = out.words_per_row();
-    for (cells, (x, y)) in &pieces {
-        let (m, piece_width) = (cells.words_per_row(), cells.width() as i64);
-        // The box's words this piece reaches.
-        let words = ((x - left) / 64) as usize..((x + piece_width - left + 63) / 64) as usize;
-        for p in 0..cells.planes() {
-            let (from, to) = (cells.plane(p), out.plane_mut(p));
-            for row in 0..cells.height() {
-                let line = &from[row * m..(row + 1) * m];
-                let at = (y - top) as usize + row;
-                for j in words.clone() {
-                    to[at * n + j] |= cells_at(line, piece_width, left + 64 * j as i64 - x);
-                }
-            }
-        }
-    }
-    Ok(Some((out, (left, top))))
 }
 
 /// What a file of `engine`'s pattern is written from: its live cells' box and where it lies,

@@ -2,8 +2,11 @@
 //! patterns, with the pattern moved to the active tiles while they run it clearly faster (an
 //! explosion, a chaotic Generations rule) and back when the tree pays again. Every move is a
 //! measured trial: the other engine, made from the live cells, runs on by the clock; it keeps the
-//! pattern when it beats the holder's latest pace, else it is dropped and the next trial waits
-//! four times as long. Either engine gives the same cells: only the time depends on the choice.
+//! pattern when it beats the holder's latest pace, else it is dropped; the next trial waits till
+//! the holder has run four times as long. The tree faces trials only while its steps show its
+//! memo does not pay (a step twice as long costs about twice as much), and its steps are then
+//! capped so that none runs long before the next trial. Either engine gives the same cells: only
+//! the time depends on the choice.
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -73,17 +76,21 @@ pub struct Trial {
 /// test script the moves; runs use [`Clock`].
 pub trait Judge: Send {
     /// Whether the holder, having held the pattern for `held` (its own time on it), is due a
-    /// trial now.
-    fn due(&mut self, holder: Holder, held: Duration) -> bool;
+    /// trial now; `growth` is how much dearer the tree's step twice as long was, when the
+    /// tree holds it and its steps have told (about 1 where its memo pays, 2 or more for a
+    /// chaotic pattern).
+    fn due(&mut self, holder: Holder, held: Duration, growth: Option<f64>) -> bool;
     /// `Some(true)`: the candidate takes the pattern; `Some(false)`: the trial ends, the
     /// candidate dropped; `None`: it runs on (never when `trial.last`).
     fn verdict(&mut self, trial: &Trial) -> Option<bool>;
-    /// A trial ended (`moved`: the candidate took the pattern).
+    /// A trial ended (`moved`: the candidate took the pattern); `held` is the holder's time on
+    /// the pattern now (the candidate's trial when it took it).
     fn ended(&mut self, moved: bool, held: Duration);
 }
 
 /// The clock's judge. The first trial comes once the holder has run [`Clock::FIRST_TRIAL`]: a
-/// trial that loses costs a millisecond or so, which shorter runs could not win back.
+/// trial that loses costs a millisecond or so, which shorter runs could not win back. Each
+/// next one waits till the holder has run four times what it had when the last ended.
 pub struct Clock {
     next: Duration,
 }
@@ -116,8 +123,14 @@ impl Default for Clock {
 }
 
 impl Judge for Clock {
-    fn due(&mut self, _: Holder, held: Duration) -> bool {
-        held >= self.next
+    /// The tiles are tried whenever due; the tree once its steps show its memo does not pay
+    /// (a step twice as long [`PAYING_GROWTH`] times as dear or more): the tiles' cost a
+    /// generation never falls, the tree's does where the memo pays (the puffer train's steps
+    /// of 1024 and 2048 generations took 8 and 12 ms, the next of 2048 3 ms, and it ran to
+    /// 10^5 in 28 ms; moved to the tiles, 7 times faster a generation at 3744, 104 ms).
+    fn due(&mut self, holder: Holder, held: Duration, growth: Option<f64>) -> bool {
+        let chaotic = growth.is_some_and(|growth| growth >= PAYING_GROWTH);
+        held >= self.next && (holder == Holder::Tiles || chaotic)
     }
 
     fn verdict(&mut self, trial: &Trial) -> Option<bool> {
@@ -157,19 +170,15 @@ impl Judge for Clock {
         }
     }
 
-    fn ended(&mut self, moved: bool, held: Duration) {
-        self.next = if moved {
-            Self::FIRST_TRIAL
-        } else {
-            (held * 4).max(Self::FIRST_TRIAL)
-        };
+    fn ended(&mut self, _: bool, held: Duration) {
+        self.next = (held * 4).max(Self::FIRST_TRIAL);
     }
 }
 
-/// The live boxes a trial copies out of the tree, in cells at most: a larger one stays in the
-/// tree (a metacell's box of millions of cells a side would not fit). The tiles move to the
-/// tree tile by tile, whatever their box.
-const LARGEST_MOVE: u64 = 1 << 26;
+/// The cells a trial copies out of the tree at most, in its live nodes of 64x64: more stay in
+/// the tree (a spacefiller's after 2^30 generations would not fit). what-a-mess's tiles held
+/// 1.9e8 cells at generation 8000. The tiles move to the tree tile by tile, however many.
+const LARGEST_MOVE: u64 = 1 << 28;
 
 /// The pattern in the engine that runs it faster (see the module's comment).
 pub struct Switching {
@@ -184,9 +193,14 @@ pub struct Switching {
     area: Option<f64>,
     /// The tiles' next advance, doubled while one takes under [`Self::QUICK`].
     chunk: u64,
-    /// The tree's largest next step after a slow one: twice that step, so a trial comes
-    /// before a pattern the tree runs slowly spends a long step in it.
-    tree_cap: Option<u64>,
+    /// The tree's largest next step ([`next_tree_cap`]), so a trial comes before a pattern the
+    /// tree runs slowly spends a long step in it; none while its memo pays.
+    tree_cap: u64,
+    /// The tree's last step (its generations and time), and how much dearer a step twice as
+    /// long was, from its last two steps of different lengths (none before two): about 1
+    /// where the memo pays, 2 or more for a chaotic pattern.
+    tree_last: Option<(u64, Duration)>,
+    tree_growth: Option<f64>,
     /// Generations at which the pattern moved, and where to.
     moves: Vec<(u64, Holder)>,
     trials: u64,
@@ -224,7 +238,9 @@ impl Switching {
             pace: f64::INFINITY,
             area: None,
             chunk: 64,
-            tree_cap: None,
+            tree_cap: FIRST_TREE_CAP,
+            tree_last: None,
+            tree_growth: None,
             moves: Vec::new(),
             trials: 0,
             budget: None,
@@ -240,13 +256,12 @@ impl Switching {
     }
 
     /// Advances the holder up to `left` generations in one piece: one tree step (a power of
-    /// two: the lowest bit of `left`, as HashLife steps, unless capped), or a chunk of the
-    /// tiles.
+    /// two: the lowest bit of `left`, as HashLife steps, unless over the cap), or a chunk of
+    /// the tiles.
     fn advance_holder(&mut self, left: u64) -> Result<u64, BackendError> {
-        let gens = match (self.holder, self.tree_cap) {
-            (Holder::Tree, None) => 1 << left.trailing_zeros(),
-            (Holder::Tree, Some(cap)) => cap.min(1 << left.ilog2()),
-            (Holder::Tiles, _) => self.chunk.min(left),
+        let gens = match self.holder {
+            Holder::Tree => (1 << left.trailing_zeros()).min(self.tree_cap),
+            Holder::Tiles => self.chunk.min(left),
         };
         let before = match self.area {
             Some(area) => area,
@@ -260,9 +275,14 @@ impl Switching {
         self.held += took;
         self.pace = pace(took, gens, before, after);
         match self.holder {
-            Holder::Tree => self.tree_cap = (took > Self::QUICK).then(|| gens.saturating_mul(2)),
+            Holder::Tree => self.tree_stepped(gens, took),
             Holder::Tiles if took < Self::QUICK => self.chunk = self.chunk.saturating_mul(2),
-            Holder::Tiles if took > 4 * Self::QUICK => self.chunk = (self.chunk / 2).max(1),
+            // Never below the tiles' own stride: what-a-mess's advances had halved to a
+            // generation each (every tile stepped each time, a window's margins for one
+            // generation): 80 ms a generation where advances of 8 took 7 ms a generation.
+            Holder::Tiles if took > 4 * Self::QUICK => {
+                self.chunk = (self.chunk / 2).max(self.engine.preferred_step())
+            }
             Holder::Tiles => {}
         }
         Ok(gens)
@@ -288,6 +308,8 @@ impl Switching {
             Holder::Tiles => 8,
         };
         let (mut ran, mut took) = (0, Duration::ZERO);
+        // The tree's last two pieces, which tell how its steps grow.
+        let mut tree_pieces = Vec::with_capacity(2);
         let mut area = area_of(candidate.as_mut())?;
         let mut piece_pace = f64::INFINITY;
         let mut previous;
@@ -310,6 +332,10 @@ impl Switching {
                 Err(error) => return Err(error),
             }
             let step = started.elapsed();
+            if tree_pieces.len() == 2 {
+                tree_pieces.remove(0);
+            }
+            tree_pieces.push((gens, step));
             let after = area_of(candidate.as_mut())?;
             previous = piece_pace;
             piece_pace = pace(step, gens, area, after);
@@ -340,10 +366,11 @@ impl Switching {
                 None => break false,
             }
         };
-        self.judge.ended(moved, self.held);
         if !moved {
+            self.judge.ended(false, self.held);
             return Ok(0);
         }
+        self.judge.ended(true, took);
         if let Some(progress) = &self.progress {
             candidate.set_progress(Some(forward(progress)));
         }
@@ -354,7 +381,12 @@ impl Switching {
         self.pace = piece_pace;
         self.area = Some(area);
         self.chunk = 64;
-        self.tree_cap = None;
+        (self.tree_last, self.tree_growth, self.tree_cap) = (None, None, FIRST_TREE_CAP);
+        if candidate_holder == Holder::Tree {
+            for (gens, step) in tree_pieces {
+                self.tree_stepped(gens, step);
+            }
+        }
         self.moves
             .push((self.engine.generation() - ran, candidate_holder));
         Ok(ran)
@@ -381,20 +413,55 @@ impl Switching {
         self.told = Some(Instant::now());
     }
 
-    /// The live cells a trial starts from, when there are any and they can move: the tiles
-    /// give their live tiles; the tree its live box, when it is at most [`LARGEST_MOVE`] cells.
-    fn cells_to_move(&mut self) -> Result<Option<Vec<Placed>>, BackendError> {
-        let pieces = match self.holder {
-            Holder::Tiles => self.engine.live_pieces().map_err(into_backend)?,
-            Holder::Tree => match self.engine.live_box().map_err(into_backend)? {
-                Some((_, _, width, height)) if width.saturating_mul(height) <= LARGEST_MOVE => {
-                    self.engine.live_pieces().map_err(into_backend)?
-                }
-                _ => Vec::new(),
-            },
+    /// Notes a tree step of `gens` that took `took`: how steps grow, and the next one's cap.
+    fn tree_stepped(&mut self, gens: u64, took: Duration) {
+        if let Some((before, before_took)) = self.tree_last
+            && before != gens
+        {
+            let doublings = (gens as f64 / before as f64).log2();
+            let ratio = took.as_secs_f64() / before_took.as_secs_f64().max(1e-9);
+            self.tree_growth = Some(ratio.max(1e-9).powf(1.0 / doublings));
+        }
+        self.tree_last = Some((gens, took));
+        self.tree_cap = match self.tree_growth {
+            Some(growth) if growth < PAYING_GROWTH => u64::MAX,
+            _ => next_tree_cap(gens, took),
         };
-        Ok((!pieces.is_empty()).then_some(pieces))
     }
+
+    /// The live cells a trial starts from, when there are any and they can move: the tiles
+    /// give their live tiles; the tree its live nodes, when they cover at most
+    /// [`LARGEST_MOVE`] cells.
+    fn cells_to_move(&mut self) -> Result<Option<Vec<Placed>>, BackendError> {
+        let most = match self.holder {
+            Holder::Tiles => u64::MAX,
+            Holder::Tree => LARGEST_MOVE,
+        };
+        let pieces = self.engine.live_pieces(most).map_err(into_backend)?;
+        Ok(pieces.filter(|pieces| !pieces.is_empty()))
+    }
+}
+
+/// The tree's first step at most: a chaotic pattern's step of 8192 generations could take
+/// minutes before the first trial.
+const FIRST_TREE_CAP: u64 = 1024;
+
+/// A tree whose steps cost less than this many times more when twice as long pays its memo
+/// ([`Clock::due`]); a chaotic pattern's cost twice as much or more (lava 2.5, soups 1.6-1.9
+/// while they settle, the puffer train 1.5 once as its start settled).
+const PAYING_GROWTH: f64 = 1.8;
+
+/// The tree's largest step after a step of `gens` that took `took`: as many times `gens` as
+/// the step's time goes into [`Switching::QUICK`], at least twice (powers of two). A chaotic
+/// pattern costs the tree about the same a generation whatever the step, so its steps grow
+/// only while they stay quick; a settled one's cost hardly grows with the step, so it reaches
+/// long steps in a few. Uncapped, what-a-mess to 8600 went from a step of 256 that took 12
+/// ms to one of 8192 that took minutes, with no trial between.
+fn next_tree_cap(gens: u64, took: Duration) -> u64 {
+    let room = (Switching::QUICK.as_secs_f64() / took.as_secs_f64().max(1e-9)) as u64;
+    let factor = if room >= 4 { 1 << room.ilog2() } else { 2 };
+    let cap = gens.max(1).saturating_mul(factor);
+    1 << cap.ilog2()
 }
 
 /// The live box's area, in cells (1 when none lives).
@@ -440,7 +507,8 @@ impl Simulator for Switching {
     fn advance(&mut self, gens: u64) -> Result<(), BackendError> {
         let mut left = gens;
         while left > 0 {
-            if self.judge.due(self.holder, self.held) {
+            let growth = self.tree_growth.filter(|_| self.holder == Holder::Tree);
+            if self.judge.due(self.holder, self.held, growth) {
                 let ran = self.trial(left)?;
                 left -= ran;
                 if ran > 0 {
@@ -565,6 +633,16 @@ mod tests {
     }
 
     #[test]
+    fn the_tree_s_steps_grow_only_while_they_stay_quick() {
+        // A step of 256 that took 12 ms may double, no more (what-a-mess had gone on to 8192).
+        assert_eq!(next_tree_cap(256, ms(12)), 512);
+        assert_eq!(next_tree_cap(256, ms(300)), 512);
+        // A quick one grows by the power of two its time goes into 20 ms.
+        assert_eq!(next_tree_cap(64, Duration::from_micros(50)), 64 * 256);
+        assert_eq!(next_tree_cap(1 << 40, Duration::ZERO), 1 << 63);
+    }
+
+    #[test]
     fn the_tiles_take_the_pattern_only_when_clearly_faster_once_warm() {
         let mut clock = Clock::new();
         let warm = Clock::TILES_WARM;
@@ -622,14 +700,24 @@ mod tests {
     }
 
     #[test]
-    fn a_refused_trial_waits_four_times_as_long_for_the_next() {
+    fn the_next_trial_waits_four_times_the_holder_s_time() {
+        const CHAOTIC: Option<f64> = Some(2.0);
         let mut clock = Clock::new();
-        assert!(!clock.due(Holder::Tree, ms(19)));
-        assert!(clock.due(Holder::Tree, Clock::FIRST_TRIAL));
+        assert!(!clock.due(Holder::Tree, ms(19), CHAOTIC));
+        assert!(clock.due(Holder::Tree, Clock::FIRST_TRIAL, CHAOTIC));
         clock.ended(false, ms(30));
-        assert!(!clock.due(Holder::Tree, ms(119)));
-        assert!(clock.due(Holder::Tree, ms(120)));
-        clock.ended(true, ms(500));
-        assert!(clock.due(Holder::Tiles, Clock::FIRST_TRIAL));
+        assert!(!clock.due(Holder::Tree, ms(119), CHAOTIC));
+        assert!(clock.due(Holder::Tree, ms(120), CHAOTIC));
+        // A tree whose memo pays, or whose steps have not told yet, is left alone.
+        assert!(!clock.due(Holder::Tree, ms(500), Some(1.1)));
+        assert!(!clock.due(Holder::Tree, ms(500), None));
+        // A candidate that took the pattern has held it for its trial's time: the puffer
+        // train's tree, back from the tiles after a trial of 16 ms, faced the next one 14 ms
+        // later (and lost the pattern to the tiles again).
+        clock.ended(true, ms(16));
+        assert!(!clock.due(Holder::Tiles, ms(63), None));
+        assert!(clock.due(Holder::Tiles, ms(64), None));
+        clock.ended(true, ms(1));
+        assert!(clock.due(Holder::Tree, Clock::FIRST_TRIAL, CHAOTIC));
     }
 }

@@ -44,6 +44,9 @@ const BASES_A_WORD: usize = 64 / BASE_SIDE;
 const BASE_ROW_WORDS: [usize; 1] = [16];
 /// Rows of base nodes in a batch at most.
 const BASE_ROWS_MAX: usize = 64;
+/// The level of the pieces the live cells leave the tree in ([`PlaneEngine::live_pieces`]):
+/// 64x64, the switching engine's tiles.
+const PIECE_LEVEL: u8 = 6;
 /// Memory a node takes with its share of the hash table, about.
 const BYTES_A_NODE: u64 = 40;
 /// The empty node of every level up to this one is made with the engine: a root of side
@@ -357,8 +360,57 @@ impl HashLife {
         n
     }
 
-    /// The node of side 2^`level` whose top-left cell is `cells`' (`x`, `y`); cells outside
-    /// `cells` are dead.
+    /// The nodes of `level` with live cells under `id` (each place counted, however many
+    /// places share a node), `counted` remembering each node's count.
+    fn live_nodes_at(&self, id: NodeId, level: u8, counted: &mut KeyMap<NodeId, u64>) -> u64 {
+        if self.is_empty(id) {
+            return 0;
+        }
+        if self.level(id) == level {
+            return 1;
+        }
+        if let Some(&n) = counted.get(&id) {
+            return n;
+        }
+        let n = self
+            .children(id)
+            .iter()
+            .map(|&c| self.live_nodes_at(c, level, counted))
+            .fold(0, u64::saturating_add);
+        counted.insert(id, n);
+        n
+    }
+
+    /// Appends to `pieces` each node of `level` with live cells under `id` (whose top-left
+    /// cell is Golly's `at`), painted, where it lies.
+    fn pieces_at(
+        &self,
+        id: NodeId,
+        level: u8,
+        at: (i64, i64),
+        pieces: &mut Vec<Placed>,
+    ) -> Result<(), PlaneError> {
+        if self.is_empty(id) {
+            return Ok(());
+        }
+        let node_level = self.level(id);
+        if node_level == level {
+            let side = 1u64 << level;
+            let mut cells = Universe::new(side, side)
+                .and_then(|u| u.with_states(self.states))
+                .map_err(|e| PlaneError::Backend(BackendError::Plane(e.to_string())))?;
+            self.paint(id, 0, 0, &mut cells);
+            pieces.push((cells, at));
+            return Ok(());
+        }
+        let half = 1i64 << (node_level - 1);
+        for (i, &child) in self.children(id).iter().enumerate() {
+            let corner = (at.0 + half * (i & 1) as i64, at.1 + half * (i >> 1) as i64);
+            self.pieces_at(child, level, corner, pieces)?;
+        }
+        Ok(())
+    }
+
     /// The node of side 2^`level` whose top-left cell is Golly's (`x`, `y`), of the cells of
     /// `pieces` (see [`HashLife::from_pieces`]).
     fn build(&mut self, pieces: &[(&Universe, (i64, i64))], x: i64, y: i64, level: u8) -> NodeId {
@@ -1357,6 +1409,18 @@ fn too_far(tree: &crate::formats::macrocell::Tree) -> PlaneError {
 impl PlaneEngine for HashLife {
     fn live_cells(&mut self) -> Result<Option<Placed>, PlaneError> {
         self.gather_live_cells()
+    }
+    fn live_pieces(&mut self, most: u64) -> Result<Option<Vec<Placed>>, PlaneError> {
+        let level = PIECE_LEVEL.min(self.level(self.root));
+        let side = 1u64 << level;
+        let count = self.live_nodes_at(self.root, level, &mut KeyMap::default());
+        if count.saturating_mul(side * side) > most {
+            return Ok(None);
+        }
+        let mut pieces = Vec::with_capacity(count as usize);
+        let (x, y) = self.origin;
+        self.pieces_at(self.root, level, (x, y), &mut pieces)?;
+        Ok(Some(pieces))
     }
     fn live_box(&mut self) -> Result<Option<(i64, i64, u64, u64)>, PlaneError> {
         Ok(self.live_bounds().map(|(left, top, right, bottom)| {
