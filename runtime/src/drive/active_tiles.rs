@@ -547,9 +547,6 @@ impl ActiveTiles {
         for &(cells, origin) in pieces {
             tiles.place(cells, origin);
         }
-        tiles
-            .held
-            .retain(|_, tile| tile.iter().any(|&word| word != 0));
         let mut engine = ActiveTiles {
             tiles,
             stepper,
@@ -1176,8 +1173,8 @@ impl Tiles {
         self.planes * self.shape.side as usize * self.words
     }
 
-    /// Adds `cells` (its (0, 0) at `origin`) to the tiles; a tile it meets is held, even
-    /// when no live cell falls in it.
+    /// Adds `cells` (its (0, 0) at `origin`) to the tiles: the tiles where it has live cells
+    /// (a sparse box of millions of tiles holds none of its empty ones, even for a moment).
     fn place(&mut self, cells: &Universe, origin: (i64, i64)) {
         let side = self.shape.side;
         let (w, h) = (cells.width() as i64, cells.height() as i64);
@@ -1187,13 +1184,10 @@ impl Tiles {
             (origin.0 + w - 1).div_euclid(side),
             (origin.1 + h - 1).div_euclid(side),
         );
-        let (len, words) = (self.tile_len(), self.words);
+        let mut tile = vec![0u64; self.tile_len()].into_boxed_slice();
         for ty in first.1..=last.1 {
             for tx in first.0..=last.0 {
-                let tile = self
-                    .held
-                    .entry((tx, ty))
-                    .or_insert_with(|| vec![0u64; len].into_boxed_slice());
+                tile.fill(0);
                 for p in 0..self.planes {
                     let from = cells.plane(p);
                     for row in 0..side {
@@ -1202,10 +1196,20 @@ impl Tiles {
                             continue;
                         }
                         let src = &from[y as usize * n..(y as usize + 1) * n];
-                        for j in 0..words {
-                            tile[(p * side as usize + row as usize) * words + j] |=
+                        for j in 0..self.words {
+                            tile[self.at(p, row as usize, j)] =
                                 cells_at(src, w, tx * side + 64 * j as i64 - origin.0);
                         }
+                    }
+                }
+                if tile.iter().all(|&word| word == 0) {
+                    continue;
+                }
+                match self.held.get_mut(&(tx, ty)) {
+                    // A neighbouring piece's cells share the tile.
+                    Some(held) => held.iter_mut().zip(&tile).for_each(|(h, t)| *h |= t),
+                    None => {
+                        self.held.insert((tx, ty), tile.clone());
                     }
                 }
             }
