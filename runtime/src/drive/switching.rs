@@ -642,6 +642,42 @@ mod tests {
         assert_eq!(next_tree_cap(1 << 40, Duration::ZERO), 1 << 63);
     }
 
+    /// A switching engine holding an empty plane in the tree, trials never due.
+    fn idle_tree() -> Switching {
+        let rule = lifegen_gen::rule::parse("B3/S23").unwrap().rule;
+        let empty = Universe::new(1, 1).unwrap();
+        let make = Box::new(move |u| crate::create(crate::BackendKind::Cpu, &rule, u));
+        let tree = crate::drive::hashlife::HashLife::new(rule, &empty, (0, 0), make).unwrap();
+        let open = Box::new(|_, _| unreachable!("no trial in these tests"));
+        Switching::new(Holder::Tree, Box::new(tree), open)
+    }
+
+    #[test]
+    fn the_tree_s_steps_are_capped_until_they_show_its_memo_pays() {
+        let mut switching = idle_tree();
+        assert_eq!(switching.tree_cap, FIRST_TREE_CAP);
+        // what-a-mess: 128 generations in 0.6 ms, then 256 in 12.4 ms (20x dearer).
+        switching.tree_stepped(128, Duration::from_micros(600));
+        assert_eq!(
+            (switching.tree_growth, switching.tree_cap),
+            (None, 128 * 32)
+        );
+        switching.tree_stepped(256, Duration::from_micros(12400));
+        assert!(switching.tree_growth.unwrap() > 20.0);
+        assert_eq!(switching.tree_cap, 512);
+        // A step twice as long for about the same time: the memo pays, steps grow freely,
+        // and a step as long as the last leaves that so.
+        switching.tree_stepped(512, Duration::from_micros(13000));
+        assert!(switching.tree_growth.unwrap() < PAYING_GROWTH);
+        assert_eq!(switching.tree_cap, u64::MAX);
+        switching.tree_stepped(512, ms(40));
+        assert_eq!(switching.tree_cap, u64::MAX);
+        // A longer step four times as long (twice as dear a doubling): chaotic again.
+        switching.tree_stepped(2048, ms(160));
+        assert!((switching.tree_growth.unwrap() - 2.0).abs() < 1e-9);
+        assert_eq!(switching.tree_cap, 4096);
+    }
+
     #[test]
     fn the_tiles_take_the_pattern_only_when_clearly_faster_once_warm() {
         let mut clock = Clock::new();
