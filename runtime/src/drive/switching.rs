@@ -193,9 +193,6 @@ pub struct Switching {
     area: Option<f64>,
     /// The tiles' next advance, doubled while one takes under [`Self::QUICK`].
     chunk: u64,
-    /// The tree's largest next step ([`next_tree_cap`]), so a trial comes before a pattern the
-    /// tree runs slowly spends a long step in it; none while its memo pays.
-    tree_cap: u64,
     /// The tree's last step (its generations and time), and how much dearer a step twice as
     /// long was, from its last two steps of different lengths (none before two): about 1
     /// where the memo pays, 2 or more for a chaotic pattern.
@@ -238,7 +235,6 @@ impl Switching {
             pace: f64::INFINITY,
             area: None,
             chunk: 64,
-            tree_cap: FIRST_TREE_CAP,
             tree_last: None,
             tree_growth: None,
             moves: Vec::new(),
@@ -260,7 +256,7 @@ impl Switching {
     /// the tiles.
     fn advance_holder(&mut self, left: u64) -> Result<u64, BackendError> {
         let gens = match self.holder {
-            Holder::Tree => (1 << left.trailing_zeros()).min(self.tree_cap),
+            Holder::Tree => (1 << left.trailing_zeros()).min(self.tree_cap()),
             Holder::Tiles => self.chunk.min(left),
         };
         let before = match self.area {
@@ -381,7 +377,7 @@ impl Switching {
         self.pace = piece_pace;
         self.area = Some(area);
         self.chunk = 64;
-        (self.tree_last, self.tree_growth, self.tree_cap) = (None, None, FIRST_TREE_CAP);
+        (self.tree_last, self.tree_growth) = (None, None);
         if candidate_holder == Holder::Tree {
             for (gens, step) in tree_pieces {
                 self.tree_stepped(gens, step);
@@ -413,7 +409,7 @@ impl Switching {
         self.told = Some(Instant::now());
     }
 
-    /// Notes a tree step of `gens` that took `took`: how steps grow, and the next one's cap.
+    /// Notes a tree step of `gens` that took `took`: how steps grow.
     fn tree_stepped(&mut self, gens: u64, took: Duration) {
         if let Some((before, before_took)) = self.tree_last
             && before != gens
@@ -423,10 +419,17 @@ impl Switching {
             self.tree_growth = Some(ratio.max(1e-9).powf(1.0 / doublings));
         }
         self.tree_last = Some((gens, took));
-        self.tree_cap = match self.tree_growth {
-            Some(growth) if growth < PAYING_GROWTH => u64::MAX,
-            _ => next_tree_cap(gens, took),
-        };
+    }
+
+    /// The tree's largest next step, so a trial comes before a pattern the tree runs slowly
+    /// spends a long step in it: [`FIRST_TREE_CAP`] first, then [`next_tree_cap`] of its last
+    /// step; none while its memo pays.
+    fn tree_cap(&self) -> u64 {
+        match (self.tree_last, self.tree_growth) {
+            (_, Some(growth)) if growth < PAYING_GROWTH => u64::MAX,
+            (Some((gens, took)), _) => next_tree_cap(gens, took),
+            (None, _) => FIRST_TREE_CAP,
+        }
     }
 
     /// The live cells a trial starts from, when there are any and they can move: the tiles
@@ -655,27 +658,27 @@ mod tests {
     #[test]
     fn the_tree_s_steps_are_capped_until_they_show_its_memo_pays() {
         let mut switching = idle_tree();
-        assert_eq!(switching.tree_cap, FIRST_TREE_CAP);
+        assert_eq!(switching.tree_cap(), FIRST_TREE_CAP);
         // what-a-mess: 128 generations in 0.6 ms, then 256 in 12.4 ms (20x dearer).
         switching.tree_stepped(128, Duration::from_micros(600));
         assert_eq!(
-            (switching.tree_growth, switching.tree_cap),
+            (switching.tree_growth, switching.tree_cap()),
             (None, 128 * 32)
         );
         switching.tree_stepped(256, Duration::from_micros(12400));
         assert!(switching.tree_growth.unwrap() > 20.0);
-        assert_eq!(switching.tree_cap, 512);
+        assert_eq!(switching.tree_cap(), 512);
         // A step twice as long for about the same time: the memo pays, steps grow freely,
         // and a step as long as the last leaves that so.
         switching.tree_stepped(512, Duration::from_micros(13000));
         assert!(switching.tree_growth.unwrap() < PAYING_GROWTH);
-        assert_eq!(switching.tree_cap, u64::MAX);
+        assert_eq!(switching.tree_cap(), u64::MAX);
         switching.tree_stepped(512, ms(40));
-        assert_eq!(switching.tree_cap, u64::MAX);
+        assert_eq!(switching.tree_cap(), u64::MAX);
         // A longer step four times as long (twice as dear a doubling): chaotic again.
         switching.tree_stepped(2048, ms(160));
         assert!((switching.tree_growth.unwrap() - 2.0).abs() < 1e-9);
-        assert_eq!(switching.tree_cap, 4096);
+        assert_eq!(switching.tree_cap(), 4096);
     }
 
     #[test]
