@@ -203,10 +203,14 @@ pub trait PlaneEngine: Simulator {
     /// HashLife its live nodes of 64x64, so a pattern whose box is far larger than its cells
     /// (gliders flown far apart) moves without painting the box.
     fn live_pieces(&mut self, most: u64) -> Result<Option<Vec<Placed>>, PlaneError> {
-        match self.live_box()? {
-            Some((_, _, width, height)) if width.saturating_mul(height) > most => Ok(None),
-            _ => Ok(Some(self.live_cells()?.into_iter().collect())),
+        // Painted once: an engine with a cheaper way to its box gives its own pieces.
+        let live = self.live_cells()?;
+        let area =
+            |(cells, _): &Placed| (cells.width() as u64).saturating_mul(cells.height() as u64);
+        if live.as_ref().is_some_and(|placed| area(placed) > most) {
+            return Ok(None);
         }
+        Ok(Some(live.into_iter().collect()))
     }
     /// Cells not dead, as Golly counts them.
     fn population(&mut self) -> Result<u64, PlaneError>;
